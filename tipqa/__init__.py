@@ -1,0 +1,3 @@
+"""tipqa: build knowledge-boundary QA benchmarks against an LLM's pretraining corpus."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,46 @@
+"""Errors that name the place of bad input."""
+
+from __future__ import annotations
+
+
+class TipqaError(Exception):
+    """Base of the errors this package raises on purpose."""
+
+
+class InputError(TipqaError):
+    """Bad input data: names the file, the line or record, and the field where known."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.field = field
+        where = ", ".join(
+            part
+            for part in (
+                str(path) if path else "",
+                f"line {line}" if line is not None else "",
+                f"field {field!r}" if field else "",
+            )
+            if part
+        )
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class ConfigError(TipqaError):
+    """A configuration value is unknown or inconsistent."""
+
+
+class MissingExtraError(TipqaError):
+    """An optional dependency is needed but not installed."""
+
+    def __init__(self, package: str, extra: str) -> None:
+        super().__init__(
+            f"this backend needs the {package!r} package: pip install 'tipqa[{extra}]'"
+        )

@@ -1,0 +1,59 @@
+"""The one definition of tokens, phrases, paragraphs and sentences used across backends.
+
+Tokens follow tantivy's default analyzer (and the Elasticsearch analyzer this project
+configures): maximal runs of Unicode letters and digits, lower-cased, tokens longer than 40
+characters dropped. Phrase matching and frequency counting anywhere in the package use these
+tokens, so the embedded and the Elasticsearch backends agree on what "contains" means.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+MAX_TOKEN_CHARS = 40
+_TOKEN = re.compile(r"[^\W_]+")
+_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased alphanumeric tokens of `text`, as the token index sees them."""
+    return [t for t in _TOKEN.findall(text.lower()) if len(t) <= MAX_TOKEN_CHARS]
+
+
+def count_phrase(tokens: Sequence[str], phrase: Sequence[str]) -> int:
+    """Number of (possibly overlapping) occurrences of the token sequence `phrase`."""
+    n = len(phrase)
+    if n == 0 or n > len(tokens):
+        return 0
+    first = phrase[0]
+    phrase = list(phrase)
+    return sum(
+        1
+        for i, token in enumerate(tokens[: len(tokens) - n + 1])
+        if token == first and list(tokens[i : i + n]) == phrase
+    )
+
+
+def contains_phrase(tokens: Sequence[str], phrase: Sequence[str]) -> bool:
+    """True when `phrase` occurs in `tokens` as a contiguous run."""
+    return count_phrase(tokens, phrase) > 0
+
+
+def split_paragraphs(text: str) -> list[str]:
+    """Paragraphs separated by blank lines; single newlines when there is no blank line."""
+    parts = _PARAGRAPH_BREAK.split(text)
+    if len(parts) == 1:
+        parts = text.split("\n")
+    return [p for p in (part.strip() for part in parts) if p]
+
+
+def split_sentences(text: str) -> list[str]:
+    """Rough sentences: a split after . ! ? followed by a capital or digit, and at newlines."""
+    return [s for s in (part.strip() for part in _SENTENCE_END.split(text)) if s]
+
+
+def word_count(text: str) -> int:
+    """Words separated by whitespace (the paper's measure for the 30,000-word limit)."""
+    return len(text.split())

@@ -1,0 +1,50 @@
+"""The token-index seam.
+
+A token query asks for the documents that contain **every** keyword as a phrase **and** at
+least one answer alias as a phrase. Hits are ranked by *frequency*: the number of times the
+query's phrases (every keyword and every alias) occur in the document, counted on the tokens
+of `tipqa.text.tokenize`; ties go to the smaller document id. `total` is the exact number of
+matching documents, which Algorithm 1 needs to tell "all k1 judged" from "more remain".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Protocol
+
+from tipqa.records import Document, TokenHit
+from tipqa.registry import Registry
+
+
+@dataclass
+class TokenResult:
+    """The first k hits of a token query and the exact number of matching documents."""
+
+    total: int
+    hits: list[TokenHit]
+
+
+class TokenIndex(Protocol):
+    """A full-text index of the corpus that stores each document's text."""
+
+    def build(self, documents: Iterable[Document]) -> dict[str, float]:
+        """Index `documents` (idempotent by document id); return counts for the stats file."""
+        ...
+
+    def search(self, keywords: list[str], aliases: list[str], k: int) -> TokenResult:
+        """Documents with all keywords and any alias, ranked by frequency, first k of them."""
+        ...
+
+    def get(self, doc_ids: list[str]) -> dict[str, Document]:
+        """The stored documents with these ids (missing ids are absent from the result)."""
+        ...
+
+    def count(self) -> int:
+        """Number of documents in the index."""
+        ...
+
+
+TOKEN_INDEXES: Registry[TokenIndex] = Registry("token index")
+TOKEN_INDEXES.add("tantivy", "tipqa.token_index.tantivy:TantivyTokenIndex")
+TOKEN_INDEXES.add("elasticsearch", "tipqa.token_index.elasticsearch:ElasticsearchTokenIndex")
