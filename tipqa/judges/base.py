@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from tipqa.records import Judgment, JudgeRequest
+from tipqa.records import JudgeRequest, Judgment
 from tipqa.registry import Registry
 
 
