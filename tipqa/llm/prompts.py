@@ -7,6 +7,7 @@ stats, so changing a prompt never reuses answers given to another prompt.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -16,6 +17,7 @@ import orjson
 
 from tipqa.errors import ConfigError
 
+_SLOT = re.compile(r"\{(\w+)\}")
 SHIPPED = {"judge-v1": "judge-v1.txt", "keywords-v1": "keywords-v1.json"}
 
 
@@ -38,10 +40,7 @@ class PromptTemplate:
 
     def render(self, **fields: str) -> str:
         """Fill the `{field}` slots (plain replacement: braces in the inputs stay as they are)."""
-        out = self.text
-        for key, value in fields.items():
-            out = out.replace("{" + key + "}", value)
-        return out
+        return _SLOT.sub(lambda m: fields.get(m.group(1), m.group(0)), self.text)
 
     def as_json(self) -> dict[str, Any]:
         """The template parsed as JSON (for few-shot chat templates)."""
