@@ -1,0 +1,1 @@
+"""The steps of Algorithm 1, as library functions over records (no Luigi here)."""
