@@ -1,0 +1,1 @@
+"""The demo world: a synthetic corpus and questions with labels known by construction."""
