@@ -30,9 +30,9 @@ class StageStats:
         """Count an error (or a skipped input) of `kind`."""
         self.errors[kind] += amount
 
-    def merge(self, other: StageStats) -> None:
-        """Add another stats object's counts and errors to this one."""
-        self.counts.update(other.counts)
+    def merge(self, other: StageStats, prefix: str = "") -> None:
+        """Add another stats object's counts (names prefixed by `prefix`) and errors."""
+        self.counts.update({prefix + name: value for name, value in other.counts.items()})
         self.errors.update(other.errors)
 
     def to_dict(self) -> dict[str, Any]:

@@ -242,7 +242,7 @@ class World:
         for slot in range(self.spec.documents):
             draft = self._slots.get(slot)
             if draft is None:
-                body = paragraphs(rng, places, groups, rng.randint(1, 3), rng.randint(3, 5))
+                body = paragraphs(rng, places, groups, rng.randint(1, 2), rng.randint(2, 4))
                 draft = _Draft(rng.choice(places), body)
             yield Document(_doc_id(slot), "\n\n".join([draft.title, *draft.paragraphs]))
 

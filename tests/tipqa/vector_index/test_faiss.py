@@ -1,0 +1,235 @@
+"""The embedded FAISS vector index: round trip, idempotence, recall, atomic finish."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tipqa.errors import ConfigError, InputError
+from tipqa.records import Chunk
+from tipqa.vector_index import VECTOR_INDEXES
+from tipqa.vector_index.faiss import MANIFEST, FaissVectorIndex
+
+DIM = 16
+
+
+def make_chunks(n: int, start: int = 0) -> list[Chunk]:
+    """n chunks of fake documents, two chunks per document."""
+    return [
+        Chunk(id=f"d{i // 2}#{i % 2}", doc_id=f"d{i // 2}", index=i % 2, text=f"text {i}")
+        for i in range(start, start + n)
+    ]
+
+
+def clustered(n: int, dim: int, clusters: int, seed: int) -> np.ndarray:
+    """Vectors around random centres (realistic for ANN; uniform noise is not)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(clusters, dim))
+    labels = rng.integers(0, clusters, size=n)
+    return (centres[labels] + 0.3 * rng.normal(size=(n, dim))).astype(np.float32)
+
+
+def unit(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length."""
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("kind", ["flat", "hnsw"])
+def test_round_trip(tmp_path, kind: str) -> None:
+    chunks = make_chunks(50)
+    vectors = clustered(50, DIM, 5, seed=1)
+    index = FaissVectorIndex(tmp_path / "vi", DIM, kind=kind)
+    index.add(chunks[:30], vectors[:30])
+    index.add(chunks[30:], vectors[30:])
+    counts = index.finish()
+    assert counts["chunks"] == 50
+    assert counts["chunks_added"] == 50
+    before = index.search(vectors[:3], 5)
+    index.close()
+
+    reopened = FaissVectorIndex(tmp_path / "vi", DIM, kind=kind)
+    assert reopened.count() == 50
+    after = reopened.search(vectors[:3], 5)
+    assert after == before
+    for i, hits in enumerate(after):
+        assert hits[0].chunk_id == chunks[i].id
+        assert hits[0].doc_id == chunks[i].doc_id
+        assert hits[0].text == chunks[i].text
+        assert hits[0].score == pytest.approx(1.0, abs=1e-5)
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_scores_are_cosine_similarities(tmp_path) -> None:
+    vectors = clustered(20, DIM, 3, seed=2) * 5.0
+    index = FaissVectorIndex(tmp_path / "vi", DIM, kind="flat")
+    index.add(make_chunks(20), vectors)
+    query = clustered(1, DIM, 3, seed=3)
+    hits = index.search(query, 20)[0]
+    expected = unit(vectors) @ unit(query)[0]
+    by_id = {c.id: i for i, c in enumerate(make_chunks(20))}
+    for hit in hits:
+        assert hit.score == pytest.approx(float(expected[by_id[hit.chunk_id]]), abs=1e-5)
+    assert hits[0].chunk_id == make_chunks(20)[int(np.argmax(expected))].id
+
+
+def test_add_is_idempotent_by_chunk_id(tmp_path) -> None:
+    chunks = make_chunks(10)
+    vectors = clustered(10, DIM, 2, seed=4)
+    index = FaissVectorIndex(tmp_path / "vi", DIM, kind="flat")
+    index.add(chunks, vectors)
+    index.add(chunks[5:], vectors[5:])
+    index.add([chunks[0], chunks[0]], vectors[:2])
+    counts = index.finish()
+    assert index.count() == 10
+    assert counts["chunks_added"] == 10
+    assert counts["chunks_duplicate"] == 7
+    assert index.present_ids(["d0#0", "d9#9", "nope"]) == {"d0#0"}
+
+    again = FaissVectorIndex(tmp_path / "vi", DIM, kind="flat")
+    again.add(chunks, vectors)
+    assert again.count() == 10
+    assert again.finish()["chunks_duplicate"] == 10
+
+
+def test_hnsw_recall_against_flat(tmp_path) -> None:
+    vectors = clustered(3000, 32, 30, seed=5)
+    queries = clustered(50, 32, 30, seed=6)
+    chunks = make_chunks(3000)
+    recalls = {}
+    results = {}
+    for kind in ("flat", "hnsw"):
+        index = FaissVectorIndex(tmp_path / kind, 32, kind=kind, hnsw_m=16, ef_search=64)
+        index.add(chunks, vectors)
+        index.finish()
+        results[kind] = [{h.chunk_id for h in hits} for hits in index.search(queries, 10)]
+    exact = unit(vectors) @ unit(queries).T
+    truth = [{chunks[i].id for i in np.argsort(-exact[:, q])[:10]} for q in range(50)]
+    for kind, found in results.items():
+        recalls[kind] = np.mean([len(f & t) / 10 for f, t in zip(found, truth, strict=True)])
+    assert recalls["flat"] == 1.0
+    assert recalls["hnsw"] >= 0.9, recalls
+
+
+def test_k_larger_than_the_index_and_empty_index(tmp_path) -> None:
+    index = FaissVectorIndex(tmp_path / "vi", DIM, kind="hnsw")
+    query = clustered(2, DIM, 1, seed=7)
+    assert index.search(query, 5) == [[], []]
+    index.add(make_chunks(3), clustered(3, DIM, 1, seed=8))
+    hits = index.search(query, 10)
+    assert [len(h) for h in hits] == [3, 3]
+    assert index.search(query[0], 0) == [[]]
+
+
+def test_empty_build_finishes_and_reopens(tmp_path) -> None:
+    index = FaissVectorIndex(tmp_path / "vi", DIM)
+    assert index.finish()["chunks"] == 0
+    assert (tmp_path / "vi" / MANIFEST).exists()
+    assert FaissVectorIndex(tmp_path / "vi", DIM).count() == 0
+
+
+def test_unfinished_additions_are_dropped_on_reopen(tmp_path) -> None:
+    chunks = make_chunks(20)
+    vectors = clustered(20, DIM, 2, seed=9)
+    index = FaissVectorIndex(tmp_path / "vi", DIM, kind="flat")
+    index.add(chunks[:10], vectors[:10])
+    index.finish()
+    index.add(chunks[10:], vectors[10:])
+    index.close()
+
+    reopened = FaissVectorIndex(tmp_path / "vi", DIM, kind="flat")
+    assert reopened.count() == 10
+    assert reopened.present_ids(c.id for c in chunks[10:]) == set()
+    reopened.add(chunks, vectors)
+    assert reopened.finish()["chunks_added"] == 10
+    assert reopened.count() == 20
+    assert len(list((tmp_path / "vi").glob("index-*.faiss"))) == 1
+    assert not list((tmp_path / "vi").glob(".*.tmp"))
+
+
+def test_unfinished_first_build_starts_empty(tmp_path) -> None:
+    index = FaissVectorIndex(tmp_path / "vi", DIM)
+    index.add(make_chunks(5), clustered(5, DIM, 1, seed=10))
+    index.close()
+    assert FaissVectorIndex(tmp_path / "vi", DIM).count() == 0
+
+
+def test_reopening_with_other_parameters_is_an_error(tmp_path) -> None:
+    FaissVectorIndex(tmp_path / "vi", DIM, kind="flat").finish()
+    with pytest.raises(ConfigError, match="kind"):
+        FaissVectorIndex(tmp_path / "vi", DIM, kind="hnsw")
+    with pytest.raises(ConfigError, match="dimension"):
+        FaissVectorIndex(tmp_path / "vi", DIM + 1, kind="flat")
+
+
+def test_corrupt_manifest_names_the_file(tmp_path) -> None:
+    (tmp_path / "vi").mkdir()
+    (tmp_path / "vi" / MANIFEST).write_text("{not json")
+    with pytest.raises(InputError, match=MANIFEST):
+        FaissVectorIndex(tmp_path / "vi", DIM)
+
+
+def test_bad_vectors(tmp_path) -> None:
+    index = FaissVectorIndex(tmp_path / "vi", DIM, kind="flat")
+    with pytest.raises(InputError, match="3 chunks but 2 vectors"):
+        index.add(make_chunks(3), clustered(2, DIM, 1, seed=11))
+    with pytest.raises(InputError, match="dimension"):
+        index.add(make_chunks(2), np.ones((2, DIM + 1), dtype=np.float32))
+    with pytest.raises(InputError, match="dimension"):
+        index.search(np.ones((1, 3), dtype=np.float32), 1)
+    vectors = clustered(3, DIM, 1, seed=12)
+    vectors[1, 0] = np.nan
+    index.add(make_chunks(3), vectors)
+    counts = index.finish()
+    assert counts["vectors_nonfinite"] == 1
+    assert index.present_ids(c.id for c in make_chunks(3)) == {"d0#0", "d1#0"}
+
+
+def test_unknown_kind_and_similarity(tmp_path) -> None:
+    with pytest.raises(ConfigError, match="known: flat, hnsw"):
+        FaissVectorIndex(tmp_path / "vi", DIM, kind="ivf")
+    with pytest.raises(ConfigError, match="similarity"):
+        FaissVectorIndex(tmp_path / "vi", DIM, similarity="manhattan")
+
+
+@pytest.mark.parametrize("kind", ["flat", "hnsw"])
+def test_l2_and_dot_product(tmp_path, kind: str) -> None:
+    vectors = np.eye(DIM, dtype=np.float32) * np.arange(1, DIM + 1, dtype=np.float32)[:, None]
+    chunks = make_chunks(DIM)
+    query = np.zeros((1, DIM), dtype=np.float32)
+    query[0, 3] = 4.0
+    l2 = FaissVectorIndex(tmp_path / f"l2{kind}", DIM, similarity="l2_norm", kind=kind)
+    l2.add(chunks, vectors)
+    best = l2.search(query, 2)[0]
+    assert best[0].chunk_id == chunks[3].id
+    assert best[0].score == pytest.approx(1.0)
+    assert best[0].score > best[1].score
+    dot = FaissVectorIndex(tmp_path / f"dot{kind}", DIM, similarity="dot_product", kind=kind)
+    dot.add(chunks, vectors)
+    assert dot.search(query, 1)[0][0].score == pytest.approx(16.0)
+
+
+def test_registry_creates_it(tmp_path) -> None:
+    index = VECTOR_INDEXES.create("faiss", path=str(tmp_path / "vi"), dimension=DIM, kind="flat")
+    assert isinstance(index, FaissVectorIndex)
+
+
+def test_damaged_index_names_the_file(tmp_path) -> None:
+    index = FaissVectorIndex(tmp_path / "vi", DIM, kind="flat")
+    index.add(make_chunks(4), clustered(4, DIM, 1, seed=13))
+    index.finish()
+    index.close()
+    (tmp_path / "vi" / "chunks.sqlite3").unlink()
+    with pytest.raises(InputError, match=r"chunks\.sqlite3.*0 chunk rows for 4 vectors"):
+        FaissVectorIndex(tmp_path / "vi", DIM, kind="flat")
+    for faiss_file in (tmp_path / "vi").glob("index-*.faiss"):
+        faiss_file.unlink()
+    with pytest.raises(InputError, match="faiss file named by the manifest is missing"):
+        FaissVectorIndex(tmp_path / "vi", DIM, kind="flat")
+
+
+def test_flat_index_ignores_hnsw_parameters_on_reopen(tmp_path) -> None:
+    FaissVectorIndex(tmp_path / "vi", DIM, kind="flat", hnsw_m=8).finish()
+    assert FaissVectorIndex(tmp_path / "vi", DIM, kind="flat").count() == 0
+    FaissVectorIndex(tmp_path / "hn", DIM, kind="hnsw", hnsw_m=8).finish()
+    with pytest.raises(ConfigError, match="hnsw_m"):
+        FaissVectorIndex(tmp_path / "hn", DIM, kind="hnsw")

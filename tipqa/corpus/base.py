@@ -1,0 +1,176 @@
+"""The corpus seam: an iterable of documents that counts what it read and what it skipped.
+
+Every reader turns raw records (JSON objects, Parquet rows, dataset rows) into
+`tipqa.records.Document` through one `DocumentParser`, so all of them agree on fields, derived
+ids and how bad records are skipped (counted in `stats.errors` by kind and logged with the file
+and line) or, with `strict=True`, raised as an `InputError` naming file, line and field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any, Protocol, runtime_checkable
+
+from tipqa.errors import InputError
+from tipqa.records import Document
+from tipqa.registry import Registry
+from tipqa.stats import StageStats
+
+log = logging.getLogger(__name__)
+
+MISSING = object()
+WARNINGS_PER_KIND = 20
+
+
+@runtime_checkable
+class Corpus(Protocol):
+    """An iterable of documents with counters of documents, bytes of text and skips by kind."""
+
+    stats: StageStats
+
+    def __iter__(self) -> Iterator[Document]:
+        """Yield the corpus's documents in a deterministic order."""
+        ...
+
+
+CORPUS_READERS: Registry[Corpus] = Registry("corpus reader")
+CORPUS_READERS.add("files", "tipqa.corpus.files:FileCorpus")
+CORPUS_READERS.add("hub", "tipqa.corpus.hub:HubCorpus")
+
+
+def get_field(record: dict[str, Any], name: str) -> Any:
+    """Value of `name` in `record`; a dotted name walks nested objects. MISSING when absent.
+
+    A key that itself contains dots (a flattened column such as "meta.pile_set_name") is
+    found first, so both nested and flattened layouts work.
+    """
+    if name in record:
+        return record[name]
+    value: Any = record
+    for part in name.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return MISSING
+        value = value[part]
+    return value
+
+
+class DocumentParser:
+    """Turns raw records into Documents, counting (or raising on) the bad ones."""
+
+    def __init__(
+        self,
+        stats: StageStats,
+        *,
+        text_field: str = "text",
+        id_field: str | None = "id",
+        meta_fields: list[str] | None = None,
+        strict: bool = False,
+        max_chars: int | None = None,
+        check_duplicates: bool = True,
+    ) -> None:
+        if not text_field:
+            raise ValueError("text_field must be a non-empty field name")
+        self.stats = stats
+        self.text_field = text_field
+        self.id_field = id_field or None
+        self.meta_fields = None if meta_fields is None else list(meta_fields)
+        self.strict = strict
+        self.max_chars = max_chars
+        self.check_duplicates = check_duplicates
+        self._seen: set[bytes] = set()
+        self._warned: Counter[str] = Counter()
+
+    def reset(self) -> None:
+        """Forget the ids seen so far (a new pass over the corpus)."""
+        self._seen.clear()
+        self._warned.clear()
+
+    def skip(
+        self, kind: str, message: str, *, path: str, line: int, field: str | None = None
+    ) -> None:
+        """Count and log a skipped record, or raise InputError when strict."""
+        if self.strict:
+            raise InputError(message, path=path, line=line, field=field)
+        self.stats.error(kind)
+        self._warned[kind] += 1
+        where = f"{path}, line {line}" + (f", field {field!r}" if field else "")
+        if self._warned[kind] <= WARNINGS_PER_KIND:
+            log.warning("skipped record (%s) at %s: %s", kind, where, message)
+            if self._warned[kind] == WARNINGS_PER_KIND:
+                log.warning("further %r skips are logged at DEBUG level only", kind)
+        else:
+            log.debug("skipped record (%s) at %s: %s", kind, where, message)
+
+    def parse(self, record: Any, *, origin: str, path: str, line: int) -> Document | None:
+        """The Document of one record, or None when it was skipped.
+
+        `origin` names the file (or dataset split) for derived ids "{origin}:{line}"; `path`
+        and `line` name the place in messages.
+        """
+        self.stats.add("records")
+        if not isinstance(record, dict):
+            kind = type(record).__name__
+            self.skip("not_object", f"expected a JSON object, got {kind}", path=path, line=line)
+            return None
+        text = get_field(record, self.text_field)
+        if text is MISSING or text is None:
+            self.skip("missing_text", "no text field", path=path, line=line, field=self.text_field)
+            return None
+        if not isinstance(text, str):
+            message = f"text must be a string, got {type(text).__name__}"
+            self.skip("text_not_string", message, path=path, line=line, field=self.text_field)
+            return None
+        if not text.strip():
+            self.skip("empty_text", "empty text", path=path, line=line, field=self.text_field)
+            return None
+        if self.max_chars is not None and len(text) > self.max_chars:
+            message = f"text of {len(text)} characters exceeds max_chars={self.max_chars}"
+            self.skip("too_long", message, path=path, line=line, field=self.text_field)
+            return None
+        doc_id = self._document_id(record, origin=origin, path=path, line=line)
+        if doc_id is None:
+            return None
+        meta = self._meta(record)
+        self.stats.add("documents")
+        self.stats.add("text_bytes", len(text.encode("utf-8", "surrogatepass")))
+        return Document(id=doc_id, text=text, meta=meta)
+
+    def _document_id(
+        self, record: dict[str, Any], *, origin: str, path: str, line: int
+    ) -> str | None:
+        """The record's own id (strings and integers) or "{origin}:{line}" when it has none."""
+        value: Any = MISSING if self.id_field is None else get_field(record, self.id_field)
+        if value is MISSING or value is None:
+            doc_id = f"{origin}:{line}"
+            self.stats.add("derived_ids")
+        elif isinstance(value, str) and value.strip():
+            doc_id = value
+        elif isinstance(value, int) and not isinstance(value, bool):
+            doc_id = str(value)
+        else:
+            message = f"id must be a non-empty string or an integer, got {value!r:.60}"
+            self.skip("invalid_id", message, path=path, line=line, field=self.id_field)
+            return None
+        if self.check_duplicates:
+            digest = hashlib.blake2b(doc_id.encode("utf-8", "surrogatepass"), digest_size=12)
+            key = digest.digest()
+            if key in self._seen:
+                self.stats.add("duplicate_ids")
+                log.debug("duplicate document id %r at %s, line %d", doc_id, path, line)
+            else:
+                self._seen.add(key)
+        return doc_id
+
+    def _meta(self, record: dict[str, Any]) -> dict[str, Any]:
+        """Every other top-level field by default, else the requested (dotted) fields present."""
+        if self.meta_fields is None:
+            return {k: v for k, v in record.items() if k not in (self.text_field, self.id_field)}
+        meta: dict[str, Any] = {}
+        for name in self.meta_fields:
+            value = get_field(record, name)
+            if value is not MISSING:
+                meta[name] = value
+        return meta

@@ -1,0 +1,57 @@
+"""Expanding file arguments (paths, directories, glob patterns) into a sorted list of files."""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from tipqa.errors import InputError
+
+GLOB_CHARACTERS = frozenset("*?[")
+
+
+def expand_paths(
+    patterns: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    *,
+    accept: Callable[[Path], bool] | None = None,
+) -> list[Path]:
+    """Files named by `patterns`, in argument order, each pattern's matches sorted.
+
+    A pattern is a file, a directory (its files that `accept` allows, recursively) or a glob
+    (`**` allowed). A pattern that matches no file is an InputError; a file named twice is
+    kept once, at its first place.
+    """
+    if isinstance(patterns, (str, os.PathLike)):
+        patterns = [patterns]
+    if not patterns:
+        raise InputError("no input files given")
+    files: list[Path] = []
+    seen: set[Path] = set()
+    for pattern in patterns:
+        for path in _expand_one(str(pattern), accept):
+            key = path.resolve()
+            if key not in seen:
+                seen.add(key)
+                files.append(path)
+    return files
+
+
+def _expand_one(pattern: str, accept: Callable[[Path], bool] | None) -> list[Path]:
+    """The sorted files of one pattern."""
+    if GLOB_CHARACTERS & set(pattern):
+        matches = [Path(p) for p in glob.glob(pattern, recursive=True)]
+        files = sorted(p for p in matches if p.is_file())
+        if not files:
+            raise InputError("the pattern matches no file", path=pattern)
+        return files
+    path = Path(pattern)
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and (accept is None or accept(p)))
+        if not files:
+            raise InputError("the directory holds no readable file", path=pattern)
+        return files
+    if not path.is_file():
+        raise InputError("no such file", path=pattern)
+    return [path]

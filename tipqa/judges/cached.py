@@ -1,0 +1,223 @@
+"""Cache wrappers: a judge or keyword extractor that sends only cache misses to its backend.
+
+All requests of a batch are looked up first; the misses (each distinct prompt once) go to the
+inner backend in one batch; successful results are stored, failures are not (a rerun retries
+them). The key is built from the inner backend's `name`, `model`, `prompt_sha256`, optional
+`cache_config` and `cache_inputs(item)`, so it changes with the model, template or settings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from tipqa.errors import TipqaError
+from tipqa.judges.base import RelevanceJudge
+from tipqa.keywords.base import KeywordExtractor
+from tipqa.llm.cache import LLMCache, cache_key
+from tipqa.llm.openai_client import Usage
+from tipqa.records import JudgeRequest, Judgment, Keywords, Question
+from tipqa.stats import StageStats
+
+
+def _key(inner: Any, inputs: Mapping[str, Any]) -> str:
+    """The cache key of one item for `inner`."""
+    return cache_key(
+        inner.name,
+        getattr(inner, "model", ""),
+        getattr(inner, "prompt_sha256", ""),
+        inputs,
+        getattr(inner, "cache_config", None),
+    )
+
+
+def _run_inner(inner: Any, method: str, items: list[Any]) -> list[tuple[Any, Usage | None]]:
+    """Call `<method>_with_usage` when the backend has it, else the plain method."""
+    detailed = getattr(inner, f"{method}_with_usage", None)
+    if detailed is not None:
+        results = list(detailed(items))
+    else:
+        results = [(result, None) for result in getattr(inner, method)(items)]
+    if len(results) != len(items):
+        raise TipqaError(f"{inner.name}: {len(results)} results for {len(items)} inputs")
+    return results
+
+
+class _CacheCounter:
+    """Shared counting of hits, misses, stores and saved tokens."""
+
+    inner: Any
+
+    def __init__(self, stage: str) -> None:
+        self.cache_stats = StageStats(stage)
+
+    @property
+    def stats(self) -> StageStats:
+        """A snapshot of the cache's counters together with the inner backend's (calls, tokens)."""
+        merged = StageStats(self.cache_stats.stage)
+        inner = getattr(self.inner, "stats", None)
+        if isinstance(inner, StageStats):
+            merged.merge(inner)
+        merged.merge(self.cache_stats)
+        return merged
+
+    def hit(self, entry: Mapping[str, Any]) -> None:
+        """Count a cache hit and the tokens it saved."""
+        usage = Usage.from_dict(entry.get("usage"))
+        self.cache_stats.add("cache_hits")
+        self.cache_stats.add("saved_prompt_tokens", usage.prompt_tokens)
+        self.cache_stats.add("saved_completion_tokens", usage.completion_tokens)
+
+
+class CachedJudge(_CacheCounter):
+    """A relevance judge that remembers every yes/no its inner judge gave."""
+
+    def __init__(self, inner: RelevanceJudge, cache: LLMCache) -> None:
+        super().__init__("judge_cache")
+        self.inner = inner
+        self.cache = cache
+        self.name = inner.name
+
+    def key(self, request: JudgeRequest) -> str:
+        """The cache key of one request."""
+        inputs_of = getattr(self.inner, "cache_inputs", None)
+        if inputs_of is not None:
+            inputs = inputs_of(request)
+        else:
+            inputs = {
+                name: value
+                for name, value in request.to_dict().items()
+                if name not in ("question_id", "doc_id", "unit_id", "stage")
+            }
+        return _key(self.inner, inputs)
+
+    def judge(self, requests: list[JudgeRequest]) -> list[Judgment]:
+        """One judgment per request, in order; hits are marked `cached=True`."""
+        keys = [self.key(request) for request in requests]
+        stored = self.cache.get_many(keys)
+        out: list[Judgment | None] = [None] * len(requests)
+        misses: dict[str, list[int]] = {}
+        for i, (request, key) in enumerate(zip(requests, keys, strict=True)):
+            entry = stored.get(key)
+            judgment = self._from_entry(request, entry) if entry is not None else None
+            if judgment is None:
+                self.cache_stats.add("cache_misses")
+                misses.setdefault(key, []).append(i)
+            else:
+                self.hit(entry)
+                out[i] = judgment
+        if misses:
+            fresh = _run_inner(self.inner, "judge", [requests[idx[0]] for idx in misses.values()])
+            rows = []
+            for (key, indices), (judgment, usage) in zip(misses.items(), fresh, strict=True):
+                for i in indices:
+                    out[i] = _relabel(judgment, requests[i])
+                if judgment.label is not None:
+                    rows.append((key, self.name, _judgment_entry(judgment, usage)))
+            self.cache_stats.add("cache_stored", self.cache.put_many(rows))
+        return [judgment for judgment in out if judgment is not None]
+
+    def _from_entry(self, request: JudgeRequest, entry: Mapping[str, Any]) -> Judgment | None:
+        """A judgment from a stored entry, or None (counted) when the entry is unusable."""
+        label, raw, p_yes = entry.get("label"), entry.get("raw"), entry.get("p_yes")
+        if (
+            label not in ("yes", "no")
+            or not isinstance(raw, str)
+            or not (p_yes is None or isinstance(p_yes, (int, float)))
+        ):
+            self.cache_stats.error("cache_bad_entry")
+            return None
+        return Judgment(
+            question_id=request.question_id,
+            stage=request.stage,
+            doc_id=request.doc_id,
+            unit_id=request.unit_id,
+            label=label,
+            raw=raw,
+            judge=str(entry.get("judge", self.name)),
+            p_yes=None if p_yes is None else float(p_yes),
+            cached=True,
+        )
+
+
+class CachedKeywordExtractor(_CacheCounter):
+    """A keyword extractor that remembers every successful extraction of its inner extractor."""
+
+    def __init__(self, inner: KeywordExtractor, cache: LLMCache) -> None:
+        super().__init__("keywords_cache")
+        self.inner = inner
+        self.cache = cache
+        self.name = inner.name
+
+    def key(self, question: Question) -> str:
+        """The cache key of one question."""
+        inputs_of = getattr(self.inner, "cache_inputs", None)
+        inputs = inputs_of(question) if inputs_of is not None else {"question": question.text}
+        return _key(self.inner, inputs)
+
+    def extract(self, questions: list[Question]) -> list[Keywords]:
+        """Keywords for each question, in order, from the cache where possible."""
+        keys = [self.key(question) for question in questions]
+        stored = self.cache.get_many(keys)
+        out: list[Keywords | None] = [None] * len(questions)
+        misses: dict[str, list[int]] = {}
+        for i, (question, key) in enumerate(zip(questions, keys, strict=True)):
+            entry = stored.get(key)
+            keywords = self._from_entry(question, entry) if entry is not None else None
+            if keywords is None:
+                self.cache_stats.add("cache_misses")
+                misses.setdefault(key, []).append(i)
+            else:
+                self.hit(entry)
+                out[i] = keywords
+        if misses:
+            firsts = [questions[indices[0]] for indices in misses.values()]
+            fresh = _run_inner(self.inner, "extract", firsts)
+            rows = []
+            for (key, indices), (keywords, usage) in zip(misses.items(), fresh, strict=True):
+                for i in indices:
+                    out[i] = dataclasses.replace(keywords, question_id=questions[i].id)
+                if keywords.error is None:
+                    entry = {"keywords": keywords.keywords, "raw": keywords.raw}
+                    if usage is not None:
+                        entry["usage"] = usage.to_dict()
+                    rows.append((key, self.name, entry))
+            self.cache_stats.add("cache_stored", self.cache.put_many(rows))
+        return [keywords for keywords in out if keywords is not None]
+
+    def _from_entry(self, question: Question, entry: Mapping[str, Any]) -> Keywords | None:
+        """Keywords from a stored entry, or None (counted) when the entry is unusable."""
+        keywords, raw = entry.get("keywords"), entry.get("raw")
+        if not (
+            isinstance(keywords, list)
+            and all(isinstance(k, str) for k in keywords)
+            and isinstance(raw, str)
+        ):
+            self.cache_stats.error("cache_bad_entry")
+            return None
+        return Keywords(question.id, list(keywords), raw)
+
+
+def _relabel(judgment: Judgment, request: JudgeRequest) -> Judgment:
+    """The same verdict, attributed to `request` (a batch may repeat one prompt)."""
+    return dataclasses.replace(
+        judgment,
+        question_id=request.question_id,
+        stage=request.stage,
+        doc_id=request.doc_id,
+        unit_id=request.unit_id,
+    )
+
+
+def _judgment_entry(judgment: Judgment, usage: Usage | None) -> dict[str, Any]:
+    """What is stored for a successful judgment."""
+    entry: dict[str, Any] = {
+        "label": judgment.label,
+        "raw": judgment.raw,
+        "p_yes": judgment.p_yes,
+        "judge": judgment.judge,
+    }
+    if usage is not None:
+        entry["usage"] = usage.to_dict()
+    return entry

@@ -1,0 +1,154 @@
+"""The relevance judge on an OpenAI-compatible chat server (OpenAI, or vLLM's OpenAI server)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from tipqa.errors import ConfigError
+from tipqa.judges.parsing import parse_relevance
+from tipqa.llm.openai_client import ChatResult, Message, OpenAIChatClient, Usage
+from tipqa.llm.prompts import load_template
+from tipqa.records import JudgeRequest, Judgment, Relevance
+from tipqa.stats import StageStats
+
+SLOTS = ("document", "question", "answer")
+RAW_CHARS = 80
+
+
+class OpenAIJudge:
+    """Asks a chat model whether a text suffices to answer a question; strict yes/no parsing."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        prompt: str = "judge-v1",
+        max_concurrency: int = 8,
+        max_retries: int = 5,
+        parse_retries: int = 2,
+        timeout: float = 60.0,
+        logprobs: bool = True,
+        top_logprobs: int = 5,
+        choice: bool = False,
+        max_tokens: int = 2,
+        backoff_base: float = 0.5,
+        backoff_max: float = 30.0,
+        progress: bool = True,
+    ) -> None:
+        if parse_retries < 0:
+            raise ConfigError(f"openai judge: parse_retries must be >= 0, got {parse_retries}")
+        if max_tokens < 1:
+            raise ConfigError(f"openai judge: max_tokens must be >= 1, got {max_tokens}")
+        self.template = load_template(prompt)
+        missing = [slot for slot in SLOTS if "{" + slot + "}" not in self.template.text]
+        if missing:
+            raise ConfigError(
+                f"judge prompt {self.template.name!r} lacks the slot(s) "
+                + ", ".join("{" + slot + "}" for slot in missing)
+            )
+        self.model = model
+        self.name = f"openai:{model}:{self.template.short_hash}"
+        self.prompt_sha256 = self.template.sha256
+        self.parse_retries = parse_retries
+        self.stats = StageStats("judge")
+        self.client = OpenAIChatClient(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            max_concurrency=max_concurrency,
+            max_retries=max_retries,
+            timeout=timeout,
+            backoff_base=backoff_base,
+            backoff_max=backoff_max,
+            progress=progress,
+            stats=self.stats,
+        )
+        self.params: dict[str, Any] = {"max_tokens": max_tokens}
+        if logprobs:
+            self.params.update(logprobs=True, top_logprobs=top_logprobs)
+        if choice:
+            self.params["extra_body"] = {"structured_outputs": {"choice": ["yes", "no"]}}
+        self.cache_config = {"max_tokens": max_tokens, "logprobs": logprobs, "choice": choice}
+
+    def __repr__(self) -> str:
+        return f"OpenAIJudge(name={self.name!r}, base_url={self.client.base_url!r})"
+
+    def messages(self, request: JudgeRequest) -> list[Message]:
+        """The chat messages sent for one request."""
+        content = self.template.render(
+            document=request.text, question=request.question, answer=request.answer
+        )
+        return [{"role": "user", "content": content}]
+
+    def cache_inputs(self, request: JudgeRequest) -> dict[str, str]:
+        """The parts of a request that the prompt uses (the cache key's inputs)."""
+        return {"document": request.text, "question": request.question, "answer": request.answer}
+
+    def judge(self, requests: list[JudgeRequest]) -> list[Judgment]:
+        """One judgment per request, in order; failures have `label=None` and an error."""
+        return [judgment for judgment, _ in self.judge_with_usage(requests)]
+
+    def judge_with_usage(self, requests: Sequence[JudgeRequest]) -> list[tuple[Judgment, Usage]]:
+        """Judgments with the tokens each one cost (re-asks included)."""
+        batch = [self.messages(request) for request in requests]
+        results = self.client.complete_many(batch, desc="judge", **self.params)
+        usage = [result.usage for result in results]
+        labels = [parse_relevance(r.text) if r.ok else None for r in results]
+        for _ in range(self.parse_retries):
+            pending = [i for i, r in enumerate(results) if r.ok and labels[i] is None]
+            if not pending:
+                break
+            self.stats.add("parse_retries", len(pending))
+            again = self.client.complete_many(
+                [batch[i] for i in pending], desc="judge (re-ask)", **self.params
+            )
+            for i, result in zip(pending, again, strict=True):
+                results[i] = result
+                usage[i] = usage[i] + result.usage
+                labels[i] = parse_relevance(result.text) if result.ok else None
+        judgments = [
+            self._judgment(request, result, label)
+            for request, result, label in zip(requests, results, labels, strict=True)
+        ]
+        return list(zip(judgments, usage, strict=True))
+
+    def _judgment(
+        self, request: JudgeRequest, result: ChatResult, label: Relevance | None
+    ) -> Judgment:
+        """Build the record and count the outcome."""
+        error = None
+        p_yes = None
+        if not result.ok:
+            error = result.describe_error()
+        elif label is None:
+            error = f"unparseable: {result.text[:RAW_CHARS]!r}"
+            self.stats.error("unparseable")
+        else:
+            p_yes = p_yes_from_logprobs(result.top_logprobs)
+        self.stats.add("judged")
+        self.stats.add(f"label_{label}" if label else "failed")
+        return Judgment(
+            question_id=request.question_id,
+            stage=request.stage,
+            doc_id=request.doc_id,
+            unit_id=request.unit_id,
+            label=label,
+            raw=result.text,
+            judge=self.name,
+            error=error,
+            p_yes=p_yes,
+        )
+
+
+def p_yes_from_logprobs(top_logprobs: list[list[tuple[str, float]]]) -> float | None:
+    """P(yes) / (P(yes) + P(no)) at the first answer position where either is among the top."""
+    for alternatives in top_logprobs:
+        yes = sum(math.exp(lp) for token, lp in alternatives if token.strip().lower() == "yes")
+        no = sum(math.exp(lp) for token, lp in alternatives if token.strip().lower() == "no")
+        if yes + no > 0:
+            return yes / (yes + no)
+    return None

@@ -1,0 +1,152 @@
+"""Keyword extraction by a few-shot chat model on an OpenAI-compatible server (as in the paper)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tipqa.errors import ConfigError
+from tipqa.llm.openai_client import Message, OpenAIChatClient, Usage
+from tipqa.llm.prompts import PromptTemplate, load_template
+from tipqa.records import Keywords, Question
+from tipqa.stats import StageStats
+from tipqa.text import contains_phrase, tokenize
+
+RAW_CHARS = 80
+_SEPARATOR = re.compile(r"[,\n]")
+_EDGE = " \t\"'“”‘’`.;:"
+
+
+@dataclass
+class ParsedKeywords:
+    """Keywords read from a model's answer, and those dropped (with why)."""
+
+    keywords: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+    absent: list[str] = field(default_factory=list)
+
+
+def parse_keywords(raw: str, question: str) -> ParsedKeywords:
+    """Split a comma-separated answer; keep each keyword once and only if the question has it."""
+    question_tokens = tokenize(question)
+    parsed = ParsedKeywords()
+    seen: set[tuple[str, ...]] = set()
+    for part in _SEPARATOR.split(raw):
+        keyword = part.strip(_EDGE)
+        tokens = tuple(tokenize(keyword))
+        if not tokens:
+            continue
+        if tokens in seen:
+            parsed.duplicates.append(keyword)
+        elif not contains_phrase(question_tokens, tokens):
+            parsed.absent.append(keyword)
+        else:
+            seen.add(tokens)
+            parsed.keywords.append(keyword)
+    return parsed
+
+
+class OpenAIKeywordExtractor:
+    """Few-shot keyword extraction: system prompt, example pairs, then the question."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        prompt: str = "keywords-v1",
+        max_concurrency: int = 8,
+        max_retries: int = 5,
+        timeout: float = 60.0,
+        max_tokens: int = 64,
+        backoff_base: float = 0.5,
+        backoff_max: float = 30.0,
+        progress: bool = True,
+    ) -> None:
+        self.template = load_template(prompt)
+        self.prefix, self.user = few_shot_messages(self.template)
+        self.model = model
+        self.name = f"openai:{model}:{self.template.short_hash}"
+        self.prompt_sha256 = self.template.sha256
+        self.stats = StageStats("keywords")
+        self.client = OpenAIChatClient(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            max_concurrency=max_concurrency,
+            max_retries=max_retries,
+            timeout=timeout,
+            backoff_base=backoff_base,
+            backoff_max=backoff_max,
+            progress=progress,
+            stats=self.stats,
+        )
+        self.params: dict[str, Any] = {"max_tokens": max_tokens}
+        self.cache_config = {"max_tokens": max_tokens}
+
+    def __repr__(self) -> str:
+        return f"OpenAIKeywordExtractor(name={self.name!r}, base_url={self.client.base_url!r})"
+
+    def messages(self, question: Question) -> list[Message]:
+        """The chat messages sent for one question."""
+        return [*self.prefix, {"role": "user", "content": self.user.render(question=question.text)}]
+
+    def cache_inputs(self, question: Question) -> dict[str, str]:
+        """The parts of a question that the prompt uses (the cache key's inputs)."""
+        return {"question": question.text}
+
+    def extract(self, questions: list[Question]) -> list[Keywords]:
+        """Keywords for each question, in order; a failure is recorded in `Keywords.error`."""
+        return [keywords for keywords, _ in self.extract_with_usage(questions)]
+
+    def extract_with_usage(self, questions: Sequence[Question]) -> list[tuple[Keywords, Usage]]:
+        """Keywords with the tokens each extraction cost."""
+        batch = [self.messages(question) for question in questions]
+        results = self.client.complete_many(batch, desc="keywords", **self.params)
+        out = []
+        for question, result in zip(questions, results, strict=True):
+            self.stats.add("questions")
+            if not result.ok:
+                self.stats.add("failed")
+                keywords = Keywords(question.id, [], "", result.describe_error())
+                out.append((keywords, result.usage))
+                continue
+            parsed = parse_keywords(result.text, question.text)
+            self.stats.add("keywords_kept", len(parsed.keywords))
+            self.stats.add("keywords_dropped_duplicate", len(parsed.duplicates))
+            self.stats.add("keywords_dropped_not_in_question", len(parsed.absent))
+            error = None
+            if not parsed.keywords:
+                error = f"no keywords of the question in the answer: {result.text[:RAW_CHARS]!r}"
+                self.stats.error("no_keywords")
+                self.stats.add("failed")
+            out.append((Keywords(question.id, parsed.keywords, result.text, error), result.usage))
+        return out
+
+
+def few_shot_messages(template: PromptTemplate) -> tuple[list[Message], PromptTemplate]:
+    """Read a few-shot JSON template: the fixed messages, and the user template for a question."""
+    data = template.as_json()
+    system, examples, user = data.get("system"), data.get("examples", []), data.get("user")
+    where = f"keyword prompt {template.name!r}"
+    if not isinstance(system, str) or not system.strip():
+        raise ConfigError(f"{where}: 'system' must be a non-empty string")
+    if not isinstance(user, str) or "{question}" not in user:
+        raise ConfigError(f"{where}: 'user' must be a string with a {{question}} slot")
+    if not isinstance(examples, list):
+        raise ConfigError(f"{where}: 'examples' must be a list")
+    messages: list[Message] = [{"role": "system", "content": system}]
+    for number, example in enumerate(examples):
+        if not (
+            isinstance(example, dict)
+            and isinstance(example.get("question"), str)
+            and isinstance(example.get("keywords"), str)
+        ):
+            raise ConfigError(f"{where}: examples[{number}] needs string 'question' and 'keywords'")
+        question = PromptTemplate("user", user).render(question=example["question"])
+        messages.append({"role": "user", "content": question})
+        messages.append({"role": "assistant", "content": example["keywords"]})
+    return messages, PromptTemplate(f"{template.name}#user", user)

@@ -1,0 +1,296 @@
+"""A chat-completions client for OpenAI-compatible servers (OpenAI, vLLM's server, ...).
+
+Requests run in a bounded thread pool; retries are ours (the `openai` client's own are off):
+exponential backoff with jitter on timeouts, connection errors, 408, 429 and 5xx. Every call,
+retry, failure and token is counted in `stats`. The API key is handed to the `openai` client and
+never logged, stored in stats, or put into an error message.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import random
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+from tqdm import tqdm
+
+from tipqa.errors import ConfigError, MissingExtraError
+from tipqa.stats import StageStats
+
+log = logging.getLogger(__name__)
+
+PLACEHOLDER_KEY = "EMPTY"
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
+RETRYABLE_STATUS = frozenset({408, 429})
+DETAIL_CHARS = 200
+
+Message = dict[str, str]
+
+
+@dataclass
+class Usage:
+    """Tokens spent on one or more chat completions."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        """The JSON form (stored in the cache)."""
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Usage:
+        """Read the JSON form; anything unreadable counts as zero tokens."""
+        if not isinstance(data, dict):
+            return cls()
+        prompt, completion = data.get("prompt_tokens"), data.get("completion_tokens")
+        return cls(
+            prompt if isinstance(prompt, int) else 0,
+            completion if isinstance(completion, int) else 0,
+        )
+
+
+@dataclass
+class ChatResult:
+    """One request's outcome: the answer text and logprobs, or the kind of error that ended it."""
+
+    text: str = ""
+    top_logprobs: list[list[tuple[str, float]]] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    attempts: int = 0
+    error: str | None = None
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """True when the server answered."""
+        return self.error is None
+
+    def describe_error(self) -> str:
+        """A one-line error for records: the kind, then the server's message when there is one."""
+        return f"{self.error}: {self.detail}" if self.detail else str(self.error)
+
+
+def is_local_url(url: str) -> bool:
+    """True when `url` points at this machine (a local vLLM server needs no real key)."""
+    return (urlparse(url).hostname or "") in LOCAL_HOSTS
+
+
+class OpenAIChatClient:
+    """Chat completions at temperature 0 with bounded concurrency, retries and counters."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_concurrency: int = 8,
+        max_retries: int = 5,
+        timeout: float = 60.0,
+        backoff_base: float = 0.5,
+        backoff_max: float = 30.0,
+        progress: bool = True,
+        stats: StageStats | None = None,
+    ) -> None:
+        if not isinstance(model, str) or not model:
+            raise ConfigError("openai: a model name is required")
+        if max_concurrency < 1:
+            raise ConfigError(f"openai: max_concurrency must be >= 1, got {max_concurrency}")
+        if max_retries < 0:
+            raise ConfigError(f"openai: max_retries must be >= 0, got {max_retries}")
+        if timeout <= 0:
+            raise ConfigError(f"openai: timeout must be > 0, got {timeout}")
+        try:
+            import openai
+        except ImportError as exc:
+            raise MissingExtraError("openai", "openai") from exc
+        self.model = model
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if self.base_url is None or not is_local_url(self.base_url):
+                raise ConfigError(
+                    "openai: no API key; set OPENAI_API_KEY (a server that checks no key "
+                    "accepts any placeholder, e.g. OPENAI_API_KEY=EMPTY)"
+                )
+            key = PLACEHOLDER_KEY
+        self._secret = key
+        self.max_concurrency = max_concurrency
+        self.max_retries = max_retries
+        self.timeout = float(timeout)
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.progress = progress
+        self.stats = stats if stats is not None else StageStats("llm")
+        self._lock = threading.Lock()
+        self._openai = openai
+        self._client = openai.OpenAI(
+            api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+        )
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatClient(model={self.model!r}, base_url={self.base_url!r})"
+
+    def close(self) -> None:
+        """Close the HTTP connections."""
+        self._client.close()
+
+    def __enter__(self) -> OpenAIChatClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def complete_many(
+        self, batch: Sequence[list[Message]], *, desc: str = "chat", **params: Any
+    ) -> list[ChatResult]:
+        """One result per message list, in order, with at most `max_concurrency` in flight."""
+        if not batch:
+            return []
+        results: list[ChatResult | None] = [None] * len(batch)
+        workers = min(self.max_concurrency, len(batch))
+        with (
+            ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tipqa-openai") as pool,
+            tqdm(total=len(batch), desc=desc, disable=not self.progress, leave=False) as bar,
+        ):
+            futures = {
+                pool.submit(self.complete, messages, **params): index
+                for index, messages in enumerate(batch)
+            }
+            for future in as_completed(futures):
+                results[futures[future]] = future.result()
+                bar.update(1)
+        return [result for result in results if result is not None]
+
+    def complete(self, messages: list[Message], **params: Any) -> ChatResult:
+        """Send one chat request, retrying transient failures; never raises for API errors."""
+        self._count("requests")
+        attempts = 0
+        while True:
+            attempts += 1
+            self._count("calls")
+            try:
+                response = self._client.chat.completions.create(
+                    model=self.model, messages=messages, temperature=0, **params
+                )
+            except self._openai.OpenAIError as exc:
+                kind, retryable, retry_after = self._classify(exc)
+                detail = self._redact(_exception_detail(exc))
+                if retryable and attempts <= self.max_retries:
+                    delay = self._backoff(attempts, retry_after)
+                    self._count("retries")
+                    self._count(f"retries_{kind}")
+                    log.debug("openai %s (%s); retry %d in %.2fs", kind, detail, attempts, delay)
+                    time.sleep(delay)
+                    continue
+                return self._failure(kind, detail, attempts)
+            except ValueError as exc:
+                detail = self._redact(f"unreadable response: {exc}")
+                return self._failure("bad_response", detail, attempts)
+            return self._read(response, attempts)
+
+    def _classify(self, exc: Exception) -> tuple[str, bool, float | None]:
+        """The error kind, whether it is worth retrying, and the server's Retry-After."""
+        openai = self._openai
+        if isinstance(exc, openai.APITimeoutError):
+            return "timeout", True, None
+        if isinstance(exc, openai.APIConnectionError):
+            return "connection", True, None
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            retryable = status in RETRYABLE_STATUS or status >= 500
+            return f"http_{status}", retryable, _retry_after(exc)
+        if isinstance(exc, openai.APIResponseValidationError):
+            return "bad_response", False, None
+        return "api_error", False, None
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        """Exponential delay with jitter (half fixed, half random), at least the Retry-After."""
+        ceiling = min(self.backoff_max, self.backoff_base * 2 ** (attempt - 1))
+        delay = ceiling / 2 + random.uniform(0, ceiling / 2)
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, self.backoff_max))
+        return delay
+
+    def _read(self, response: Any, attempts: int) -> ChatResult:
+        """Turn a chat completion into a result; a response without a choice is an error."""
+        choices = getattr(response, "choices", None)
+        if not choices:
+            return self._failure("bad_response", "no choices in the response", attempts)
+        choice = choices[0]
+        text = getattr(choice.message, "content", None) or ""
+        top: list[list[tuple[str, float]]] = []
+        content = getattr(getattr(choice, "logprobs", None), "content", None) or []
+        for position in content:
+            alternatives = getattr(position, "top_logprobs", None) or []
+            top.append([pair for pair in map(_token_logprob, alternatives) if pair is not None])
+        usage = Usage()
+        if getattr(response, "usage", None) is not None:
+            usage = Usage(response.usage.prompt_tokens or 0, response.usage.completion_tokens or 0)
+        with self._lock:
+            self.stats.add("prompt_tokens", usage.prompt_tokens)
+            self.stats.add("completion_tokens", usage.completion_tokens)
+        return ChatResult(text=text, top_logprobs=top, usage=usage, attempts=attempts)
+
+    def _failure(self, kind: str, detail: str, attempts: int) -> ChatResult:
+        """Count and log a request that is given up."""
+        with self._lock:
+            self.stats.error(kind)
+        log.warning("openai request failed after %d attempt(s): %s %s", attempts, kind, detail)
+        return ChatResult(error=kind, detail=detail, attempts=attempts)
+
+    def _count(self, name: str) -> None:
+        with self._lock:
+            self.stats.add(name)
+
+    def _redact(self, text: str) -> str:
+        """Remove the API key from a message (some servers echo what they were sent)."""
+        if self._secret and self._secret != PLACEHOLDER_KEY:
+            text = text.replace(self._secret, "***")
+        return text[:DETAIL_CHARS]
+
+
+def _token_logprob(alternative: Any) -> tuple[str, float] | None:
+    """(token, logprob) of one top-logprob entry; None when the server sent something odd."""
+    token, logprob = getattr(alternative, "token", None), getattr(alternative, "logprob", None)
+    if not isinstance(token, str) or not isinstance(logprob, (int, float)):
+        return None
+    return (token, float(logprob)) if math.isfinite(logprob) else None
+
+
+def _exception_detail(exc: Exception) -> str:
+    """The server's error message when it sent one, else the exception text."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        message = body.get("message")
+        if isinstance(body.get("error"), dict):
+            message = body["error"].get("message", message)
+        if isinstance(message, str) and message:
+            return " ".join(message.split())
+    return " ".join(str(exc).split())
+
+
+def _retry_after(exc: Exception) -> float | None:
+    """Seconds from a Retry-After header given as a number, if any."""
+    response = getattr(exc, "response", None)
+    value = getattr(response, "headers", {}).get("retry-after") if response is not None else None
+    try:
+        seconds = float(value) if value is not None else None
+    except ValueError:
+        return None
+    return seconds if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None

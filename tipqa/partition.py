@@ -1,0 +1,137 @@
+"""The final partition: every question's label with its evidence, from all shards."""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from tipqa.jsonl import read_records, write_records
+from tipqa.layout import ShardLayout
+from tipqa.records import (
+    LABELS,
+    Decision,
+    Keywords,
+    LabeledQuestion,
+    Question,
+    VectorInstance,
+)
+from tipqa.stats import StageStats
+
+
+def label_questions(questions: list[Question], shard: ShardLayout) -> list[LabeledQuestion]:
+    """Join a shard's questions with their final decision (vector stage after token stage)."""
+    decisions = {d.question_id: d for d in read_records(shard.data("token_decisions"), Decision)}
+    for decision in read_records(shard.data("vector_decisions"), Decision):
+        decisions[decision.question_id] = decision
+    keywords = {k.question_id: k.keywords for k in read_records(shard.data("keywords"), Keywords)}
+    token_totals = {
+        d.question_id: d.total_matches
+        for d in read_records(shard.data("token_decisions"), Decision)
+    }
+    rows = []
+    for q in questions:
+        decision = decisions[q.id]
+        if decision.label == "to_vector":
+            raise RuntimeError(f"{shard.root}: question {q.id} has no vector-stage decision")
+        rows.append(
+            LabeledQuestion(
+                id=q.id,
+                question=q.text,
+                answer=q.answer,
+                aliases=q.aliases,
+                label=decision.label,
+                stage=decision.stage,
+                reason=decision.reason,
+                keywords=keywords.get(q.id, []),
+                total_matches=token_totals.get(q.id),
+                evidence=decision.evidence,
+            )
+        )
+    return rows
+
+
+def write_partition(
+    shards: list[tuple[list[Question], ShardLayout]], out: Path, info: dict[str, Any]
+) -> StageStats:
+    """Write one JSONL file per label, the vector instances, stats, and a DatasetDict."""
+    stats = StageStats("partition", info=info)
+    rows: list[LabeledQuestion] = []
+    instances: list[VectorInstance] = []
+    for questions, shard in shards:
+        rows.extend(label_questions(questions, shard))
+        instances.extend(read_records(shard.data("instances"), VectorInstance))
+    by_label = {label: [r for r in rows if r.label == label] for label in LABELS}
+    for label, items in by_label.items():
+        write_records(out / f"{label}.jsonl", items)
+        stats.add(label, len(items))
+    write_records(out / "instances.jsonl", instances)
+    stats.add("questions", len(rows))
+    stats.add("instances", len(instances))
+    stage_counts = Counter(f"{r.label}_{r.stage}" for r in rows)
+    stats.info["by_stage"] = dict(sorted(stage_counts.items()))
+    save_dataset_dict(by_label, instances, out / "hf")
+    stats.write(out / "stats.json")
+    return stats
+
+
+def _row(item: LabeledQuestion) -> dict[str, Any]:
+    """A flat row for Arrow: evidence fields become columns (None when absent)."""
+    row = item.to_dict()
+    evidence = row.pop("evidence") or {}
+    for key in ("stage", "doc_id", "unit_id", "text"):
+        row[f"evidence_{key}"] = evidence.get(key)
+    return row
+
+
+def _dataset(rows: list[dict[str, Any]], features: Any) -> Any:
+    """A `datasets.Dataset` of `rows` by columns (so that an empty one keeps its columns)."""
+    from datasets import Dataset
+
+    return Dataset.from_dict({name: [r[name] for r in rows] for name in features}, features)
+
+
+def save_dataset_dict(
+    by_label: dict[str, list[LabeledQuestion]], instances: list[VectorInstance], out: Path
+) -> None:
+    """Save the partition as a `datasets.DatasetDict` (one split per label, plus instances)."""
+    from datasets import DatasetDict, Features, Sequence, Value
+
+    string = Value("string")
+    question_features = Features(
+        {
+            "id": string,
+            "question": string,
+            "answer": string,
+            "aliases": Sequence(string),
+            "label": string,
+            "stage": string,
+            "reason": string,
+            "keywords": Sequence(string),
+            "total_matches": Value("int64"),
+            **{f"evidence_{k}": string for k in ("stage", "doc_id", "unit_id", "text")},
+        }
+    )
+    instance_features = Features(
+        {
+            "question_id": string,
+            "question": string,
+            "answer": string,
+            "doc_id": string,
+            "chunk_id": string,
+            "text": string,
+            "score": Value("float64"),
+            "relevant": Value("bool"),
+        }
+    )
+    splits = {
+        label: _dataset([_row(r) for r in rows], question_features)
+        for label, rows in by_label.items()
+    }
+    splits["instances"] = _dataset([i.to_dict() for i in instances], instance_features)
+    staging = out.with_name(out.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    DatasetDict(splits).save_to_disk(str(staging))
+    shutil.rmtree(out, ignore_errors=True)
+    staging.rename(out)

@@ -1,0 +1,122 @@
+"""Questions from JSON-lines files: our own `Question` records, and llm-foundry's TriviaQA."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from tipqa.corpus.paths import expand_paths
+from tipqa.corpus.streams import SUFFIXES, is_supported
+from tipqa.errors import InputError
+from tipqa.questions.base import QuestionCollector, make_question
+from tipqa.questions.rows import iter_rows
+from tipqa.records import Question
+from tipqa.stats import StageStats
+
+TIPQA_FIELDS = ("id", "text", "answer", "aliases")
+FOUNDRY_FIELDS = ("context", "context", "answer", "aliases")
+FOUNDRY_CONTEXT = re.compile(r"\A\s*Question:\s*(?P<question>.*?)\s*(?:\n\s*)?Answer:\s*\Z", re.S)
+
+Paths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+
+class TipqaJsonl:
+    """`Question` records as JSONL (what the pipeline writes); a repeated id is an InputError.
+
+    Aliases are rebuilt as everywhere (answer first, deduplicated by tokens); a record
+    without `source` gets "{file name}:{line}".
+    """
+
+    def __init__(self, paths: Paths) -> None:
+        self.files: list[Path] = expand_paths(paths, accept=is_supported)
+        self.stats = StageStats("questions")
+
+    def load(self) -> list[Question]:
+        """The questions of every file, in file order then line order."""
+        self.stats = StageStats("questions")
+        collector = QuestionCollector(self.stats, duplicates="error")
+        for path in self.files:
+            self.stats.add("files")
+            where = str(path)
+            for number, row in iter_rows(path):
+                source = row.get("source")
+                if not isinstance(source, str) or not source:
+                    source = f"{path.name}:{number}"
+                question = make_question(
+                    qid=row.get("id"),
+                    text=row.get("text"),
+                    answer=row.get("answer"),
+                    alias_lists=[_require_list(row, "aliases", where, number)],
+                    source=source,
+                    path=where,
+                    line=number,
+                    place="record",
+                    fields=TIPQA_FIELDS,
+                )
+                collector.add(question, path=where, line=number)
+        return collector.questions()
+
+
+class LLMFoundryJsonl:
+    """llm-foundry's TriviaQA JSONL: `{context: "Question: ...\\nAnswer:", answer, aliases}`.
+
+    The rows carry no ids: a question's id is "{file stem}:{line}" (the stem without
+    .jsonl/.gz/.zst, so compressing the file keeps the ids), stable as long as the file is
+    not edited; `Question.source` is "{file name}:{line}".
+    """
+
+    def __init__(self, paths: Paths) -> None:
+        self.files: list[Path] = expand_paths(paths, accept=is_supported)
+        self.stats = StageStats("questions")
+
+    def load(self) -> list[Question]:
+        """The questions of every file, in file order then line order."""
+        self.stats = StageStats("questions")
+        collector = QuestionCollector(self.stats, duplicates="error")
+        for path in self.files:
+            self.stats.add("files")
+            where = str(path)
+            for number, row in iter_rows(path):
+                context = row.get("context")
+                match = FOUNDRY_CONTEXT.match(context) if isinstance(context, str) else None
+                if match is None:
+                    raise InputError(
+                        'expected a context of the form "Question: ...\\nAnswer:"',
+                        path=where,
+                        line=number,
+                        field="context",
+                    )
+                question = make_question(
+                    qid=f"{_stem(path)}:{number}",
+                    text=match.group("question"),
+                    answer=row.get("answer"),
+                    alias_lists=[_require_list(row, "aliases", where, number)],
+                    source=f"{path.name}:{number}",
+                    path=where,
+                    line=number,
+                    place="record",
+                    fields=FOUNDRY_FIELDS,
+                )
+                collector.add(question, path=where, line=number)
+        return collector.questions()
+
+
+def _stem(path: Path) -> str:
+    """The file name without its data and compression suffixes."""
+    name = path.name
+    for _ in range(2):
+        stem, dot, suffix = name.rpartition(".")
+        if dot and stem and f".{suffix.lower()}" in SUFFIXES:
+            name = stem
+    return name
+
+
+def _require_list(row: dict, name: str, path: str, line: int) -> list:
+    """The list in `row[name]`; InputError naming file, line and field otherwise."""
+    value = row.get(name)
+    if not isinstance(value, list):
+        got = "nothing" if value is None else type(value).__name__
+        raise InputError(f"expected a list of aliases, got {got}", path=path, line=line, field=name)
+    return value

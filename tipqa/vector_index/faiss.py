@@ -1,0 +1,346 @@
+"""The embedded vector index: FAISS (exact or HNSW) with chunk metadata in SQLite.
+
+An index is a folder:
+
+- `chunks.sqlite3`: one row per chunk (`row` = the FAISS vector id, chunk id, doc id, text);
+  texts stay on disk and a search fetches only the rows it returns.
+- `index-<generation>.faiss`: the vectors, written to a temporary file and renamed.
+- `manifest.json`: parameters, chunk count and the current FAISS file, written atomically last.
+
+The manifest is the commit point: `finish` writes the FAISS file and then the manifest; on
+opening, SQLite rows beyond the manifest's count (an add that was never finished) are dropped.
+A folder without a manifest is an unfinished first build and starts empty.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tipqa.errors import ConfigError, InputError
+from tipqa.jsonl import read_json, write_json
+from tipqa.records import Chunk, VectorHit
+
+FORMAT = "tipqa-faiss"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+DATABASE = "chunks.sqlite3"
+KINDS = ("flat", "hnsw")
+SIMILARITIES = ("cosine", "dot_product", "l2_norm")
+BLAS_THRESHOLD = 20
+_SQL_BATCH = 500
+
+
+def _import_faiss() -> Any:
+    """Import faiss (a core dependency, imported lazily because it is heavy)."""
+    import faiss
+
+    faiss.cvar.distance_compute_blas_threshold = BLAS_THRESHOLD
+    return faiss
+
+
+def _in_batches(items: list[Any], size: int = _SQL_BATCH) -> Iterator[list[Any]]:
+    """Consecutive slices of at most `size` items."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+class FaissVectorIndex:
+    """A `VectorIndex` on disk: FAISS vectors plus chunk metadata in SQLite."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        dimension: int,
+        *,
+        similarity: str = "cosine",
+        kind: str = "hnsw",
+        hnsw_m: int = 32,
+        ef_construction: int = 80,
+        ef_search: int = 64,
+    ) -> None:
+        if kind not in KINDS:
+            raise ConfigError(f"unknown faiss index kind {kind!r}; known: {', '.join(KINDS)}")
+        if similarity not in SIMILARITIES:
+            raise ConfigError(
+                f"unknown similarity {similarity!r}; known: {', '.join(SIMILARITIES)}"
+            )
+        if dimension < 1 or hnsw_m < 2 or ef_construction < 1 or ef_search < 1:
+            raise ConfigError(
+                "faiss index: dimension, ef_construction and ef_search must be >= 1 and hnsw_m >= 2"
+            )
+        self.path = Path(path)
+        self.dimension = dimension
+        self.similarity = similarity
+        self.kind = kind
+        self.hnsw_m = hnsw_m
+        self.ef_construction = ef_construction
+        self.ef_search = ef_search
+        self._faiss = _import_faiss()
+        self.path.mkdir(parents=True, exist_ok=True)
+        manifest = self._read_manifest()
+        self._clear(everything=manifest is None)
+        self._db = sqlite3.connect(self.path / DATABASE)
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS chunks (row INTEGER PRIMARY KEY, "
+            "chunk_id TEXT NOT NULL UNIQUE, doc_id TEXT NOT NULL, text TEXT NOT NULL)"
+        )
+        if manifest is None:
+            self._generation = 0
+            self._index = self._new_index()
+        else:
+            self._generation = manifest["generation"]
+            self._index = self._load(manifest["faiss_file"], manifest["count"])
+        self._db.execute("DELETE FROM chunks WHERE row >= ?", (self._index.ntotal,))
+        self._db.commit()
+        rows = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        if rows != self._index.ntotal:
+            raise InputError(
+                f"{rows} chunk rows for {self._index.ntotal} vectors",
+                path=str(self.path / DATABASE),
+            )
+        self._dirty = manifest is None
+        self._added = 0
+        self._duplicates = 0
+        self._nonfinite = 0
+
+    def _read_manifest(self) -> dict[str, Any] | None:
+        """The manifest of a finished index (checked against the parameters), or None."""
+        path = self.path / MANIFEST
+        if not path.exists():
+            return None
+        manifest = read_json(path)
+        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+            raise InputError("not a tipqa faiss index manifest", path=str(path))
+        if manifest.get("version") != FORMAT_VERSION:
+            raise InputError(
+                f"index format version {manifest.get('version')}, expected {FORMAT_VERSION}",
+                path=str(path),
+                field="version",
+            )
+        for name, kind in (("faiss_file", str), ("count", int), ("generation", int)):
+            if not isinstance(manifest.get(name), kind):
+                raise InputError(f"missing or not {kind.__name__}", path=str(path), field=name)
+        checked = ("dimension", "similarity", "kind") + (("hnsw_m",) if self.kind == "hnsw" else ())
+        for name in checked:
+            if manifest.get(name) != getattr(self, name):
+                raise ConfigError(
+                    f"{path}: the index was built with {name}={manifest.get(name)!r}, "
+                    f"opened with {name}={getattr(self, name)!r}"
+                )
+        self.ef_construction = int(manifest.get("ef_construction", self.ef_construction))
+        return manifest
+
+    def _load(self, faiss_file: str, count: int) -> Any:
+        """Read the FAISS file of a finished index and check it against the manifest."""
+        path = self.path / faiss_file
+        if not path.is_file():
+            raise InputError("the faiss file named by the manifest is missing", path=str(path))
+        index = self._faiss.read_index(str(path))
+        if index.ntotal != count or index.d != self.dimension:
+            raise InputError(
+                f"holds {index.ntotal} vectors of dimension {index.d}, "
+                f"the manifest says {count} of {self.dimension}",
+                path=str(path),
+            )
+        if self.kind == "hnsw":
+            index.hnsw.efConstruction = self.ef_construction
+        return index
+
+    def _clear(self, *, everything: bool) -> None:
+        """Remove temporary files left by a crash, and with `everything` an unfinished build."""
+        temporary = (f".{MANIFEST}.", ".index-")
+        for name in self._own_files():
+            if everything or name.startswith(temporary):
+                (self.path / name).unlink()
+
+    def _own_files(self) -> list[str]:
+        """Names of the files this class writes in the folder (excluding the manifest)."""
+        prefixes = (DATABASE, "index-", ".index-", f".{MANIFEST}.")
+        return [p.name for p in self.path.iterdir() if p.name.startswith(prefixes)]
+
+    def _new_index(self) -> Any:
+        """An empty FAISS index of the configured kind and metric."""
+        faiss = self._faiss
+        metric = faiss.METRIC_L2 if self.similarity == "l2_norm" else faiss.METRIC_INNER_PRODUCT
+        if self.kind == "flat":
+            return faiss.IndexFlat(self.dimension, metric)
+        index = faiss.IndexHNSWFlat(self.dimension, self.hnsw_m, metric)
+        index.hnsw.efConstruction = self.ef_construction
+        return index
+
+    def _prepare(self, vectors: np.ndarray, rows: int | None, what: str) -> np.ndarray:
+        """Check the shape, copy to contiguous float32, and normalise for cosine."""
+        array = np.asarray(vectors, dtype=np.float32)
+        if array.ndim == 1:
+            array = array.reshape(1, -1)
+        if array.ndim != 2 or array.shape[1] != self.dimension:
+            raise InputError(
+                f"{what}: expected vectors of dimension {self.dimension}, got shape {array.shape}"
+            )
+        if rows is not None and array.shape[0] != rows:
+            raise InputError(f"{what}: {rows} chunks but {array.shape[0]} vectors")
+        array = np.array(array, dtype=np.float32, order="C", copy=True)
+        if self.similarity == "cosine":
+            self._faiss.normalize_L2(array)
+        return array
+
+    def present_ids(self, chunk_ids: Iterable[str]) -> set[str]:
+        """The chunk ids among `chunk_ids` that the index already holds."""
+        ids = list(dict.fromkeys(chunk_ids))
+        found: set[str] = set()
+        for batch in _in_batches(ids):
+            marks = ",".join("?" * len(batch))
+            query = f"SELECT chunk_id FROM chunks WHERE chunk_id IN ({marks})"
+            found.update(row[0] for row in self._db.execute(query, batch))
+        return found
+
+    def add(self, chunks: list[Chunk], vectors: np.ndarray) -> None:
+        """Add chunks with their embeddings; ids already present and non-finite vectors are
+        skipped and counted."""
+        array = self._prepare(vectors, len(chunks), "add")
+        finite = np.isfinite(array).all(axis=1)
+        self._nonfinite += int((~finite).sum())
+        present = self.present_ids(c.id for c in chunks)
+        keep: list[int] = []
+        seen: set[str] = set()
+        for i, chunk in enumerate(chunks):
+            if not finite[i]:
+                continue
+            if chunk.id in present or chunk.id in seen:
+                self._duplicates += 1
+                continue
+            seen.add(chunk.id)
+            keep.append(i)
+        if not keep:
+            return
+        start = self._index.ntotal
+        rows = [
+            (start + n, chunks[i].id, chunks[i].doc_id, chunks[i].text) for n, i in enumerate(keep)
+        ]
+        try:
+            self._db.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?)", rows)
+            self._index.add(np.ascontiguousarray(array[keep]))
+        except BaseException:
+            self._db.rollback()
+            raise
+        self._db.commit()
+        self._added += len(keep)
+        self._dirty = True
+
+    def finish(self) -> dict[str, float]:
+        """Write the vectors and the manifest atomically; return counts for the stats file."""
+        if self._dirty:
+            self._db.commit()
+            generation = self._generation + 1
+            name = f"index-{generation}.faiss"
+            self._write_faiss(self.path / name)
+            write_json(self.path / MANIFEST, self._manifest(generation, name))
+            for old in self._own_files():
+                if old.startswith("index-") and old != name:
+                    (self.path / old).unlink()
+            self._generation = generation
+            self._dirty = False
+        return {
+            "chunks": self.count(),
+            "chunks_added": self._added,
+            "chunks_duplicate": self._duplicates,
+            "vectors_nonfinite": self._nonfinite,
+        }
+
+    def _write_faiss(self, target: Path) -> None:
+        """Write the FAISS index to a temporary file and rename it to `target`."""
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        os.close(fd)
+        try:
+            self._faiss.write_index(self._index, tmp)
+            with open(tmp, "rb") as handle:
+                os.fsync(handle.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+
+    def _manifest(self, generation: int, faiss_file: str) -> dict[str, Any]:
+        """The manifest of the index as it is now."""
+        return {
+            "format": FORMAT,
+            "version": FORMAT_VERSION,
+            "dimension": self.dimension,
+            "similarity": self.similarity,
+            "kind": self.kind,
+            "hnsw_m": self.hnsw_m,
+            "ef_construction": self.ef_construction,
+            "count": self.count(),
+            "generation": generation,
+            "faiss_file": faiss_file,
+        }
+
+    def search(self, vectors: np.ndarray, k: int) -> list[list[VectorHit]]:
+        """The k nearest chunks of each query vector, nearest first (fewer if the index is
+        smaller); scores are cosine similarities for "cosine"."""
+        queries = self._prepare(vectors, None, "search")
+        if k < 1 or self.count() == 0:
+            return [[] for _ in range(queries.shape[0])]
+        if self.kind == "hnsw":
+            self._index.hnsw.efSearch = max(self.ef_search, k)
+        distances, labels = self._index.search(queries, min(k, self.count()))
+        rows = self._fetch(sorted({int(r) for r in labels.ravel() if r >= 0}))
+        return [
+            [
+                VectorHit(
+                    chunk_id=rows[int(r)][0],
+                    doc_id=rows[int(r)][1],
+                    score=self._score(float(d)),
+                    text=rows[int(r)][2],
+                )
+                for d, r in zip(dist_row, label_row, strict=True)
+                if r >= 0
+            ]
+            for dist_row, label_row in zip(distances, labels, strict=True)
+        ]
+
+    def _score(self, distance: float) -> float:
+        """FAISS's distance as a similarity (inner product as is; 1/(1+d²) for L2)."""
+        return 1.0 / (1.0 + distance) if self.similarity == "l2_norm" else distance
+
+    def _fetch(self, rows: list[int]) -> dict[int, tuple[str, str, str]]:
+        """Chunk id, doc id and text of the given rows."""
+        found: dict[int, tuple[str, str, str]] = {}
+        for batch in _in_batches(rows):
+            marks = ",".join("?" * len(batch))
+            query = f"SELECT row, chunk_id, doc_id, text FROM chunks WHERE row IN ({marks})"
+            for row, chunk_id, doc_id, text in self._db.execute(query, batch):
+                found[row] = (chunk_id, doc_id, text)
+        missing = set(rows) - found.keys()
+        if missing:
+            raise InputError(
+                f"{len(missing)} vector ids have no chunk row (e.g. {min(missing)})",
+                path=str(self.path / DATABASE),
+            )
+        return found
+
+    def count(self) -> int:
+        """Number of chunks in the index."""
+        return int(self._index.ntotal)
+
+    def close(self) -> None:
+        """Close the SQLite connection; additions not finished are dropped on the next open."""
+        self._db.close()
+
+    def __enter__(self) -> FaissVectorIndex:
+        """Use as a context manager that closes the index."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close the index."""
+        self.close()
