@@ -1,0 +1,391 @@
+"""The relevance judge on vLLM's offline engine: one engine per process, batched, strict answers.
+
+Two modes. "logprobs" generates one token greedily and reads P(yes) / P(no) from the top
+logprobs of that position ("yes", " yes", "Yes", ... all count). "choice" constrains decoding to
+exactly "yes" or "no" (structured outputs); its probabilities are then renormalised over the
+allowed tokens, so p_yes is P(yes | the answer is yes or no).
+
+Prompts are the judge template rendered into the model's chat template and tokenized here, so a
+document that would overflow the context is cut (by tokens, from the end) to fit, while the
+instruction, question and answer stay whole. An answer that is not exactly yes/no is asked again
+(only those requests) with seeded sampling, since a greedy re-ask would repeat itself; what stays
+unparseable becomes a failed judgment, never a "no".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tqdm import tqdm
+
+from tipqa.errors import ConfigError, MissingExtraError
+from tipqa.judges.parsing import parse_relevance
+from tipqa.llm.openai_client import Usage
+from tipqa.llm.prompts import load_template
+from tipqa.records import JudgeRequest, Judgment, Relevance
+from tipqa.stats import StageStats
+
+MODES = ("logprobs", "choice")
+CHOICES = ("yes", "no")
+SLOTS = ("document", "question", "answer")
+TOP_LOGPROBS = 10
+RETRY_TEMPERATURE = 1.0
+RAW_CHARS = 80
+WORDS_PER_TOKEN = 0.23
+PROMPT_RESERVE_TOKENS = 512
+FIT_ATTEMPTS = 8
+
+
+def max_window_words(max_model_len: int) -> int:
+    """Judge-window word limit for a context of `max_model_len` tokens (paper: 30k for 128k).
+
+    Whitespace words are counted at a conservative 0.23 words per token after keeping room for
+    the instruction, question, answer and chat markup (512 tokens, or half of a small context).
+    """
+    if max_model_len < 2:
+        raise ConfigError(f"max_model_len must be at least 2 tokens, got {max_model_len}")
+    reserve = min(PROMPT_RESERVE_TOKENS, max_model_len // 2)
+    words = int((max_model_len - reserve) * WORDS_PER_TOKEN)
+    if words < 1:
+        raise ConfigError(f"max_model_len {max_model_len} leaves no room for a judge window")
+    return words
+
+
+def p_yes_from_candidates(
+    candidates: Iterable[tuple[str, float]], *, prefixes: bool = False
+) -> float | None:
+    """P(yes) / (P(yes) + P(no)) from one position's (token text, logprob) alternatives.
+
+    Token texts are compared lower-cased without surrounding spaces. With `prefixes` (constrained
+    choice, where a first token such as "y" can only grow into "yes") a token counts for the
+    answer it is a prefix of; otherwise it must be the whole word. None when neither appears.
+    """
+    mass = {"yes": 0.0, "no": 0.0}
+    for text, logprob in candidates:
+        token = text.strip().lower()
+        if not token:
+            continue
+        for answer in CHOICES:
+            if token == answer or (prefixes and answer.startswith(token)):
+                mass[answer] += math.exp(logprob)
+    total = mass["yes"] + mass["no"]
+    return mass["yes"] / total if total > 0 else None
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """The arguments one `vllm.LLM` engine is created with."""
+
+    model: str
+    tensor_parallel_size: int = 1
+    max_model_len: int | None = None
+    dtype: str = "auto"
+    gpu_memory_utilization: float = 0.9
+    enforce_eager: bool = False
+    seed: int = 0
+
+    def create(self) -> Any:
+        """Start the engine (imports vllm)."""
+        try:
+            from vllm import LLM
+        except ImportError as exc:
+            raise MissingExtraError("vllm", "vllm") from exc
+        return LLM(
+            model=self.model,
+            tensor_parallel_size=self.tensor_parallel_size,
+            max_model_len=self.max_model_len,
+            dtype=self.dtype,
+            gpu_memory_utilization=self.gpu_memory_utilization,
+            enforce_eager=self.enforce_eager,
+            seed=self.seed,
+        )
+
+
+_ENGINE: dict[EngineConfig, Any] = {}
+
+
+def get_engine(config: EngineConfig) -> Any:
+    """The process's one engine: created on first use, then reused by every judge that asks."""
+    if config in _ENGINE:
+        return _ENGINE[config]
+    if _ENGINE:
+        (running,) = _ENGINE
+        raise ConfigError(
+            f"one vLLM engine per process: {running} is running, cannot also start {config}"
+        )
+    _ENGINE[config] = config.create()
+    return _ENGINE[config]
+
+
+def shutdown_engine() -> bool:
+    """Stop the process's engine (its worker processes too); False when none was running."""
+    if not _ENGINE:
+        return False
+    (config,) = _ENGINE
+    engine = _ENGINE.pop(config)
+    core = getattr(getattr(engine, "llm_engine", None), "engine_core", None)
+    if core is not None:
+        core.shutdown()
+    return True
+
+
+@dataclass
+class Prompt:
+    """A request's token ids ready for the engine, or why it could not be built."""
+
+    token_ids: list[int]
+    error: str | None = None
+    truncated: bool = False
+
+
+@dataclass
+class _Answer:
+    """What the engine generated for one prompt."""
+
+    text: str
+    p_yes: float | None
+    completion_tokens: int
+
+    @property
+    def label(self) -> Relevance | None:
+        """The strict reading of the text."""
+        return parse_relevance(self.text)
+
+
+class VLLMJudge:
+    """Relevance judge running a chat model in-process on vLLM's offline engine."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        prompt: str = "judge-v1",
+        batch_size: int = 256,
+        mode: str = "logprobs",
+        tensor_parallel_size: int = 1,
+        max_model_len: int | None = None,
+        dtype: str = "auto",
+        gpu_memory_utilization: float = 0.9,
+        parse_retries: int = 1,
+        enforce_eager: bool = False,
+        seed: int = 0,
+    ) -> None:
+        if mode not in MODES:
+            raise ConfigError(f"vllm judge: unknown mode {mode!r}; known: {', '.join(MODES)}")
+        if batch_size < 1:
+            raise ConfigError(f"vllm judge: batch_size must be >= 1, got {batch_size}")
+        if parse_retries < 0:
+            raise ConfigError(f"vllm judge: parse_retries must be >= 0, got {parse_retries}")
+        if max_model_len is not None and max_model_len < 2:
+            raise ConfigError(f"vllm judge: max_model_len must be >= 2, got {max_model_len}")
+        self.template = load_template(prompt)
+        missing = [slot for slot in SLOTS if "{" + slot + "}" not in self.template.text]
+        if missing:
+            raise ConfigError(
+                f"judge prompt {self.template.name!r} lacks the slot(s) "
+                + ", ".join("{" + slot + "}" for slot in missing)
+            )
+        self.model = model
+        self.mode = mode
+        self.batch_size = batch_size
+        self.parse_retries = parse_retries
+        self.seed = seed
+        self.engine_config = EngineConfig(
+            model=model,
+            tensor_parallel_size=tensor_parallel_size,
+            max_model_len=max_model_len,
+            dtype=dtype,
+            gpu_memory_utilization=gpu_memory_utilization,
+            enforce_eager=enforce_eager,
+            seed=seed,
+        )
+        self.name = f"vllm:{model}:{mode}:{self.template.short_hash}"
+        self.prompt_sha256 = self.template.sha256
+        self.cache_config = {"mode": mode, "max_model_len": max_model_len, "dtype": dtype}
+        self.max_tokens = 1 if mode == "logprobs" else max(len(c.encode()) for c in CHOICES) + 1
+        self.stats = StageStats("judge")
+        self.stats.info.update(
+            model=model,
+            mode=mode,
+            prompt=self.template.name,
+            prompt_sha256=self.template.sha256,
+            p_yes=(
+                "renormalised over the allowed answers yes/no (constrained choice)"
+                if mode == "choice"
+                else "P(yes)/(P(yes)+P(no)) over the top logprobs of the answer token"
+            ),
+        )
+
+    def __repr__(self) -> str:
+        return f"VLLMJudge(name={self.name!r})"
+
+    @property
+    def engine(self) -> Any:
+        """The process's `vllm.LLM` engine for this judge's model (started on first use)."""
+        return get_engine(self.engine_config)
+
+    @property
+    def context_length(self) -> int:
+        """The engine's context length in tokens (the configured one, else the model's)."""
+        if self.engine_config.max_model_len is not None:
+            return self.engine_config.max_model_len
+        return int(self.engine.model_config.max_model_len)
+
+    def window_words(self) -> int:
+        """The judge-window word limit that fits this judge's context."""
+        return max_window_words(self.context_length)
+
+    def cache_inputs(self, request: JudgeRequest) -> dict[str, str]:
+        """The parts of a request that the prompt uses (the cache key's inputs)."""
+        return {"document": request.text, "question": request.question, "answer": request.answer}
+
+    def judge(self, requests: list[JudgeRequest]) -> list[Judgment]:
+        """One judgment per request, in order; failures have `label=None` and an error."""
+        return [judgment for judgment, _ in self.judge_with_usage(requests)]
+
+    def judge_with_usage(self, requests: Sequence[JudgeRequest]) -> list[tuple[Judgment, Usage]]:
+        """Judgments with the tokens each one cost (re-asks included)."""
+        if not requests:
+            return []
+        self.stats.add("requests", len(requests))
+        prompts = self.prompts(requests)
+        usage = [Usage() for _ in requests]
+        answers: list[_Answer | None] = [None] * len(requests)
+        pending = [i for i, prompt in enumerate(prompts) if prompt.error is None]
+        for attempt in range(self.parse_retries + 1):
+            if not pending:
+                break
+            if attempt:
+                self.stats.add("parse_retries", len(pending))
+            fresh = self._generate([prompts[i].token_ids for i in pending], attempt)
+            for i, answer in zip(pending, fresh, strict=True):
+                answers[i] = answer
+                usage[i] += Usage(len(prompts[i].token_ids), answer.completion_tokens)
+            pending = [i for i, answer in zip(pending, fresh, strict=True) if not answer.label]
+        judgments = [
+            self._judgment(request, prompt, answer)
+            for request, prompt, answer in zip(requests, prompts, answers, strict=True)
+        ]
+        return list(zip(judgments, usage, strict=True))
+
+    def prompts(self, requests: Sequence[JudgeRequest]) -> list[Prompt]:
+        """Render, chat-format and tokenize every request; cut documents that overflow."""
+        tokenizer = self.engine.get_tokenizer()
+        limit = self.context_length - self.max_tokens
+        texts = [self._chat_text(tokenizer, r, r.text) for r in requests]
+        encoded = tokenizer(texts, add_special_tokens=False)["input_ids"]
+        prompts = []
+        for request, ids in zip(requests, encoded, strict=True):
+            prompt = Prompt(list(ids))
+            if len(ids) > limit:
+                prompt = self._truncated(tokenizer, request, limit)
+            prompts.append(prompt)
+        return prompts
+
+    def _chat_text(self, tokenizer: Any, request: JudgeRequest, document: str) -> str:
+        """The prompt text in the model's chat template."""
+        content = self.template.render(
+            document=document, question=request.question, answer=request.answer
+        )
+        messages = [{"role": "user", "content": content}]
+        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+
+    def _truncated(self, tokenizer: Any, request: JudgeRequest, limit: int) -> Prompt:
+        """The prompt with the document cut to the longest token prefix that fits `limit`."""
+        overhead = len(
+            tokenizer.encode(self._chat_text(tokenizer, request, ""), add_special_tokens=False)
+        )
+        budget = limit - overhead
+        document_ids = tokenizer.encode(request.text, add_special_tokens=False)
+        for _ in range(FIT_ATTEMPTS):
+            if budget <= 0:
+                break
+            document = tokenizer.decode(document_ids[:budget])
+            ids = tokenizer.encode(
+                self._chat_text(tokenizer, request, document), add_special_tokens=False
+            )
+            if len(ids) <= limit:
+                self.stats.add("truncated")
+                self.stats.add("truncated_document_tokens", len(document_ids) - budget)
+                return Prompt(ids, truncated=True)
+            budget -= len(ids) - limit
+        self.stats.error("prompt_too_long")
+        return Prompt(
+            [],
+            f"prompt too long: instruction, question and answer take {overhead} tokens, "
+            f"the context allows {limit}",
+        )
+
+    def _sampling_params(self, attempt: int) -> Any:
+        """Greedy on the first ask, seeded sampling on re-asks; constrained in choice mode."""
+        from vllm import SamplingParams
+        from vllm.sampling_params import StructuredOutputsParams
+
+        options: dict[str, Any] = {"temperature": 0.0}
+        if attempt:
+            options = {"temperature": RETRY_TEMPERATURE, "seed": self.seed + attempt}
+        if self.mode == "choice":
+            options["structured_outputs"] = StructuredOutputsParams(choice=list(CHOICES))
+        return SamplingParams(max_tokens=self.max_tokens, logprobs=TOP_LOGPROBS, **options)
+
+    def _generate(self, prompts: list[list[int]], attempt: int) -> list[_Answer]:
+        """Send the prompts to the engine in batches of `batch_size`, in order."""
+        engine = self.engine
+        tokenizer = engine.get_tokenizer()
+        params = self._sampling_params(attempt)
+        starts = range(0, len(prompts), self.batch_size)
+        answers: list[_Answer] = []
+        for start in tqdm(starts, desc="judge (vllm)", unit="batch", disable=len(starts) < 2):
+            batch = prompts[start : start + self.batch_size]
+            outputs = engine.generate(
+                [{"prompt_token_ids": ids} for ids in batch], params, use_tqdm=False
+            )
+            self.stats.add("batches")
+            self.stats.add("prompts", len(batch))
+            self.stats.add("prompt_tokens", sum(len(ids) for ids in batch))
+            answers.extend(self._answer(tokenizer, output) for output in outputs)
+        return answers
+
+    def _answer(self, tokenizer: Any, output: Any) -> _Answer:
+        """Read the generated text and p_yes of one engine output."""
+        completion = output.outputs[0]
+        self.stats.add("completion_tokens", len(completion.token_ids))
+        first = completion.logprobs[0] if completion.logprobs else {}
+        candidates = [
+            (
+                lp.decoded_token if lp.decoded_token is not None else tokenizer.decode([tid]),
+                lp.logprob,
+            )
+            for tid, lp in first.items()
+        ]
+        p_yes = p_yes_from_candidates(candidates, prefixes=self.mode == "choice")
+        return _Answer(completion.text, p_yes, len(completion.token_ids))
+
+    def _judgment(self, request: JudgeRequest, prompt: Prompt, answer: _Answer | None) -> Judgment:
+        """Build the record and count the outcome."""
+        label: Relevance | None = None
+        error = prompt.error
+        p_yes = None
+        if answer is not None:
+            label = answer.label
+            if label is None:
+                error = f"unparseable: {answer.text[:RAW_CHARS]!r}"
+                self.stats.error("unparseable")
+            else:
+                p_yes = answer.p_yes
+        self.stats.add("judged")
+        self.stats.add(f"label_{label}" if label else "failed")
+        return Judgment(
+            question_id=request.question_id,
+            stage=request.stage,
+            doc_id=request.doc_id,
+            unit_id=request.unit_id,
+            label=label,
+            raw=answer.text if answer is not None else "",
+            judge=self.name,
+            error=error,
+            p_yes=p_yes,
+        )

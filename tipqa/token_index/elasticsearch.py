@@ -1,0 +1,244 @@
+"""The token index on an Elasticsearch cluster (the paper's setup, for the whole Pile).
+
+Documents are indexed with `_id` = document id by bulk `create` actions, so a rerun or a
+resumed shard never duplicates a document (an id already present is counted as a duplicate,
+and the first text indexed under it is kept). The `text` field uses the analyzer of
+`tipqa.es.mappings`, which produces the tokens of `tipqa.text.tokenize`.
+
+Frequency, as Elasticsearch computes it: `text` is scored by a scripted similarity that
+returns `query.boost * doc.freq`. For a `match_phrase` clause Lucene passes the number of
+occurrences of the phrase in the document as `doc.freq` (overlapping occurrences included;
+for a one-token phrase, the term frequency), and a `bool` query adds up the scores of its
+matching clauses. The query has one clause per distinct phrase (`must`: the keywords and a
+nested `bool` whose `should` holds the aliases, `minimum_should_match` 1; see
+`tipqa.es.queries.token_query`), so its score is the number of occurrences of the distinct
+keyword and alias phrases: the frequency of `tipqa.token_index.base`, counted as the tantivy
+backend counts it. The scores are small integers, exact in floats, and the sort (`_score`
+descending, then `doc_id` ascending) is exact across shards: the ranking is exact at any
+depth (no rank pool is needed, unlike the tantivy backend), and `track_total_hits: true`
+makes the total exact.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import orjson
+from tqdm import tqdm
+
+from tipqa.errors import ConfigError, InputError
+from tipqa.es import mappings, queries
+from tipqa.es.bulk import run_bulk
+from tipqa.es.client import body
+from tipqa.es.lifecycle import EsIndexBase
+from tipqa.records import Document, TokenHit
+from tipqa.token_index.base import TokenResult
+
+log = logging.getLogger(__name__)
+
+MAX_ID_BYTES = 512
+GET_BATCH = 500
+PAGE_SIZE = queries.MAX_RESULT_WINDOW
+SINGLE_SHARD = "all"
+MAX_SKIP_LOGS = 20
+
+
+class ElasticsearchTokenIndex(EsIndexBase):
+    """A `TokenIndex` in an Elasticsearch index, built by shards in parallel if needed."""
+
+    def __init__(
+        self,
+        index: str,
+        *,
+        url: str | None = None,
+        api_key_env: str = "ES_API_KEY",
+        ca_certs: str | None = None,
+        shards: int = 1,
+        replicas: int | None = None,
+        bulk_chunk_docs: int = 500,
+        bulk_max_bytes: int = 50_000_000,
+        threads: int = 4,
+        max_retries: int = 8,
+        initial_backoff: float = 1.0,
+        max_doc_bytes: int = 50_000_000,
+        request_timeout: float = 120,
+        force_merge_segments: int | None = None,
+        progress: bool = True,
+        client: Any | None = None,
+    ) -> None:
+        if bulk_chunk_docs < 1 or bulk_max_bytes < 1 or threads < 1 or max_doc_bytes < 1:
+            raise ConfigError(
+                "bulk_chunk_docs, bulk_max_bytes, threads, max_doc_bytes must be >= 1"
+            )
+        super().__init__(
+            index,
+            url=url,
+            api_key_env=api_key_env,
+            ca_certs=ca_certs,
+            shards=shards,
+            replicas=replicas,
+            threads=threads,
+            request_timeout=request_timeout,
+            force_merge_segments=force_merge_segments,
+            client=client,
+        )
+        mappings.token_index_settings(shards)
+        self.bulk_chunk_docs = bulk_chunk_docs
+        self.bulk_max_bytes = bulk_max_bytes
+        self.max_retries = max_retries
+        self.initial_backoff = initial_backoff
+        self.max_doc_bytes = max_doc_bytes
+        self.progress = progress
+
+    def _creation_body(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Settings and mappings of a new token index."""
+        return mappings.token_index_settings(self.shards), mappings.token_index_mappings()
+
+    def _expected_meta(self) -> dict[str, Any]:
+        """The `_meta.tipqa` of a token index."""
+        return mappings.token_index_meta()
+
+    def build(self, documents: Iterable[Document]) -> dict[str, float]:
+        """Index `documents` as one shard and finalize; an index marked complete is reused."""
+        if self.is_complete():
+            marker = self.completion() or {}
+            log.info("Elasticsearch index %s is complete; not rebuilding", self.index)
+            return {"documents": float(marker.get("documents", 0)), "reused": 1}
+        counts = self.build_shard(documents, SINGLE_SHARD)
+        counts.update(self.finalize([SINGLE_SHARD]))
+        return counts
+
+    def build_shard(self, documents: Iterable[Document], shard: str) -> dict[str, float]:
+        """Index one shard of the corpus (e.g. one file) and record it in the ledger.
+
+        A shard already recorded is skipped (its recorded counts are returned with
+        `reused`: 1). Many processes may build different shards of one index at once; call
+        `finalize(all_shard_names)` when all are done. Empty, oversized and badly identified
+        documents are skipped and counted; documents the cluster refuses for good are counted
+        under `rejected` and logged; documents still refused for a transient reason after the
+        retries raise `BulkFailure` and leave the shard unrecorded, so a rerun redoes it
+        (documents already indexed then count as duplicates).
+        """
+        done = self.shard_record(shard)
+        if done is not None:
+            return {**done, "reused": 1}
+        self._start_building()
+        skipped = dict.fromkeys(("empty", "too_large", "unencodable", "bytes"), 0.0)
+        started = time.perf_counter()
+        with tqdm(
+            desc=f"indexing {shard} into {self.index}", unit="doc", disable=not self.progress
+        ) as bar:
+            report = run_bulk(
+                self.client,
+                self._actions(documents, skipped),
+                threads=self.threads,
+                chunk_docs=self.bulk_chunk_docs,
+                max_bytes=self.bulk_max_bytes,
+                max_retries=self.max_retries,
+                initial_backoff=self.initial_backoff,
+                progress=bar,
+            )
+        report.raise_for_transient(f"index {self.index!r}, shard {shard!r}")
+        seconds = time.perf_counter() - started
+        counts: dict[str, float] = {
+            "documents": report.created + report.updated,
+            "duplicates": report.conflicts,
+            "rejected": sum(report.rejected.values()),
+            **skipped,
+            "seconds": round(seconds, 3),
+            "docs_per_second": round(report.done / seconds, 1) if seconds > 0 else 0.0,
+            "mb_per_second": round(skipped["bytes"] / 1e6 / seconds, 3) if seconds > 0 else 0.0,
+        }
+        counts.update({f"rejected_{kind}": n for kind, n in report.rejected.items()})
+        self.record_shard(shard, counts)
+        return counts
+
+    def _actions(
+        self, documents: Iterable[Document], skipped: dict[str, float]
+    ) -> Iterator[dict[str, Any]]:
+        """Bulk actions for the documents worth sending; the others are counted and logged."""
+        for number, document in enumerate(documents, start=1):
+            size, reason = self._check(document, number)
+            if reason is not None:
+                skipped[reason] += 1
+                if skipped[reason] <= MAX_SKIP_LOGS:
+                    log.warning("skipping document %.80r: %s", document.id, reason)
+                continue
+            skipped["bytes"] += size
+            yield queries.document_action(self.index, document)
+
+    def _check(self, document: Document, number: int) -> tuple[int, str | None]:
+        """The UTF-8 size of the text, and why the document is skipped (or None).
+
+        Skipped and counted: "empty" (blank text), "too_large" (over `max_doc_bytes`),
+        "unencodable" (lone surrogates, or a `meta` that is not JSON). An id that is not a
+        non-empty string of at most 512 bytes (Elasticsearch's limit), or a text that is not
+        a string, raises InputError naming the document.
+        """
+        where = f"document {number}"
+        if not isinstance(document.id, str) or not document.id:
+            raise InputError(f"{where}: id must be a non-empty string", field="id")
+        try:
+            id_bytes = len(document.id.encode("utf-8"))
+        except UnicodeEncodeError:
+            return 0, "unencodable"
+        if id_bytes > MAX_ID_BYTES:
+            raise InputError(
+                f"{where}: id longer than {MAX_ID_BYTES} bytes, Elasticsearch's limit "
+                f"({document.id[:60]!r}...)",
+                field="id",
+            )
+        if not isinstance(document.text, str):
+            raise InputError(f"{where} ({document.id!r}): text must be a string", field="text")
+        try:
+            size = len(document.text.encode("utf-8"))
+            orjson.dumps(document.meta)
+        except (UnicodeEncodeError, TypeError, orjson.JSONEncodeError):
+            return 0, "unencodable"
+        if not document.text.strip():
+            return size, "empty"
+        if size > self.max_doc_bytes:
+            return size, "too_large"
+        return size, None
+
+    def search(self, keywords: list[str], aliases: list[str], k: int) -> TokenResult:
+        """Documents with all keywords and any alias as phrases, by frequency, first k of them.
+
+        A keyword or alias without any token is ignored; with no alias left nothing matches.
+        """
+        if k < 0:
+            raise ConfigError(f"k must be >= 0, got {k}")
+        keyword_phrases = queries.phrases(keywords)
+        alias_phrases = queries.phrases(aliases)
+        if not alias_phrases:
+            return TokenResult(total=0, hits=[])
+        hits: list[TokenHit] = []
+        after: list[Any] | None = None
+        total = 0
+        while True:
+            size = min(k - len(hits), PAGE_SIZE)
+            request = queries.token_search_body(keyword_phrases, alias_phrases, size, after)
+            try:
+                response = body(self.client.search(index=self.index, body=request))
+            except self._es.NotFoundError as exc:
+                raise self.missing_index() from exc
+            total, page, after = queries.parse_token_response(response)
+            hits.extend(page)
+            if len(hits) >= k or len(page) < size or not page:
+                return TokenResult(total=total, hits=hits)
+
+    def get(self, doc_ids: list[str]) -> dict[str, Document]:
+        """The stored documents with these ids (missing ids are absent from the result)."""
+        found: dict[str, Document] = {}
+        unique = list(dict.fromkeys(doc_ids))
+        for start in range(0, len(unique), GET_BATCH):
+            batch = unique[start : start + GET_BATCH]
+            try:
+                response = self.client.mget(index=self.index, ids=batch, source=["text", "meta"])
+            except self._es.NotFoundError as exc:
+                raise self.missing_index() from exc
+            found.update(queries.parse_mget(body(response)))
+        return found

@@ -1,0 +1,230 @@
+"""The vector index on an Elasticsearch cluster: one document per chunk, `dense_vector` kNN.
+
+Each chunk is a document with `_id` = chunk id, its parent `doc_id`, its text (stored, not
+searched) and its embedding in a `dense_vector` field with the embedder's dimensions and
+similarity, indexed as HNSW (`hnsw_m`, `ef_construction`), optionally quantized
+(`quantize`: "int8", "int4" or "bbq"). Chunks are added with bulk `create` actions, so an id
+already present is skipped and counted, as in the FAISS backend. `search` sends one `knn`
+section per query vector (k, `num_candidates`) in batched `_msearch` requests; scores are
+turned back into the similarity (the cosine for "cosine"), as FAISS reports it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from tipqa.errors import ConfigError, InputError
+from tipqa.es import mappings, queries
+from tipqa.es.bulk import run_bulk
+from tipqa.es.client import body
+from tipqa.es.lifecycle import EsIndexBase
+from tipqa.records import Chunk, VectorHit
+
+log = logging.getLogger(__name__)
+
+UNIT_TOLERANCE = 1e-3
+ID_BATCH = 1000
+
+
+class ElasticsearchVectorIndex(EsIndexBase):
+    """A `VectorIndex` in an Elasticsearch index with a `dense_vector` field."""
+
+    def __init__(
+        self,
+        index: str,
+        dimension: int,
+        *,
+        similarity: str = "cosine",
+        url: str | None = None,
+        api_key_env: str = "ES_API_KEY",
+        ca_certs: str | None = None,
+        shards: int = 1,
+        replicas: int | None = None,
+        hnsw_m: int = 16,
+        ef_construction: int = 100,
+        quantize: str | None = None,
+        num_candidates: int = 100,
+        search_batch: int = 64,
+        bulk_chunk_docs: int = 500,
+        bulk_max_bytes: int = 50_000_000,
+        threads: int = 4,
+        max_retries: int = 8,
+        initial_backoff: float = 1.0,
+        request_timeout: float = 120,
+        force_merge_segments: int | None = None,
+        client: Any | None = None,
+    ) -> None:
+        mappings.vector_index_mappings(
+            dimension,
+            similarity,
+            hnsw_m=hnsw_m,
+            ef_construction=ef_construction,
+            quantize=quantize,
+        )
+        if num_candidates < 1 or search_batch < 1:
+            raise ConfigError("num_candidates and search_batch must be >= 1")
+        super().__init__(
+            index,
+            url=url,
+            api_key_env=api_key_env,
+            ca_certs=ca_certs,
+            shards=shards,
+            replicas=replicas,
+            threads=threads,
+            request_timeout=request_timeout,
+            force_merge_segments=force_merge_segments,
+            client=client,
+        )
+        mappings.vector_index_settings(shards)
+        self.dimension = dimension
+        self.similarity = similarity
+        self.hnsw_m = hnsw_m
+        self.ef_construction = ef_construction
+        self.quantize = quantize
+        self.num_candidates = num_candidates
+        self.search_batch = search_batch
+        self.bulk_chunk_docs = bulk_chunk_docs
+        self.bulk_max_bytes = bulk_max_bytes
+        self.max_retries = max_retries
+        self.initial_backoff = initial_backoff
+        self._counts: dict[str, float] = dict.fromkeys(
+            (
+                "chunks_added",
+                "chunks_duplicate",
+                "chunks_rejected",
+                "vectors_nonfinite",
+                "vectors_zero",
+                "vectors_not_unit",
+            ),
+            0,
+        )
+        self._seconds = 0.0
+
+    def _creation_body(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Settings and mappings of a new vector index."""
+        return mappings.vector_index_settings(self.shards), mappings.vector_index_mappings(
+            self.dimension,
+            self.similarity,
+            hnsw_m=self.hnsw_m,
+            ef_construction=self.ef_construction,
+            quantize=self.quantize,
+        )
+
+    def _expected_meta(self) -> dict[str, Any]:
+        """The `_meta.tipqa` of a vector index of this dimension and similarity."""
+        return mappings.vector_index_meta(self.dimension, self.similarity)
+
+    def _prepare(self, vectors: np.ndarray, rows: int | None, what: str) -> np.ndarray:
+        """Vectors as a float32 matrix of the index's dimension."""
+        array = np.asarray(vectors, dtype=np.float32)
+        if array.ndim == 1:
+            array = array.reshape(1, -1)
+        if array.ndim != 2 or array.shape[1] != self.dimension:
+            raise InputError(
+                f"{what}: expected vectors of dimension {self.dimension}, got shape {array.shape}"
+            )
+        if rows is not None and array.shape[0] != rows:
+            raise InputError(f"{what}: {rows} chunks but {array.shape[0]} vectors")
+        return array
+
+    def _invalid(self, array: np.ndarray) -> list[str | None]:
+        """Per row, why Elasticsearch would refuse the vector ("vectors_..."), or None."""
+        finite = np.isfinite(array).all(axis=1)
+        norms = np.linalg.norm(np.where(np.isfinite(array), array, 0.0), axis=1)
+        reasons: list[str | None] = []
+        for ok, norm in zip(finite, norms, strict=True):
+            if not ok:
+                reasons.append("vectors_nonfinite")
+            elif self.similarity == "cosine" and norm == 0.0:
+                reasons.append("vectors_zero")
+            elif self.similarity == "dot_product" and abs(norm - 1.0) > UNIT_TOLERANCE:
+                reasons.append("vectors_not_unit")
+            else:
+                reasons.append(None)
+        return reasons
+
+    def add(self, chunks: list[Chunk], vectors: np.ndarray) -> None:
+        """Add chunks with their embeddings; ids already present and vectors Elasticsearch
+        would refuse (non-finite; zero for cosine; not unit length for dot_product) are
+        skipped and counted."""
+        array = self._prepare(vectors, len(chunks), "add")
+        reasons = self._invalid(array)
+        actions = []
+        for chunk, row, reason in zip(chunks, array, reasons, strict=True):
+            if reason is not None:
+                self._counts[reason] += 1
+                log.warning("skipping chunk %.80r: %s", chunk.id, reason)
+                continue
+            actions.append(queries.chunk_action(self.index, chunk, row))
+        if not actions:
+            return
+        self._start_building()
+        started = time.perf_counter()
+        report = run_bulk(
+            self.client,
+            actions,
+            threads=self.threads,
+            chunk_docs=self.bulk_chunk_docs,
+            max_bytes=self.bulk_max_bytes,
+            max_retries=self.max_retries,
+            initial_backoff=self.initial_backoff,
+        )
+        self._seconds += time.perf_counter() - started
+        self._counts["chunks_added"] += report.created + report.updated
+        self._counts["chunks_duplicate"] += report.conflicts
+        self._counts["chunks_rejected"] += sum(report.rejected.values())
+        report.raise_for_transient(f"index {self.index!r}")
+
+    def finish(self) -> dict[str, float]:
+        """Restore the serving settings and refresh; return counts for the stats file."""
+        if not self._building:
+            self._ensure_index()
+        self._serve()
+        return {"chunks": self.count(), **self._counts, "bulk_seconds": round(self._seconds, 3)}
+
+    def finish_shard(self, shard: str) -> dict[str, float]:
+        """`finish`, then record `shard` (e.g. one corpus file) as done in the ledger."""
+        counts = self.finish()
+        self.record_shard(shard, counts)
+        return counts
+
+    def present_ids(self, chunk_ids: Iterable[str]) -> set[str]:
+        """The chunk ids among `chunk_ids` that the index already holds."""
+        ids = list(dict.fromkeys(chunk_ids))
+        if not ids or not self.exists():
+            return set()
+        found: set[str] = set()
+        for start in range(0, len(ids), ID_BATCH):
+            response = self.client.mget(
+                index=self.index, ids=ids[start : start + ID_BATCH], source=False
+            )
+            found |= queries.parse_found_ids(body(response))
+        return found
+
+    def search(self, vectors: np.ndarray, k: int) -> list[list[VectorHit]]:
+        """The k nearest chunks of each query vector, nearest first (approximate: HNSW with
+        `num_candidates` candidates per shard)."""
+        queries_array = self._prepare(vectors, None, "search")
+        if k < 1:
+            return [[] for _ in range(queries_array.shape[0])]
+        if k > queries.MAX_NUM_CANDIDATES:
+            raise ConfigError(f"k must be <= {queries.MAX_NUM_CANDIDATES}, got {k}")
+        results: list[list[VectorHit]] = []
+        for start in range(0, queries_array.shape[0], self.search_batch):
+            batch = queries_array[start : start + self.search_batch]
+            results.extend(self._search_batch(batch, k))
+        return results
+
+    def _search_batch(self, batch: Sequence[np.ndarray], k: int) -> list[list[VectorHit]]:
+        """One `_msearch` request for a batch of query vectors."""
+        bodies = [queries.knn_search_body(v, k, self.num_candidates) for v in batch]
+        response = self.client.msearch(index=self.index, searches=queries.msearch_lines(bodies))
+        results = queries.parse_knn_responses(body(response), self.similarity)
+        if len(results) != len(bodies):
+            raise queries.ResponseError(f"msearch answered {len(results)} of {len(bodies)}")
+        return results
