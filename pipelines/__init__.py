@@ -3,6 +3,7 @@
 from pipelines.dataset import CreateDataset, Partition
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
 from pipelines.inputs import MakeDemoWorld, PrepareQuestions
+from pipelines.preview import PreviewCost
 from pipelines.stages import ExtractKeywords, TokenJudge, TokenSearch, VectorJudge, VectorSearch
 
 __all__ = [
@@ -13,6 +14,7 @@ __all__ = [
     "MakeDemoWorld",
     "Partition",
     "PrepareQuestions",
+    "PreviewCost",
     "TokenJudge",
     "TokenSearch",
     "VectorJudge",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
 import luigi
@@ -16,7 +18,16 @@ class Section(luigi.Config):
 
     def settings(self) -> dict[str, Any]:
         """Every parameter of the section by name (backends pick the ones they take)."""
-        return {name: getattr(self, name) for name, _ in self.get_params()}
+        return {name: _plain(getattr(self, name)) for name, _ in self.get_params()}
+
+
+def _plain(value: Any) -> Any:
+    """Luigi's frozen dicts and tuples as plain dicts and lists (JSON-ready)."""
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
 
 
 class build(Section):
@@ -42,16 +53,14 @@ class demo(Section):
 
 
 class questions(Section):
-    """[questions]: where the questions come from (a tipqa.questions source)."""
+    """[questions]: the question pools, each a tipqa.questions source partitioned on its own.
 
-    source = luigi.Parameter(
-        default="demo", description="demo, triviaqa-json, hf-rows, tipqa-jsonl, hub"
-    )
-    paths = luigi.ListParameter(default=[], description="files or globs (file sources)")
-    name = luigi.Parameter(default="", description="hub dataset name")
-    config = luigi.Parameter(default="", description="hub dataset configuration")
-    split = luigi.Parameter(default="", description="hub split")
-    limit = luigi.IntParameter(default=0, description="keep the first N questions (0: all)")
+    `pools` maps a pool name to its source settings: `source` (demo, triviaqa-json, hf-rows,
+    tipqa-jsonl, llm-foundry-jsonl, hub) and, as the source needs them, `paths`, `name`,
+    `config`, `split`, `limit`.
+    """
+
+    pools = luigi.DictParameter(default={"dev": {"source": "demo"}})
 
 
 class corpus(Section):
@@ -73,9 +82,15 @@ class token_index(Section):
     path = luigi.Parameter(default="", description="tantivy folder (default: under the run)")
     index = luigi.Parameter(default="tipqa-token", description="elasticsearch index name")
     url = luigi.Parameter(default="", description="elasticsearch URL (or TIPQA_ES_URL)")
-    heap_mb = luigi.IntParameter(default=512)
-    threads = luigi.IntParameter(default=2)
-    rank_pool = luigi.IntParameter(default=1000)
+    heap_mb = luigi.IntParameter(default=512, description="tantivy writer heap")
+    threads = luigi.IntParameter(default=2, description="writer / bulk threads")
+    rank_pool = luigi.IntParameter(default=1000, description="tantivy: exact ranking depth")
+    shards = luigi.IntParameter(default=1, description="elasticsearch primary shards")
+    replicas = luigi.OptionalIntParameter(default=None, description="elasticsearch replicas")
+    bulk_chunk_docs = luigi.IntParameter(default=500, description="elasticsearch bulk size")
+    force_merge_segments = luigi.OptionalIntParameter(default=None)
+    api_key_env = luigi.Parameter(default="ES_API_KEY", description="env var of the API key")
+    ca_certs = luigi.Parameter(default="", description="CA file of a self-signed cluster")
 
 
 class embedder(Section):
@@ -83,11 +98,22 @@ class embedder(Section):
 
     backend = luigi.Parameter(default="sentence-transformers")
     model = luigi.Parameter(default="all-MiniLM-L6-v2")
-    query_prefix = luigi.OptionalParameter(default=None)
-    passage_prefix = luigi.OptionalParameter(default=None)
+    query_prefix = luigi.OptionalParameter(
+        default=None, description='e.g. "query: " (quoted: a config file drops a trailing space)'
+    )
+    passage_prefix = luigi.OptionalParameter(default=None, description='e.g. "passage: "')
     batch_size = luigi.IntParameter(default=64)
     device = luigi.Parameter(default="cpu")
     bf16 = luigi.BoolParameter(default=False)
+
+    def settings(self) -> dict[str, Any]:
+        """The section's settings, with JSON-quoted prefixes unquoted."""
+        settings = super().settings()
+        for key in ("query_prefix", "passage_prefix"):
+            value = settings[key]
+            if isinstance(value, str) and len(value) >= 2 and value[0] == value[-1] == '"':
+                settings[key] = json.loads(value)
+        return settings
 
 
 class vector_index(Section):
@@ -99,9 +125,14 @@ class vector_index(Section):
     url = luigi.Parameter(default="")
     kind = luigi.Parameter(default="hnsw", description="faiss: flat or hnsw")
     hnsw_m = luigi.IntParameter(default=32)
-    ef_search = luigi.IntParameter(default=64)
+    ef_construction = luigi.IntParameter(default=80)
+    ef_search = luigi.IntParameter(default=64, description="faiss HNSW search depth")
     num_candidates = luigi.IntParameter(default=100, description="elasticsearch kNN")
     quantize = luigi.Parameter(default="", description="elasticsearch: int8, int4, bbq")
+    shards = luigi.IntParameter(default=1, description="elasticsearch primary shards")
+    replicas = luigi.OptionalIntParameter(default=None, description="elasticsearch replicas")
+    api_key_env = luigi.Parameter(default="ES_API_KEY")
+    ca_certs = luigi.Parameter(default="")
     chunk_overlap_tokens = luigi.IntParameter(default=0)
 
 
@@ -133,7 +164,9 @@ class judge(Section):
     max_retries = luigi.IntParameter(default=5)
     parse_retries = luigi.IntParameter(default=2)
     timeout = luigi.FloatParameter(default=60.0)
-    max_words = luigi.IntParameter(default=30_000, description="judge-window word limit")
+    max_words = luigi.OptionalIntParameter(
+        default=None, description="judge-window word limit (default: from the judge's context)"
+    )
     max_windows = luigi.IntParameter(default=16, description="windows judged per document")
     cache = luigi.BoolParameter(default=True, description="cache LLM calls under the run")
 

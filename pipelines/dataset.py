@@ -1,10 +1,10 @@
-"""The partition of all shards, and CreateDataset, the main entry point."""
+"""The partition of each question pool, and CreateDataset, the main entry point."""
 
 from __future__ import annotations
 
 import luigi
 
-from pipelines.config import build, run_info
+from pipelines.config import build, questions, run_info
 from pipelines.inputs import PrepareQuestions
 from pipelines.stages import VectorJudge
 from tipqa import steps
@@ -12,27 +12,29 @@ from tipqa.partition import write_partition
 
 
 class Partition(luigi.Task):
-    """Collect every shard's decisions into the answerable / unanswerable / ... splits."""
+    """Collect a pool's shard decisions into answerable / unanswerable / ... files."""
+
+    pool = luigi.Parameter()
 
     def requires(self) -> luigi.Task:
-        return PrepareQuestions()
+        return PrepareQuestions(pool=self.pool)
 
     def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(build().layout().dataset / "stats.json")
+        return luigi.LocalTarget(build().layout().pool(self.pool).partition / "stats.json")
 
     def run(self):
-        layout = build().layout()
-        count = steps.shard_count(layout.questions, build().shard_size)
-        yield [VectorJudge(shard=i) for i in range(count)]
+        pool = build().layout().pool(self.pool)
+        size = build().shard_size
+        count = steps.shard_count(pool.questions, size)
+        yield [VectorJudge(pool=self.pool, shard=i) for i in range(count)]
         shards = [
-            (steps.shard_questions(layout.questions, i, build().shard_size), layout.shard(i))
-            for i in range(count)
+            (steps.shard_questions(pool.questions, i, size), pool.shard(i)) for i in range(count)
         ]
-        write_partition(shards, layout.dataset, run_info())
+        write_partition(shards, pool.partition, {"pool": self.pool, **run_info()})
 
 
 class CreateDataset(luigi.WrapperTask):
     """Build the whole benchmark: `luigi --module pipelines CreateDataset --local-scheduler`."""
 
-    def requires(self) -> luigi.Task:
-        return Partition()
+    def requires(self) -> list[luigi.Task]:
+        return [Partition(pool=name) for name in questions().pools]

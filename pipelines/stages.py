@@ -22,14 +22,20 @@ from tipqa.layout import ShardLayout
 class ShardTask(luigi.Task):
     """A step over one block of questions; its stats file marks it complete."""
 
+    pool = luigi.Parameter()
     shard = luigi.IntParameter()
     step = ""
 
     def layout(self) -> ShardLayout:
-        return build().layout().shard(self.shard)
+        return build().layout().pool(self.pool).shard(self.shard)
 
     def questions(self) -> list:
-        return steps.shard_questions(build().layout().questions, self.shard, build().shard_size)
+        path = build().layout().pool(self.pool).questions
+        return steps.shard_questions(path, self.shard, build().shard_size)
+
+    def previous(self, task: type[ShardTask]) -> ShardTask:
+        """The same shard's task of an earlier step."""
+        return task(pool=self.pool, shard=self.shard)
 
     def cache(self):
         return build().layout().llm_cache if judge().cache else None
@@ -44,7 +50,7 @@ class ExtractKeywords(ShardTask):
     step = "keywords"
 
     def requires(self) -> luigi.Task:
-        return PrepareQuestions()
+        return PrepareQuestions(pool=self.pool)
 
     def run(self) -> None:
         extractor = make_keyword_extractor(keywords().settings(), self.cache())
@@ -57,7 +63,7 @@ class TokenSearch(ShardTask):
     step = "token_search"
 
     def requires(self) -> list[luigi.Task]:
-        return [ExtractKeywords(shard=self.shard), BuildTokenIndex()]
+        return [self.previous(ExtractKeywords), BuildTokenIndex()]
 
     def run(self) -> None:
         index = make_token_index(token_index().settings(), build().layout().token_index)
@@ -70,17 +76,18 @@ class TokenJudge(ShardTask):
     step = "token_judge"
 
     def requires(self) -> luigi.Task:
-        return TokenSearch(shard=self.shard)
+        return self.previous(TokenSearch)
 
     def run(self) -> None:
         index = make_token_index(token_index().settings(), build().layout().token_index)
         settings = judge().settings()
+        relevance = make_judge(settings, self.cache())
         steps.token_judge(
             self.questions(),
             index.get,
-            make_judge(settings, self.cache()),
+            relevance,
             build().k1,
-            window_settings(settings),
+            window_settings(settings, relevance),
             self.layout(),
         )
 
@@ -91,7 +98,7 @@ class VectorSearch(ShardTask):
     step = "vector_search"
 
     def requires(self) -> list[luigi.Task]:
-        return [TokenJudge(shard=self.shard), BuildVectorIndex()]
+        return [self.previous(TokenJudge), BuildVectorIndex()]
 
     def run(self) -> None:
         model = make_embedder(embedder().settings())
@@ -105,7 +112,7 @@ class VectorJudge(ShardTask):
     step = "vector_judge"
 
     def requires(self) -> luigi.Task:
-        return VectorSearch(shard=self.shard)
+        return self.previous(VectorSearch)
 
     def run(self) -> None:
         steps.vector_judge(

@@ -10,7 +10,7 @@ from tipqa.judges.base import JUDGES, RelevanceJudge
 from tipqa.keywords.base import KEYWORD_EXTRACTORS, KeywordExtractor
 from tipqa.token_index.base import TOKEN_INDEXES, TokenIndex
 from tipqa.vector_index.base import VECTOR_INDEXES, VectorIndex
-from tipqa.windows import WindowSettings
+from tipqa.windows import DEFAULT_MAX_WORDS, WindowSettings
 
 OFFLINE_BACKENDS = {"rules"}
 
@@ -56,8 +56,12 @@ def make_keyword_extractor(settings: dict[str, Any], cache: Path | None) -> Keyw
 
 
 def make_judge(settings: dict[str, Any], cache: Path | None) -> RelevanceJudge:
-    """The relevance judge named by settings["backend"], its calls cached at `cache`."""
-    judge = JUDGES.create_from(settings["backend"], settings)
+    """The relevance judge named by settings["backend"], its calls cached at `cache`.
+
+    `mode` "choice" asks an OpenAI-compatible server for constrained yes/no decoding too.
+    """
+    options = {**settings, "choice": settings.get("mode") == "choice"}
+    judge = JUDGES.create_from(settings["backend"], options)
     if cache is None or settings["backend"] in OFFLINE_BACKENDS:
         return judge
     from tipqa.judges.cached import CachedJudge
@@ -65,6 +69,14 @@ def make_judge(settings: dict[str, Any], cache: Path | None) -> RelevanceJudge:
     return CachedJudge(judge, _llm_cache(cache))
 
 
-def window_settings(settings: dict[str, Any]) -> WindowSettings:
-    """Judge-window limits from the judge's settings."""
-    return WindowSettings(max_words=settings["max_words"], max_windows=settings["max_windows"])
+def window_settings(settings: dict[str, Any], judge: RelevanceJudge) -> WindowSettings:
+    """Judge-window limits: `max_words` if set, else what the judge's context holds.
+
+    A judge that knows its context length (the vLLM judge) says how many words fit; others
+    get the paper's 30,000 words.
+    """
+    max_words = settings.get("max_words")
+    if not max_words:
+        fits = getattr(getattr(judge, "inner", judge), "window_words", None)
+        max_words = fits() if callable(fits) else DEFAULT_MAX_WORDS
+    return WindowSettings(max_words=max_words, max_windows=settings["max_windows"])

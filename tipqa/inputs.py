@@ -7,6 +7,7 @@ from typing import Any
 
 from tipqa.corpus.base import CORPUS_READERS, Corpus
 from tipqa.demo.world import WorldSpec, write_world
+from tipqa.errors import ConfigError
 from tipqa.jsonl import write_records
 from tipqa.questions.base import QUESTION_SOURCES
 from tipqa.stats import StageStats
@@ -32,6 +33,19 @@ def open_corpus(settings: dict[str, Any], world: Path) -> Corpus:
         return CORPUS_READERS.create_from("files", {"paths": [str(world / "corpus")]})
     options = {**settings, "id_field": settings.get("id_field") or None}
     return CORPUS_READERS.create_from(settings["source"], options)
+
+
+POOL_KEYS = {"source", "paths", "name", "config", "split", "limit"}
+
+
+def check_pool(name: str, settings: dict[str, Any]) -> None:
+    """Reject a pool whose settings have unknown keys or no source."""
+    unknown = set(settings) - POOL_KEYS
+    if unknown or "source" not in settings:
+        raise ConfigError(
+            f"question pool {name!r}: needs 'source'; keys allowed: {', '.join(sorted(POOL_KEYS))}"
+            + (f"; unknown: {', '.join(sorted(unknown))}" if unknown else "")
+        )
 
 
 def prepare_questions(settings: dict[str, Any], world: Path, out: Path) -> StageStats:

@@ -23,11 +23,6 @@ class RunLayout:
         return self.root / "world"
 
     @property
-    def questions(self) -> Path:
-        """All questions of the run, normalised to `Question` records."""
-        return self.root / "questions.jsonl"
-
-    @property
     def token_index(self) -> Path:
         """The embedded token index."""
         return self.root / "index" / "token"
@@ -42,14 +37,35 @@ class RunLayout:
         """The persistent cache of LLM calls (shared by all shards)."""
         return self.root / "llm-cache.sqlite"
 
+    def pool(self, name: str) -> PoolLayout:
+        """The files of question pool `name` (for example TriviaQA's dev or train set)."""
+        return PoolLayout(self.root / "pools" / name)
+
+    @property
+    def splits(self) -> Path:
+        """The benchmark's train / validation / test splits."""
+        return self.root / "splits"
+
+
+@dataclass(frozen=True)
+class PoolLayout:
+    """One question pool: its questions, its shards, and its partition."""
+
+    root: Path
+
+    @property
+    def questions(self) -> Path:
+        """The pool's questions, normalised to `Question` records."""
+        return self.root / "questions.jsonl"
+
     def shard(self, index: int) -> ShardLayout:
         """The files of question shard `index`."""
         return ShardLayout(self.root / "shards" / f"shard-{index:05d}")
 
     @property
-    def dataset(self) -> Path:
-        """The final partition."""
-        return self.root / "dataset"
+    def partition(self) -> Path:
+        """The pool's partition: one file per label, instances, stats, a DatasetDict."""
+        return self.root / "partition"
 
 
 @dataclass(frozen=True)

@@ -132,6 +132,7 @@ def save_dataset_dict(
     splits["instances"] = _dataset([i.to_dict() for i in instances], instance_features)
     staging = out.with_name(out.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
-    DatasetDict(splits).save_to_disk(str(staging))
+    empty = {name: 1 for name, split in splits.items() if split.num_rows == 0}
+    DatasetDict(splits).save_to_disk(str(staging), num_shards=empty)
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)

@@ -108,6 +108,7 @@ class Keywords(Record):
     keywords: list[str]
     raw: str = ""
     error: str | None = None
+    cached: bool = False
 
 
 @dataclass

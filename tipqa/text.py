@@ -1,9 +1,11 @@
-"""The one definition of tokens, phrases, paragraphs and sentences used across backends.
+r"""The one definition of tokens, phrases, paragraphs and sentences used across backends.
 
-Tokens follow tantivy's default analyzer (and the Elasticsearch analyzer this project
-configures): maximal runs of Unicode letters and digits, lower-cased, tokens longer than 40
-characters dropped. Phrase matching and frequency counting anywhere in the package use these
-tokens, so the embedded and the Elasticsearch backends agree on what "contains" means.
+Tokens are the maximal runs of characters matched by `[^\W_]` (Unicode letters and digits) in
+the text lower-cased by Python; tokens longer than 40 characters are dropped (their neighbours
+become adjacent). Phrase matching and frequency counting anywhere in the package use these
+tokens. Neither tantivy's default analyzer nor Elasticsearch's standard one agrees with this
+exactly, so `tipqa.token_index.tantivy_analysis` and the analyzer of `tipqa.es.mappings` adapt
+to it, and the embedded and the Elasticsearch backends agree on what "contains" means.
 """
 
 from __future__ import annotations
@@ -12,14 +14,14 @@ import re
 from collections.abc import Sequence
 
 MAX_TOKEN_CHARS = 40
-_TOKEN = re.compile(r"[^\W_]+")
+TOKEN_RE = re.compile(r"[^\W_]+")
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
 
 
 def tokenize(text: str) -> list[str]:
     """Lower-cased alphanumeric tokens of `text`, as the token index sees them."""
-    return [t for t in _TOKEN.findall(text.lower()) if len(t) <= MAX_TOKEN_CHARS]
+    return [t for t in TOKEN_RE.findall(text.lower()) if len(t) <= MAX_TOKEN_CHARS]
 
 
 def count_phrase(tokens: Sequence[str], phrase: Sequence[str]) -> int:

@@ -196,7 +196,7 @@ class CachedKeywordExtractor(_CacheCounter):
         ):
             self.cache_stats.error("cache_bad_entry")
             return None
-        return Keywords(question.id, list(keywords), raw)
+        return Keywords(question.id, list(keywords), raw, cached=True)
 
 
 def _relabel(judgment: Judgment, request: JudgeRequest) -> Judgment:

@@ -24,7 +24,7 @@ import re
 import sys
 from typing import Any, NamedTuple
 
-from tipqa.text import _TOKEN, MAX_TOKEN_CHARS
+from tipqa.text import MAX_TOKEN_CHARS, TOKEN_RE
 
 _MAX_REPLACES = 8  # above this many distinct characters to space out, one translate pass
 
@@ -64,7 +64,7 @@ def _ranges(code_points: list[int]) -> list[tuple[int, int]]:
 
 def _token_code_points() -> list[int]:
     """The code points that `tipqa.text` counts as token characters."""
-    return [ord(c) for c in _TOKEN.findall(" ".join(all_characters()))]
+    return [ord(c) for c in TOKEN_RE.findall(" ".join(all_characters()))]
 
 
 @functools.lru_cache(maxsize=1)
@@ -128,5 +128,6 @@ def prepare(text: str, blank: frozenset[str]) -> str:
     if max(map(len, chunks), default=0) <= MAX_TOKEN_CHARS:
         return lowered
     return " ".join(
-        _TOKEN.sub(_drop_long, chunk) if len(chunk) > MAX_TOKEN_CHARS else chunk for chunk in chunks
+        TOKEN_RE.sub(_drop_long, chunk) if len(chunk) > MAX_TOKEN_CHARS else chunk
+        for chunk in chunks
     )

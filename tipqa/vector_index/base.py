@@ -17,6 +17,10 @@ class VectorIndex(Protocol):
         """Add chunks with their embeddings (idempotent by chunk id)."""
         ...
 
+    def present_ids(self, chunk_ids: list[str]) -> set[str]:
+        """The ids among `chunk_ids` already in the index (a resumed build skips them)."""
+        ...
+
     def finish(self) -> dict[str, float]:
         """Make what was added durable and searchable; return counts for the stats file."""
         ...

@@ -198,7 +198,8 @@ def test_cached_keyword_extractor(monkeypatch, tmp_path) -> None:
         again = extractor()
         second = again.extract(questions)
         assert server.calls == 1
-        assert second[:2] == first[:2]
+        assert [dataclasses.replace(k, cached=False) for k in second[:2]] == first[:2]
+        assert all(k.cached for k in second[:2]) and not first[0].cached
         assert second[2].keywords == ["Ellery", "Dawn"] and second[2].error is None
         assert again.stats.counts["cache_hits"] == 2
         assert again.stats.counts["cache_misses"] == 1

@@ -1,0 +1,46 @@
+"""Helpers for the pipeline tests: run the real `luigi` command on a small demo world."""
+
+from __future__ import annotations
+
+import configparser
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SMALL_WORLD = {
+    "core": {"log_level": "WARNING"},
+    "retcode": {"task_failed": "30", "scheduling_error": "35", "unhandled_exception": "40"},
+    "build": {"name": "t", "shard_size": "7", "k1": "20", "k2": "10"},
+    "demo": {"documents": "700", "seed": "5", "files": "3"},
+    "questions": {"pools": json.dumps({"dev": {"source": "demo"}})},
+    "embedder": {"bf16": "true"},
+    "vector_index": {"kind": "flat"},
+}
+
+
+def luigi_config(tmp_path: Path, **overrides: dict[str, str]) -> Path:
+    """Write a luigi.cfg for a small demo world under `tmp_path`, with section overrides."""
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read_dict(SMALL_WORLD)
+    parser.read_dict({"build": {"output_root": str(tmp_path / "outputs")}})
+    parser.read_dict(overrides)
+    path = tmp_path / "luigi.cfg"
+    with open(path, "w") as handle:
+        parser.write(handle)
+    return path
+
+
+def run_luigi(config: Path, *task: str) -> subprocess.CompletedProcess[str]:
+    """`luigi --module pipelines TASK --local-scheduler` with `config`, from its folder."""
+    env = {**os.environ, "LUIGI_CONFIG_PATH": str(config), "HF_HUB_OFFLINE": "1"}
+    command = [sys.executable, "-m", "luigi", "--module", "pipelines", *task]
+    return subprocess.run(
+        [*command, "--local-scheduler"],
+        cwd=config.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )

@@ -1,0 +1,109 @@
+"""A cost preview: how many judge prompts and roughly how many tokens a run will send.
+
+Computed from the token-search candidates before any judging: the token stage sends at most
+one prompt per judge window of each question's first k1 candidates (fewer with early exit),
+at least one per question with a candidate; the vector stage at most k2 prompts per question
+that can reach it (total matches <= k1). Tokens are estimated from words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from tipqa.jsonl import read_records, write_json
+from tipqa.layout import ShardLayout
+from tipqa.records import Document, Question, TokenCandidates
+from tipqa.text import word_count
+from tipqa.windows import WindowSettings, judge_windows
+
+TOKENS_PER_WORD = 1.33
+
+
+def preview_cost(
+    questions: list[Question],
+    candidates: dict[str, TokenCandidates],
+    fetch: Callable[[list[str]], dict[str, Document]],
+    windows: WindowSettings,
+    k1: int,
+    k2: int,
+    prompt_words: int,
+    chunk_tokens: int,
+) -> dict[str, Any]:
+    """Upper and lower bounds of judge prompts and prompt tokens for these questions."""
+    token_prompts = token_words = first_prompts = first_words = 0
+    reach_vector = 0
+    for question in tqdm(questions, desc="cost preview", unit="q", leave=False):
+        found = candidates.get(question.id)
+        if found is None:
+            continue
+        if found.total <= k1:
+            reach_vector += 1
+        hits = found.hits[:k1]
+        documents = fetch([h.doc_id for h in hits])
+        for rank, hit in enumerate(hits):
+            if hit.doc_id not in documents:
+                continue
+            pieces, _ = judge_windows(
+                documents[hit.doc_id], found.keywords, question.aliases, windows
+            )
+            words = sum(word_count(w.text) + prompt_words for w in pieces)
+            token_prompts += len(pieces)
+            token_words += words
+            if rank == 0:
+                first_prompts += len(pieces)
+                first_words += words
+    vector_prompts = reach_vector * k2
+    vector_tokens = vector_prompts * (chunk_tokens + round(prompt_words * TOKENS_PER_WORD))
+    return {
+        "questions": len(questions),
+        "token_stage": {
+            "prompts_at_most": token_prompts,
+            "prompts_at_least": first_prompts,
+            "prompt_tokens_at_most": round(token_words * TOKENS_PER_WORD),
+            "prompt_tokens_at_least": round(first_words * TOKENS_PER_WORD),
+        },
+        "vector_stage": {
+            "questions_at_most": reach_vector,
+            "prompts_at_most": vector_prompts,
+            "prompt_tokens_at_most": vector_tokens,
+        },
+        "assumptions": {"tokens_per_word": TOKENS_PER_WORD, "chunk_tokens": chunk_tokens},
+    }
+
+
+def _add(total: dict[str, Any], part: dict[str, Any]) -> dict[str, Any]:
+    """Sum two previews field by field (assumptions are kept from the first)."""
+    if not total:
+        return part
+    for key, value in part.items():
+        if isinstance(value, dict) and key != "assumptions":
+            total[key] = _add(total[key], value)
+        elif isinstance(value, int):
+            total[key] += value
+    return total
+
+
+def preview_pool(
+    shards: list[tuple[list[Question], ShardLayout]],
+    fetch: Callable[[list[str]], dict[str, Document]],
+    windows: WindowSettings,
+    k1: int,
+    k2: int,
+    prompt_words: int,
+    chunk_tokens: int,
+    out: Path,
+) -> dict[str, Any]:
+    """The preview of every shard of a pool, summed, written to `out` and returned."""
+    total: dict[str, Any] = {}
+    for questions, shard in shards:
+        found = {
+            c.question_id: c for c in read_records(shard.data("token_candidates"), TokenCandidates)
+        }
+        part = preview_cost(questions, found, fetch, windows, k1, k2, prompt_words, chunk_tokens)
+        total = _add(total, part)
+    write_json(out, total)
+    return total
