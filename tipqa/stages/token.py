@@ -128,6 +128,8 @@ def judge_token_candidates(
     ]
     for decision in decisions:
         stats.add(f"outcome_{decision.label}")
+    reachable = sum(min(k1, len(candidates[q.id].hits)) for q in questions)
+    stats.add("documents_skipped_by_early_exit", reachable - sum(judged.values()))
     return decisions, judgments
 
 

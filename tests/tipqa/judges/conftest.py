@@ -2,26 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
-
-
-def load_model_module() -> ModuleType:
-    """Import tests/vllm_model.py (tests are not a package under --import-mode=importlib)."""
-    name = "tipqa_tests_vllm_model"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[2] / "vllm_model.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+import vllm_model
 
 
 @pytest.fixture(scope="session")
@@ -46,4 +31,4 @@ def vllm_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random Llama chat model saved with save_pretrained (made once per session)."""
-    return load_model_module().build_tiny_model(tmp_path_factory.mktemp("tiny-llama"))
+    return vllm_model.build_tiny_model(tmp_path_factory.mktemp("tiny-llama"))

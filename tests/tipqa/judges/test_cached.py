@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import sqlite3
-import sys
 from collections.abc import Iterator
-from pathlib import Path
-from types import ModuleType
 
+import openai_server as fake
 import pytest
 
 from tipqa.judges.cached import CachedJudge, CachedKeywordExtractor
@@ -19,23 +16,11 @@ from tipqa.llm.cache import LLMCache
 from tipqa.records import JudgeRequest, Question
 
 
-def _server_module() -> ModuleType:
-    """tests/openai_server.py (tests are not a package under --import-mode=importlib)."""
-    name = "tipqa_tests_openai_server"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[2] / "openai_server.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
 @pytest.fixture
 def server(monkeypatch) -> Iterator:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with _server_module().FakeOpenAIServer() as running:
+    with fake.FakeOpenAIServer() as running:
         yield running
 
 
@@ -167,7 +152,7 @@ def test_unusable_cache_entry_is_a_counted_miss(server, tmp_path) -> None:
 
 
 def keyword_rule(body, attempt, headers):
-    module = _server_module()
+    module = fake
     question = module.last_user_message(body)
     injected = module.marker_reply(question, attempt, headers)
     words = [word.strip("?") for word in question.split()[1:]]
@@ -182,7 +167,7 @@ def test_cached_keyword_extractor(monkeypatch, tmp_path) -> None:
         Question("q2", "Who painted Ellery Dawn [[500:1]]?", "c", ["c"]),
     ]
     path = tmp_path / "c.sqlite"
-    with _server_module().FakeOpenAIServer(keyword_rule) as server:
+    with fake.FakeOpenAIServer(keyword_rule) as server:
 
         def extractor() -> CachedKeywordExtractor:
             inner = OpenAIKeywordExtractor(

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Iterator
-from pathlib import Path
-from types import ModuleType
 
+import openai_server as fake
 import pytest
 
 from tipqa.errors import ConfigError
@@ -17,23 +14,11 @@ from tipqa.llm.prompts import load_template
 from tipqa.records import JudgeRequest
 
 
-def _server_module() -> ModuleType:
-    """tests/openai_server.py (tests are not a package under --import-mode=importlib)."""
-    name = "tipqa_tests_openai_server"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[2] / "openai_server.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
 @pytest.fixture
 def server(monkeypatch) -> Iterator:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with _server_module().FakeOpenAIServer() as running:
+    with fake.FakeOpenAIServer() as running:
         yield running
 
 

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections.abc import Iterator
-from pathlib import Path
-from types import ModuleType
 
+import openai_server as fake
 import pytest
 
 from tipqa.errors import ConfigError
@@ -25,21 +22,9 @@ ANSWERS = {
 }
 
 
-def _server_module() -> ModuleType:
-    """tests/openai_server.py (tests are not a package under --import-mode=importlib)."""
-    name = "tipqa_tests_openai_server"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[2] / "openai_server.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        sys.modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(sys.modules[name])
-    return sys.modules[name]
-
-
 def keyword_rule(body, attempt, headers):
     """Answer each known question with its scripted keywords (markers still apply)."""
-    module = _server_module()
+    module = fake
     answer = ANSWERS.get(module.last_user_message(body), "")
     return module.marker_reply(answer, attempt, headers) or module.Reply(text=answer)
 
@@ -48,7 +33,7 @@ def keyword_rule(body, attempt, headers):
 def server(monkeypatch) -> Iterator:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with _server_module().FakeOpenAIServer(keyword_rule) as running:
+    with fake.FakeOpenAIServer(keyword_rule) as running:
         yield running
 
 

@@ -1,0 +1,47 @@
+"""The cost preview counts what judging will send, before any judging."""
+
+from __future__ import annotations
+
+from tipqa.cost import preview_cost
+from tipqa.records import Document, Question, TokenCandidates, TokenHit
+from tipqa.windows import WindowSettings
+
+DOCS = {
+    "d1": Document("d1", "Ada Vell was born in Orrin.\n\nShe wrote songs."),
+    "d2": Document("d2", "Ada Vell sailed.\n\nOrrin is a port.\n\nAda Vell left Orrin."),
+    "d3": Document("d3", "Nothing about it " * 50),
+}
+
+
+def fetch(ids: list[str]) -> dict[str, Document]:
+    return {i: DOCS[i] for i in ids if i in DOCS}
+
+
+def candidates(qid: str, ids: list[str], total: int) -> TokenCandidates:
+    return TokenCandidates(qid, ["Ada Vell"], total, [TokenHit(i, 1.0) for i in ids])
+
+
+def test_bounds_follow_windows_k1_and_reachability() -> None:
+    questions = [
+        Question("q1", "Where was Ada Vell born?", "Orrin", ["Orrin"]),
+        Question("q2", "Where did Ada Vell go?", "Orrin", ["Orrin"]),
+        Question("q3", "Who?", "Orrin", ["Orrin"]),
+    ]
+    found = {
+        "q1": candidates("q1", ["d1", "d2", "d3"], 3),
+        "q2": candidates("q2", ["d2", "missing"], 2),
+        "q3": candidates("q3", [], 0),
+    }
+    preview = preview_cost(questions, found, fetch, WindowSettings(), 2, 10, 40, 256)
+    token = preview["token_stage"]
+    # q1 judges d1 (one window) and d2 (two windows: paragraphs 1-2 and 3); d3 is past k1=2.
+    # q2 judges d2 (two windows); "missing" is not in the index.
+    assert token["prompts_at_most"] == 1 + 2 + 2
+    assert token["prompts_at_least"] == 1 + 2
+    assert token["prompt_tokens_at_least"] < token["prompt_tokens_at_most"]
+    # q2 (2 matches) and q3 (none) can reach the vector stage; q1 has more than k1 matches.
+    assert preview["vector_stage"] == {
+        "questions_at_most": 2,
+        "prompts_at_most": 20,
+        "prompt_tokens_at_most": 20 * (256 + round(40 * 1.33)),
+    }
