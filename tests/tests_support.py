@@ -11,7 +11,12 @@ from pathlib import Path
 
 SMALL_WORLD = {
     "core": {"log_level": "WARNING"},
-    "retcode": {"task_failed": "30", "scheduling_error": "35", "unhandled_exception": "40"},
+    "retcode": {
+        "already_running": "10",
+        "task_failed": "30",
+        "scheduling_error": "35",
+        "unhandled_exception": "40",
+    },
     "build": {"name": "t", "shard_size": "7", "k1": "20", "k2": "10"},
     "demo": {"documents": "700", "seed": "5", "files": "3"},
     "questions": {"pools": json.dumps({"dev": {"source": "demo"}})},
@@ -33,11 +38,15 @@ def luigi_config(tmp_path: Path, **overrides: dict[str, str]) -> Path:
 
 
 def run_luigi(config: Path, *task: str) -> subprocess.CompletedProcess[str]:
-    """`luigi --module pipelines TASK --local-scheduler` with `config`, from its folder."""
+    """`luigi --module pipelines TASK --local-scheduler` with `config`, from its folder.
+
+    `--no-lock`: luigi refuses a second process with the same command line, and tests in
+    separate folders may run at the same time.
+    """
     env = {**os.environ, "LUIGI_CONFIG_PATH": str(config), "HF_HUB_OFFLINE": "1"}
     command = [sys.executable, "-m", "luigi", "--module", "pipelines", *task]
     return subprocess.run(
-        [*command, "--local-scheduler"],
+        [*command, "--local-scheduler", "--no-lock"],
         cwd=config.parent,
         env=env,
         capture_output=True,

@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from tipqa.errors import InputError
 from tipqa.jsonl import read_records, write_records
 from tipqa.layout import ShardLayout
 from tipqa.records import (
@@ -32,7 +33,14 @@ def label_questions(questions: list[Question], shard: ShardLayout) -> list[Label
     }
     rows = []
     for q in questions:
-        decision = decisions[q.id]
+        decision = decisions.get(q.id)
+        if decision is None:
+            raise InputError(
+                f"question {q.id} has no decision; the shard was built for other questions "
+                "(another shard_size or question list?): use a new run name, or delete the "
+                "pool's shards and rerun",
+                path=str(shard.data("token_decisions")),
+            )
         if decision.label == "to_vector":
             raise RuntimeError(f"{shard.root}: question {q.id} has no vector-stage decision")
         rows.append(

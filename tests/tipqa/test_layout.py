@@ -1,0 +1,35 @@
+"""Where a run keeps its files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tipqa.layout import PoolLayout, RunLayout, ShardLayout
+
+
+def test_run_layout_paths(tmp_path: Path) -> None:
+    run = RunLayout.of(tmp_path, "demo")
+    assert run.root == tmp_path / "demo"
+    assert run.world == tmp_path / "demo" / "world"
+    assert run.token_index == tmp_path / "demo" / "index" / "token"
+    assert run.vector_index == tmp_path / "demo" / "index" / "vector"
+    assert run.llm_cache == tmp_path / "demo" / "llm-cache.sqlite"
+    assert run.splits == tmp_path / "demo" / "splits"
+    assert RunLayout.of(str(tmp_path), "demo") == run
+
+
+def test_pool_and_shard_paths(tmp_path: Path) -> None:
+    pool = RunLayout.of(tmp_path, "r").pool("dev")
+    assert pool == PoolLayout(tmp_path / "r" / "pools" / "dev")
+    assert pool.questions == pool.root / "questions.jsonl"
+    assert pool.partition == pool.root / "partition"
+    shard = pool.shard(7)
+    assert shard == ShardLayout(pool.root / "shards" / "shard-00007")
+    assert shard.data("token_decisions") == shard.root / "token_decisions.jsonl"
+    assert shard.stats("token_judge") == shard.root / "token_judge.stats.json"
+    assert pool.shard(123456).root.name == "shard-123456"
+
+
+def test_layouts_create_nothing(tmp_path: Path) -> None:
+    RunLayout.of(tmp_path, "r").pool("dev").shard(0).data("x")
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,89 @@
+"""The build report: outcome funnel and answerable share by keyword-matching documents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.image
+import pytest
+from partition_fixtures import DEV, build_splits
+
+from tipqa.errors import InputError
+from tipqa.jsonl import read_json
+from tipqa.records import LabeledQuestion
+from tipqa.report import MATCH_BINS, match_bin, match_shares, pool_funnel, write_report
+
+
+def row(label: str, matches: int | None) -> LabeledQuestion:
+    return LabeledQuestion("q", "Q?", "A", ["A"], label, "token", "r", [], matches, None)
+
+
+def test_match_bins_cover_every_count_once() -> None:
+    assert [match_bin(n) for n in (0, 1, 2, 10, 11, 100, 101, 1_000, 1_001)] == [
+        "0", "1", "2-10", "2-10", "11-100", "11-100", "101-1,000", "101-1,000", "1,001-10,000"
+    ]  # fmt: skip
+    assert match_bin(10_000) == "1,001-10,000" and match_bin(10**9) == ">10,000"
+    assert match_bin(None) == "unknown"
+    for count in range(0, 20_000, 7):
+        assert sum(b.holds(count) for b in MATCH_BINS) == 1
+
+
+def test_answerable_share_per_bin() -> None:
+    rows = [row("answerable", 1), row("answerable", 1), row("unanswerable", 1)]
+    rows += [row("unanswerable", 0), row("answerable", 50), row("discarded", 500)]
+    shares = {s["bin"]: s for s in match_shares(rows)}
+    assert shares["1"]["share"] == pytest.approx(2 / 3)
+    assert shares["0"]["share"] == 0.0 and shares["11-100"]["share"] == 1.0
+    assert shares["101-1,000"]["share"] is None
+    assert "unknown" not in shares
+    assert match_shares([row("answerable", None)])[-1] == {
+        "bin": "unknown", "answerable": 1, "unanswerable": 0, "share": 1.0
+    }  # fmt: skip
+
+
+def test_pool_funnel_passes_the_rest_to_the_vector_stage() -> None:
+    summary = {
+        "questions": 10,
+        "by_stage": {"answerable_token": 4, "discarded_token": 1, "unanswerable_vector": 3,
+                     "answerable_vector": 1, "undetermined_vector": 1},
+    }  # fmt: skip
+    funnel = pool_funnel(summary)
+    assert (
+        funnel["to_vector"]
+        == 5
+        == sum(
+            funnel[k] for k in ("answerable_vector", "unanswerable_vector", "undetermined_vector")
+        )
+    )
+    assert funnel["undetermined_token"] == 0
+
+
+def test_report_files(tmp_path: Path) -> None:
+    splits = build_splits(tmp_path, per_label=3)
+    out = tmp_path / "report"
+    stats = write_report(splits, out)
+    assert stats.counts["test.questions"] == DEV["answerable"] + DEV["unanswerable"]
+    for name in ("funnel.png", "matches.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        height, width, _ = matplotlib.image.imread(out / name).shape
+        assert height > 200 and width > 400
+    data = read_json(out / "report.json")
+    assert data["funnel"]["pools"]["dev"]["to_vector"] == 4 + 3 + 1
+    assert data["funnel"]["splits"]["test"]["unanswerable_vector"] == 4
+    test_shares = {s["bin"]: s for s in data["matches"]["test"]}
+    assert sum(s["answerable"] for s in test_shares.values()) == DEV["answerable"]
+    text = (out / "report.md").read_text()
+    assert "| dev | 16 | 6 | 2 | 0 | 8 | 3 | 4 | 1 |" in text
+    assert "| test | 13 | 6 | 3 | 4 |" in text
+    assert "![Outcomes per stage](funnel.png)" in text and "(matches.png)" in text
+    assert "Split `validation`:" in text
+    assert read_json(out / "report.stats.json")["stage"] == "report"
+
+
+def test_report_needs_the_splits(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="make the splits first"):
+        write_report(tmp_path / "nowhere", tmp_path / "report")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "stats.json").write_text("[]")
+    with pytest.raises(InputError, match="not a split statistics file"):
+        write_report(tmp_path / "bad", tmp_path / "report")

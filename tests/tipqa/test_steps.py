@@ -1,0 +1,201 @@
+"""The step functions the Luigi tasks call: shards, files written, and stats."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tipqa.jsonl import read_json, read_records, write_records
+from tipqa.judges.rules import RuleJudge
+from tipqa.keywords.rules import RuleKeywordExtractor
+from tipqa.layout import ShardLayout
+from tipqa.records import (
+    Decision,
+    Document,
+    Judgment,
+    Keywords,
+    Question,
+    TokenCandidates,
+    VectorCandidates,
+    VectorHit,
+    VectorInstance,
+)
+from tipqa.stats import StageStats
+from tipqa.steps import (
+    extract_keywords,
+    shard_count,
+    shard_questions,
+    token_judge,
+    token_search,
+    vector_judge,
+    vector_search,
+)
+from tipqa.token_index.tantivy import TantivyTokenIndex
+from tipqa.windows import WindowSettings
+
+QUESTIONS = [
+    Question("born", "In which city was Kellan Dusk born?", "Varnholt", ["Varnholt"]),
+    Question("apart", "In which year did Orla Venn die?", "1544", ["1544"]),
+    Question("none", "Who founded the Quillmere Trading Company?", "Tam Rusk", ["Tam Rusk"]),
+    Question("broken", "Who wrote the novel Zzz?", "Ada", ["Ada"]),
+]
+DOCS = [
+    ("d1", "Kellan Dusk was born in Varnholt."),
+    ("d2", "Orla Venn kept a workshop.\n\nThe winter of 1544 was cold."),
+    ("d3", "Varnholt is a harbour town."),
+]
+
+
+def write_questions(path: Path, count: int) -> None:
+    write_records(path, [Question(f"q{i}", f"Q{i}?", "a", ["a"]) for i in range(count)])
+
+
+def test_shard_questions_and_count(tmp_path: Path) -> None:
+    path = tmp_path / "questions.jsonl"
+    write_questions(path, 5)
+    assert shard_count(path, 2) == 3
+    assert shard_count(path, 5) == 1
+    assert shard_count(path, 100) == 1
+    assert [q.id for q in shard_questions(path, 0, 2)] == ["q0", "q1"]
+    assert [q.id for q in shard_questions(path, 2, 2)] == ["q4"]
+    assert shard_questions(path, 3, 2) == []
+    path.write_bytes(path.read_bytes() + b"\n\n")
+    assert shard_count(path, 5) == 1
+    path.write_bytes(b"")
+    assert shard_count(path, 10) == 1
+
+
+class BrokenForOne(RuleKeywordExtractor):
+    """The rule extractor, but extraction of question "broken" fails (a seam double)."""
+
+    name = "broken-for-one"
+
+    def __init__(self) -> None:
+        self.stats = StageStats("keywords")
+
+    def extract(self, questions: list[Question]) -> list[Keywords]:
+        self.stats.add("calls")
+        out = super().extract(questions)
+        return [
+            Keywords(k.question_id, [], error="server_error: 500")
+            if k.question_id == "broken"
+            else k
+            for k in out
+        ]
+
+
+class CountingJudge(RuleJudge):
+    """The rule judge with a usage counter, as LLM judges keep one."""
+
+    def __init__(self) -> None:
+        self.stats = StageStats("judge")
+
+    def judge(self, requests):
+        self.stats.add("requests", len(requests))
+        return super().judge(requests)
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> TantivyTokenIndex:
+    built = TantivyTokenIndex(tmp_path / "token", heap_mb=64, threads=1)
+    built.build([Document(i, t) for i, t in DOCS])
+    return built
+
+
+def test_keyword_and_token_steps(tmp_path: Path, index: TantivyTokenIndex) -> None:
+    shard = ShardLayout(tmp_path / "shard-00000")
+    stats = extract_keywords(QUESTIONS, BrokenForOne(), shard)
+    assert stats.errors == {"extraction_failed": 1}
+    assert stats.counts["questions"] == 4 and stats.counts["BrokenForOne.calls"] == 1
+    keywords = read_records(shard.data("keywords"), Keywords)
+    assert [k.keywords for k in keywords] == [
+        ["Kellan Dusk"], ["Orla Venn"], ["Quillmere Trading Company"], [],
+    ]  # fmt: skip
+    assert read_json(shard.stats("keywords"))["info"] == {"extractor": "broken-for-one"}
+
+    stats = token_search(QUESTIONS, index, 5, shard)
+    assert stats.counts["skipped_keyword_error"] == 1
+    found = {
+        c.question_id: c for c in read_records(shard.data("token_candidates"), TokenCandidates)
+    }
+    assert set(found) == {"born", "apart", "none"}
+    assert [h.doc_id for h in found["born"].hits] == ["d1"]
+    assert (found["apart"].total, found["none"].total) == (1, 0)
+
+    judge = CountingJudge()
+    stats = token_judge(QUESTIONS, index.get, judge, 5, WindowSettings(), shard)
+    decisions = {d.question_id: d for d in read_records(shard.data("token_decisions"), Decision)}
+    assert {k: d.label for k, d in decisions.items()} == {
+        "born": "answerable", "apart": "to_vector", "none": "to_vector", "broken": "undetermined",
+    }  # fmt: skip
+    assert decisions["broken"].reason == "keyword extraction failed: server_error: 500"
+    assert decisions["born"].evidence is not None and decisions["born"].evidence.doc_id == "d1"
+    judgments = read_records(shard.data("token_judgments"), Judgment)
+    assert [(j.question_id, j.label) for j in judgments] == [("born", "yes"), ("apart", "no")]
+    assert stats.counts["CountingJudge.requests"] == 2
+    assert stats.counts["outcome_undetermined"] == 1
+    assert read_json(shard.stats("token_judge"))["info"]["max_words"] == 30_000
+
+
+class OneHotEmbedder:
+    """Question i embeds to the i-th unit vector (a seam double)."""
+
+    name = "one-hot"
+    dimension = 4
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        return np.eye(len(texts), self.dimension, dtype=np.float32)
+
+
+class ChunkPerQuery:
+    """Returns, for the i-th unit vector, chunk i (a seam double)."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts
+
+    def search(self, vectors: np.ndarray, k: int) -> list[list[VectorHit]]:
+        return [
+            [
+                VectorHit(
+                    f"c{int(v.argmax())}", f"d{int(v.argmax())}", 1.0, self.texts[int(v.argmax())]
+                )
+            ]
+            for v in vectors
+        ]
+
+
+def test_vector_steps_take_only_questions_passed_on(tmp_path: Path) -> None:
+    shard = ShardLayout(tmp_path / "shard-00000")
+    write_records(
+        shard.data("token_decisions"),
+        [
+            Decision("born", "answerable", "token", "yes"),
+            Decision("apart", "to_vector", "token", "none relevant"),
+            Decision("none", "to_vector", "token", "no match"),
+            Decision("broken", "undetermined", "token", "failed"),
+        ],
+    )
+    keywords = [["Kellan Dusk"], ["Orla Venn"], ["Quillmere Trading Company"], []]
+    write_records(
+        shard.data("keywords"),
+        [Keywords(q.id, k) for q, k in zip(QUESTIONS, keywords, strict=True)],
+    )
+    texts = ["Orla Venn died in 1544.", "Quillmere is a town."]
+    stats = vector_search(QUESTIONS, OneHotEmbedder(), ChunkPerQuery(texts), 1, shard)
+    assert stats.counts["questions"] == 2
+    candidates = read_records(shard.data("vector_candidates"), VectorCandidates)
+    assert [(c.question_id, c.hits[0].chunk_id) for c in candidates] == [
+        ("apart", "c0"),
+        ("none", "c1"),
+    ]
+    stats = vector_judge(QUESTIONS, RuleJudge(), shard)
+    decisions = read_records(shard.data("vector_decisions"), Decision)
+    assert [(d.question_id, d.label) for d in decisions] == [
+        ("apart", "answerable"),
+        ("none", "unanswerable"),
+    ]
+    instances = read_records(shard.data("instances"), VectorInstance)
+    assert [(i.question_id, i.relevant) for i in instances] == [("apart", True), ("none", False)]
+    assert read_json(shard.stats("vector_judge"))["counts"]["prompts"] == 2
