@@ -1,20 +1,29 @@
 """Luigi tasks of tipqa: `luigi --module pipelines CreateDataset --local-scheduler`."""
 
+from pipelines.annotation import AnnotationAgreement, CompletedAnnotation, ExportAnnotation
 from pipelines.dataset import CreateDataset, Partition
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
 from pipelines.inputs import MakeDemoWorld, PrepareQuestions
 from pipelines.preview import PreviewCost
+from pipelines.publish import BuildHubFolder, BuildReport, MakeSplits, PublishDataset
 from pipelines.stages import ExtractKeywords, TokenJudge, TokenSearch, VectorJudge, VectorSearch
 
 __all__ = [
+    "AnnotationAgreement",
+    "BuildHubFolder",
+    "BuildReport",
     "BuildTokenIndex",
     "BuildVectorIndex",
+    "CompletedAnnotation",
     "CreateDataset",
+    "ExportAnnotation",
     "ExtractKeywords",
     "MakeDemoWorld",
+    "MakeSplits",
     "Partition",
     "PrepareQuestions",
     "PreviewCost",
+    "PublishDataset",
     "TokenJudge",
     "TokenSearch",
     "VectorJudge",

@@ -34,7 +34,14 @@ class Partition(luigi.Task):
 
 
 class CreateDataset(luigi.WrapperTask):
-    """Build the whole benchmark: `luigi --module pipelines CreateDataset --local-scheduler`."""
+    """Build the whole benchmark: `luigi --module pipelines CreateDataset --local-scheduler`.
+
+    Every pool's partition, the splits, the Hub-ready folder and the report; publishing is a
+    separate task (PublishDataset).
+    """
 
     def requires(self) -> list[luigi.Task]:
-        return [Partition(pool=name) for name in questions().pools]
+        from pipelines.publish import BuildHubFolder, BuildReport
+
+        pools = [Partition(pool=name) for name in questions().pools]
+        return [*pools, BuildHubFolder(), BuildReport()]

@@ -37,13 +37,15 @@ def luigi_config(tmp_path: Path, **overrides: dict[str, str]) -> Path:
     return path
 
 
-def run_luigi(config: Path, *task: str) -> subprocess.CompletedProcess[str]:
+def run_luigi(
+    config: Path, *task: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """`luigi --module pipelines TASK --local-scheduler` with `config`, from its folder.
 
     `--no-lock`: luigi refuses a second process with the same command line, and tests in
-    separate folders may run at the same time.
+    separate folders may run at the same time. `env` adds to (or overrides) the environment.
     """
-    env = {**os.environ, "LUIGI_CONFIG_PATH": str(config), "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "LUIGI_CONFIG_PATH": str(config), "HF_HUB_OFFLINE": "1", **(env or {})}
     command = [sys.executable, "-m", "luigi", "--module", "pipelines", *task]
     return subprocess.run(
         [*command, "--local-scheduler", "--no-lock"],

@@ -1,0 +1,118 @@
+"""The Hub-ready folder, loaded back with `datasets.load_dataset` as users will load it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import datasets
+import pytest
+import yaml
+from partition_fixtures import DEV, TRAIN, build_splits
+
+from tipqa.errors import InputError
+from tipqa.hub.folder import build_hub_folder
+from tipqa.jsonl import read_json
+
+CARD = {"repo_id": "someone/tip-demo", "pretty_name": "TIP demo", "language": "en"}
+
+
+def load(folder: Path, config: str, cache: Path) -> datasets.DatasetDict:
+    return datasets.load_dataset(str(folder), config, cache_dir=str(cache))
+
+
+def front_matter(folder: Path) -> dict:
+    text = (folder / "README.md").read_text()
+    assert text.startswith("---\n")
+    return yaml.safe_load(text.split("---\n")[1])
+
+
+def test_configurations_splits_features_and_rows(tmp_path: Path) -> None:
+    splits = build_splits(tmp_path, per_label=3)
+    folder = tmp_path / "hub"
+    built = build_hub_folder(splits, folder, CARD)
+
+    questions = load(folder, "questions", tmp_path / "cache")
+    assert set(questions) == {"train", "validation", "test"}
+    assert questions["test"].num_rows == DEV["answerable"] + DEV["unanswerable"]
+    assert questions["validation"].num_rows == 6
+    assert questions["train"].num_rows == TRAIN["answerable"] + TRAIN["unanswerable"] - 6
+    features = questions["test"].features
+    assert features["aliases"].feature.dtype == "string"
+    assert features["total_matches"].dtype == "int64"
+    assert {"evidence_doc_id", "evidence_text", "label", "stage", "reason"} <= set(features)
+    row = next(r for r in questions["test"] if r["label"] == "answerable" and r["stage"] == "token")
+    assert row["evidence_doc_id"] and row["evidence_text"].startswith("Fact")
+    unanswerable = next(r for r in questions["test"] if r["label"] == "unanswerable")
+    assert unanswerable["evidence_doc_id"] is None
+
+    instances = load(folder, "instances", tmp_path / "cache")
+    assert set(instances) == {"train", "validation", "test"}
+    assert instances["test"].features["relevant"].dtype == "bool"
+    for split in instances:
+        assert instances[split].num_rows == built.rows["instances"][split]
+        assert set(instances[split]["question_id"]) <= set(questions[split]["id"])
+
+    stats = read_json(tmp_path / "hub.stats.json")
+    assert stats["counts"]["questions.test"] == questions["test"].num_rows
+    assert not list(folder.glob("*.json"))
+
+    meta = front_matter(folder)
+    assert [c["config_name"] for c in meta["configs"]] == ["questions", "instances"]
+    assert meta["configs"][0]["default"] is True
+    assert meta["pretty_name"] == "TIP demo" and meta["language"] == ["en"]
+    assert datasets.get_dataset_config_names(str(folder)) == ["questions", "instances"]
+
+
+def test_rebuilding_gives_the_same_bytes(tmp_path: Path) -> None:
+    splits = build_splits(tmp_path)
+    build_hub_folder(splits, tmp_path / "a", CARD)
+    build_hub_folder(splits, tmp_path / "b", CARD)
+    files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*.*"))
+    assert len(files) == 7
+    for name in files:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_large_splits_are_sharded(tmp_path: Path) -> None:
+    splits = build_splits(tmp_path, per_label=3)
+    folder = tmp_path / "hub"
+    built = build_hub_folder(splits, folder, CARD, rows_per_file=4)
+    test_files = built.files["questions"]["test"]
+    assert test_files == [f"questions/test-{i:05d}-of-00004.parquet" for i in range(4)]
+    assert all((folder / name).is_file() for name in test_files)
+    questions = load(folder, "questions", tmp_path / "cache")
+    assert questions["test"].num_rows == 13
+    assert len(set(questions["test"]["id"])) == 13
+
+
+def test_empty_splits_and_configurations_are_left_out(tmp_path: Path) -> None:
+    token_only = {"answerable": 4}
+    splits = build_splits(tmp_path, train=False, dev_counts=token_only)
+    folder = tmp_path / "hub"
+    built = build_hub_folder(splits, folder, CARD)
+    # every answerable question with index % 3 == 0 is decided by the vector stage
+    assert built.rows == {"questions": {"test": 4}, "instances": {"test": 6}}
+
+    only_token = tmp_path / "token"
+    splits = build_splits(only_token, train=False, dev_counts={"answerable": 2, "unanswerable": 0})
+    (splits / "test" / "instances.jsonl").write_bytes(b"")
+    built = build_hub_folder(splits, only_token / "hub", CARD)
+    assert built.rows == {"questions": {"test": 2}}
+    assert not (only_token / "hub" / "instances").exists()
+    meta = front_matter(only_token / "hub")
+    assert [c["config_name"] for c in meta["configs"]] == ["questions"]
+    assert "`instances` / `test`" in (only_token / "hub" / "README.md").read_text()
+    assert set(load(only_token / "hub", "questions", tmp_path / "cache")) == {"test"}
+
+
+def test_a_failed_build_keeps_the_previous_folder(tmp_path: Path) -> None:
+    splits = build_splits(tmp_path)
+    folder = tmp_path / "hub"
+    build_hub_folder(splits, folder, CARD)
+    before = (folder / "README.md").read_bytes()
+    (splits / "train" / "questions.jsonl").write_text('{"id": "x"}\n')
+    with pytest.raises(InputError, match=r"train/questions.jsonl, line 1"):
+        build_hub_folder(splits, folder, CARD)
+    assert (folder / "README.md").read_bytes() == before
+    with pytest.raises(InputError, match="make the splits first"):
+        build_hub_folder(tmp_path / "nowhere", tmp_path / "hub2", CARD)

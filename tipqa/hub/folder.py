@@ -1,0 +1,198 @@
+"""The Hub-ready folder: Parquet files per configuration and split, and the dataset card.
+
+Layout: `README.md` (the card, whose YAML declares the configurations), and for each
+configuration `<config>/<split>-NNNNN-of-MMMMM.parquet`. A split with no rows is left out of its
+configuration (`datasets` cannot load an empty split), and a configuration with no rows at all
+is left out of the folder; the card says so. The folder is built next to its place and moved
+there whole, so a failure never leaves half a folder; its stats go next to it
+(`<folder>.stats.json`), outside what is published.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from tipqa.errors import InputError
+from tipqa.jsonl import iter_records, read_json
+from tipqa.records import SCHEMA_VERSION, LabeledQuestion, VectorInstance
+from tipqa.splits import SPLITS, SplitsLayout
+from tipqa.stats import StageStats
+
+BATCH_ROWS = 1000
+CONFIGS: tuple[str, ...] = ("questions", "instances")
+
+
+def question_schema() -> Any:
+    """Arrow schema of the `questions` configuration (evidence flattened into columns)."""
+    import pyarrow as pa
+
+    string = pa.string()
+    return pa.schema(
+        [
+            ("id", string),
+            ("question", string),
+            ("answer", string),
+            ("aliases", pa.list_(string)),
+            ("label", string),
+            ("stage", string),
+            ("reason", string),
+            ("keywords", pa.list_(string)),
+            ("total_matches", pa.int64()),
+            ("evidence_stage", string),
+            ("evidence_doc_id", string),
+            ("evidence_unit_id", string),
+            ("evidence_text", string),
+        ],
+        metadata={"tipqa_schema_version": str(SCHEMA_VERSION)},
+    )
+
+
+def instance_schema() -> Any:
+    """Arrow schema of the `instances` configuration: the (q, a, d, r) instances."""
+    import pyarrow as pa
+
+    string = pa.string()
+    return pa.schema(
+        [
+            ("question_id", string),
+            ("question", string),
+            ("answer", string),
+            ("doc_id", string),
+            ("chunk_id", string),
+            ("text", string),
+            ("score", pa.float64()),
+            ("relevant", pa.bool_()),
+        ],
+        metadata={"tipqa_schema_version": str(SCHEMA_VERSION)},
+    )
+
+
+def question_row(item: LabeledQuestion) -> dict[str, Any]:
+    """A flat row of the `questions` configuration."""
+    row = item.to_dict()
+    evidence = row.pop("evidence") or {}
+    for key in ("stage", "doc_id", "unit_id", "text"):
+        row[f"evidence_{key}"] = evidence.get(key)
+    return row
+
+
+@dataclass(frozen=True)
+class ConfigSpec:
+    """How one configuration is made from the splits folder."""
+
+    name: str
+    schema: Any
+
+    def source(self, splits: SplitsLayout, split: str) -> Path:
+        """The JSONL file of `split` that this configuration reads."""
+        return splits.questions(split) if self.name == "questions" else splits.instances(split)
+
+    def rows(self, path: Path) -> Iterator[dict[str, Any]]:
+        """The configuration's rows from its JSONL file."""
+        if self.name == "questions":
+            for question in iter_records(path, LabeledQuestion):
+                yield question_row(question)
+        else:
+            for instance in iter_records(path, VectorInstance):
+                yield instance.to_dict()
+
+
+def config_specs() -> list[ConfigSpec]:
+    """The configurations of the folder, in card order (the first is the default)."""
+    return [ConfigSpec("questions", question_schema()), ConfigSpec("instances", instance_schema())]
+
+
+def _count_lines(path: Path) -> int:
+    with open(path, "rb") as handle:
+        return sum(1 for line in handle if line.strip())
+
+
+def write_parquet_split(
+    spec: ConfigSpec, source: Path, folder: Path, split: str, rows_per_file: int
+) -> list[tuple[str, int]]:
+    """Write a split as `split-NNNNN-of-MMMMM.parquet` files; return (file name, rows) pairs."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    total = _count_lines(source)
+    if total == 0:
+        return []
+    files = -(-total // rows_per_file)
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = spec.rows(source)
+    written = []
+    for index in range(files):
+        name = f"{split}-{index:05d}-of-{files:05d}.parquet"
+        count = min(rows_per_file, total - index * rows_per_file)
+        with pq.ParquetWriter(folder / name, spec.schema, compression="zstd") as writer:
+            for start in range(0, count, BATCH_ROWS):
+                batch = list(itertools.islice(rows, min(BATCH_ROWS, count - start)))
+                writer.write_table(pa.Table.from_pylist(batch, schema=spec.schema))
+        written.append((name, count))
+    return written
+
+
+@dataclass
+class HubFolderStats:
+    """What the folder holds: rows per configuration and split, and the files."""
+
+    rows: dict[str, dict[str, int]]
+    files: dict[str, dict[str, list[str]]]
+
+
+def write_data_files(
+    splits: SplitsLayout, out: Path, available: list[str], rows_per_file: int
+) -> HubFolderStats:
+    """Write every configuration's Parquet files under `out`."""
+    rows: dict[str, dict[str, int]] = {}
+    files: dict[str, dict[str, list[str]]] = {}
+    for spec in config_specs():
+        for split in tqdm(available, desc=f"parquet {spec.name}", leave=False):
+            source = spec.source(splits, split)
+            written = write_parquet_split(spec, source, out / spec.name, split, rows_per_file)
+            if written:
+                rows.setdefault(spec.name, {})[split] = sum(count for _, count in written)
+                files.setdefault(spec.name, {})[split] = [f"{spec.name}/{n}" for n, _ in written]
+    return HubFolderStats(rows, files)
+
+
+def build_hub_folder(
+    splits_folder: Path, out: Path, card: dict[str, Any], rows_per_file: int = 100_000
+) -> HubFolderStats:
+    """Build the Hub-ready folder at `out` from the splits folder; `card` feeds the card.
+
+    `card` may hold `repo_id`, `pretty_name`, `license`, `language` (see `tipqa.hub.card`).
+    """
+    from tipqa.hub.card import render_card
+
+    if rows_per_file < 1:
+        raise InputError("rows_per_file must be at least 1", field="rows_per_file")
+    layout = SplitsLayout(Path(splits_folder))
+    if not layout.stats.is_file():
+        raise InputError("no split statistics: make the splits first", path=str(layout.stats))
+    stats = read_json(layout.stats)
+    if not isinstance(stats, dict) or not isinstance(stats.get("info"), dict):
+        raise InputError("not a split statistics file", path=str(layout.stats))
+    available = [s for s in SPLITS if s in stats["info"].get("splits", {})]
+    out = Path(out)
+    staging = out.with_name(out.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    run = StageStats("hub_folder", info={"rows_per_file": rows_per_file})
+    folder = write_data_files(layout, staging, available, rows_per_file)
+    (staging / "README.md").write_text(render_card(stats, folder, card), encoding="utf-8")
+    shutil.rmtree(out, ignore_errors=True)
+    staging.rename(out)
+    for config, splits in folder.rows.items():
+        for split, count in splits.items():
+            run.add(f"{config}.{split}", count)
+    run.info["files"] = folder.files
+    run.write(out.with_name(out.name + ".stats.json"))
+    return folder

@@ -1,0 +1,190 @@
+"""A report of a build for humans: the funnel of outcomes, and answerability by match count.
+
+From the splits folder it writes, under the report folder, `funnel.png` (outcomes per stage, for
+every pool and split), `matches.png` (the share of answerable questions by the number of
+documents that contain all of a question's keywords and an alias, binned by powers of ten like
+figure 3 of the paper), `report.json` (the numbers behind both) and `report.md`, written last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tipqa.errors import InputError
+from tipqa.jsonl import atomic_open, iter_records, read_json, write_json
+from tipqa.records import LabeledQuestion
+from tipqa.splits import SPLITS, SplitsLayout
+from tipqa.stats import StageStats
+
+
+@dataclass(frozen=True)
+class MatchBin:
+    """A range of keyword-matching document counts, both ends included (None: no upper end)."""
+
+    label: str
+    low: int
+    high: int | None
+
+    def holds(self, count: int) -> bool:
+        """True when `count` falls in the bin."""
+        return count >= self.low and (self.high is None or count <= self.high)
+
+
+MATCH_BINS: tuple[MatchBin, ...] = (
+    MatchBin("0", 0, 0),
+    MatchBin("1", 1, 1),
+    MatchBin("2-10", 2, 10),
+    MatchBin("11-100", 11, 100),
+    MatchBin("101-1,000", 101, 1_000),
+    MatchBin("1,001-10,000", 1_001, 10_000),
+    MatchBin(">10,000", 10_001, None),
+)
+UNKNOWN_BIN = "unknown"
+TOKEN_OUTCOMES = ("answerable_token", "discarded_token", "undetermined_token")
+VECTOR_OUTCOMES = ("answerable_vector", "unanswerable_vector", "undetermined_vector")
+
+
+def match_bin(count: int | None) -> str:
+    """The bin label of a match count (`unknown` when token search gave none)."""
+    if count is None:
+        return UNKNOWN_BIN
+    return next(b.label for b in MATCH_BINS if b.holds(count))
+
+
+def match_shares(rows: Iterable[LabeledQuestion]) -> list[dict[str, Any]]:
+    """Per bin: answerable and unanswerable counts and the answerable share (None if empty)."""
+    labels = [b.label for b in MATCH_BINS] + [UNKNOWN_BIN]
+    counts = {label: {"answerable": 0, "unanswerable": 0} for label in labels}
+    for row in rows:
+        if row.label in ("answerable", "unanswerable"):
+            counts[match_bin(row.total_matches)][row.label] += 1
+    out = []
+    for label in labels:
+        answerable, unanswerable = counts[label]["answerable"], counts[label]["unanswerable"]
+        total = answerable + unanswerable
+        if label == UNKNOWN_BIN and total == 0:
+            continue
+        share = answerable / total if total else None
+        out.append(
+            {"bin": label, "answerable": answerable, "unanswerable": unanswerable, "share": share}
+        )
+    return out
+
+
+def pool_funnel(summary: dict[str, Any]) -> dict[str, int]:
+    """A pool's questions through the token stage, then through the vector stage."""
+    stages = summary["by_stage"]
+    funnel = {"questions": summary["questions"]}
+    funnel.update({name: stages.get(name, 0) for name in TOKEN_OUTCOMES})
+    funnel["to_vector"] = summary["questions"] - sum(funnel[n] for n in TOKEN_OUTCOMES)
+    funnel.update({name: stages.get(name, 0) for name in VECTOR_OUTCOMES})
+    return funnel
+
+
+def split_funnel(summary: dict[str, Any]) -> dict[str, int]:
+    """A split's questions by deciding stage and label."""
+    stages = summary["by_stage"]
+    names = ("answerable_token", "answerable_vector", "unanswerable_vector")
+    return {"questions": summary["questions"], **{n: stages.get(n, 0) for n in names}}
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.1%}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def render_markdown(data: dict[str, Any]) -> str:
+    """The report's Markdown, pointing at the two figures."""
+    pools = data["funnel"]["pools"]
+    splits = data["funnel"]["splits"]
+    pool_table = _table(
+        ["Pool", "Questions", "Token: answerable", "Token: discarded", "Token: undetermined",
+         "To vector", "Vector: answerable", "Vector: unanswerable", "Vector: undetermined"],
+        [[name, *(f[k] for k in ("questions", *TOKEN_OUTCOMES, "to_vector", *VECTOR_OUTCOMES))]
+         for name, f in pools.items()],
+    )  # fmt: skip
+    split_table = _table(
+        ["Split", "Questions", "Answerable (token)", "Answerable (vector)", "Unanswerable"],
+        [[name, *f.values()] for name, f in splits.items()],
+    )
+    parts = [
+        "# Build report",
+        "## Outcomes per stage",
+        "Each pool's questions through the token stage (keyword search, at most k1 documents "
+        "judged) and then the vector stage (k2 nearest chunks judged):",
+        pool_table,
+        "The splits (discarded and undetermined questions are in none):",
+        split_table,
+        "![Outcomes per stage](funnel.png)",
+        "## Answerable share by keyword-matching documents",
+        "Questions binned by the number of corpus documents that contain all of their keywords "
+        "and an alias of the answer (the token search's total), as in figure 3 of the paper.",
+    ]
+    for name, shares in data["matches"].items():
+        parts.append(f"Split `{name}`:")
+        parts.append(
+            _table(
+                ["Matching documents", "Answerable", "Unanswerable", "Answerable share"],
+                [[s["bin"], s["answerable"], s["unanswerable"], s["share"]] for s in shares],
+            )
+        )
+    parts.append("![Answerable share by matching documents](matches.png)")
+    validation = data.get("validation")
+    if validation and validation["short"]:
+        parts.append(
+            f"Note: the validation split asked for {validation['requested_per_label']:,} "
+            f"questions per label and got {validation['taken_per_label']:,}."
+        )
+    return "\n\n".join(parts) + "\n"
+
+
+def write_report(splits_folder: Path, out: Path) -> StageStats:
+    """Write the figures, the numbers and the Markdown report of a build's splits."""
+    from tipqa.report_figures import draw_funnel, draw_matches
+
+    layout = SplitsLayout(Path(splits_folder))
+    if not layout.stats.is_file():
+        raise InputError("no split statistics: make the splits first", path=str(layout.stats))
+    stats_data = read_json(layout.stats)
+    info = stats_data.get("info") if isinstance(stats_data, dict) else None
+    if not isinstance(info, dict) or "splits" not in info or "pools" not in info:
+        raise InputError("not a split statistics file", path=str(layout.stats))
+    stats = StageStats("report")
+    names = [s for s in SPLITS if s in info["splits"]]
+    matches = {}
+    for name in names:
+        matches[name] = match_shares(iter_records(layout.questions(name), LabeledQuestion))
+        stats.add(
+            f"{name}.questions", sum(s["answerable"] + s["unanswerable"] for s in matches[name])
+        )
+    data = {
+        "funnel": {
+            "pools": {name: pool_funnel(p) for name, p in info["pools"].items()},
+            "splits": {name: split_funnel(info["splits"][name]) for name in names},
+        },
+        "matches": matches,
+        "validation": info.get("validation"),
+    }
+    out = Path(out)
+    draw_funnel(data["funnel"], out / "funnel.png")
+    draw_matches(matches, out / "matches.png")
+    write_json(out / "report.json", data)
+    stats.add("figures", 2)
+    stats.write(out / "report.stats.json")
+    with atomic_open(out / "report.md") as handle:
+        handle.write(render_markdown(data).encode())
+    return stats
