@@ -126,7 +126,7 @@ class vector_index(Section):
     kind = luigi.Parameter(default="hnsw", description="faiss: flat or hnsw")
     hnsw_m = luigi.IntParameter(default=32)
     ef_construction = luigi.IntParameter(default=80)
-    ef_search = luigi.IntParameter(default=64, description="faiss HNSW search depth")
+    ef_search = luigi.IntParameter(default=256, description="faiss HNSW search depth")
     num_candidates = luigi.IntParameter(default=100, description="elasticsearch kNN")
     quantize = luigi.Parameter(default="", description="elasticsearch: int8, int4, bbq")
     shards = luigi.IntParameter(default=1, description="elasticsearch primary shards")

@@ -20,7 +20,6 @@ SMALL_WORLD = {
     "build": {"name": "t", "shard_size": "7", "k1": "20", "k2": "10"},
     "demo": {"documents": "700", "seed": "5", "files": "3"},
     "questions": {"pools": json.dumps({"dev": {"source": "demo"}})},
-    "embedder": {"bf16": "true"},
     "vector_index": {"kind": "flat"},
 }
 

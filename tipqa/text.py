@@ -21,7 +21,10 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
 
 def tokenize(text: str) -> list[str]:
     """Lower-cased alphanumeric tokens of `text`, as the token index sees them."""
-    return [t for t in TOKEN_RE.findall(text.lower()) if len(t) <= MAX_TOKEN_CHARS]
+    tokens = TOKEN_RE.findall(text.lower())
+    if tokens and max(map(len, tokens)) > MAX_TOKEN_CHARS:
+        return [t for t in tokens if len(t) <= MAX_TOKEN_CHARS]
+    return tokens
 
 
 def count_phrase(tokens: Sequence[str], phrase: Sequence[str]) -> int:
@@ -29,13 +32,18 @@ def count_phrase(tokens: Sequence[str], phrase: Sequence[str]) -> int:
     n = len(phrase)
     if n == 0 or n > len(tokens):
         return 0
-    first = phrase[0]
-    phrase = list(phrase)
-    return sum(
-        1
-        for i, token in enumerate(tokens[: len(tokens) - n + 1])
-        if token == first and list(tokens[i : i + n]) == phrase
-    )
+    tokens = tokens if isinstance(tokens, list) else list(tokens)
+    if n == 1:
+        return tokens.count(phrase[0])
+    first, rest = phrase[0], list(phrase[1:])
+    count, i, stop = 0, 0, len(tokens) - n + 1
+    while True:
+        try:
+            i = tokens.index(first, i, stop)
+        except ValueError:
+            return count
+        count += tokens[i + 1 : i + n] == rest
+        i += 1
 
 
 def contains_phrase(tokens: Sequence[str], phrase: Sequence[str]) -> bool:
