@@ -6,6 +6,7 @@ from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
 from pipelines.inputs import MakeDemoWorld, PrepareQuestions
 from pipelines.preview import PreviewCost
 from pipelines.publish import BuildHubFolder, BuildReport, MakeSplits, PublishDataset
+from pipelines.retry import RetryFailed
 from pipelines.stages import ExtractKeywords, TokenJudge, TokenSearch, VectorJudge, VectorSearch
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "PrepareQuestions",
     "PreviewCost",
     "PublishDataset",
+    "RetryFailed",
     "TokenJudge",
     "TokenSearch",
     "VectorJudge",

@@ -9,6 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import openai_server as fake
+
+from tipqa.judges.rules import is_relevant
+from tipqa.keywords.rules import extract_keywords
+from tipqa.records import JudgeRequest
+
 SMALL_WORLD = {
     "core": {"log_level": "WARNING"},
     "retcode": {
@@ -54,3 +60,16 @@ def run_luigi(
         text=True,
         timeout=1200,
     )
+
+
+def rule_playing_server(body: dict, attempt: int, headers: dict) -> fake.Reply:
+    """Answer keyword prompts with the rule extractor and judge prompts with the rule judge."""
+    content = fake.last_user_message(body)
+    match = fake.JUDGE_LAYOUT.search(content)
+    if match is None:
+        return fake.Reply(text=", ".join(extract_keywords(content)))
+    passage, question, answer = match.groups()
+    request = JudgeRequest(
+        "q", question, answer, [answer], extract_keywords(question), "token", "d", "u", passage
+    )
+    return fake.Reply(text="yes" if is_relevant(request) else "no")

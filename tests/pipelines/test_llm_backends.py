@@ -7,29 +7,14 @@ from pathlib import Path
 
 import openai_server as fake
 import pytest
-from tests_support import luigi_config, run_luigi
+from tests_support import luigi_config, rule_playing_server, run_luigi
 
 from tipqa.demo.world import Expected
 from tipqa.jsonl import read_json, read_records
-from tipqa.judges.rules import is_relevant
-from tipqa.keywords.rules import extract_keywords
-from tipqa.records import LABELS, JudgeRequest, LabeledQuestion
+from tipqa.records import LABELS, LabeledQuestion
 
 pytestmark = pytest.mark.slow
 SECRET = "sk-test-tipqa-7d1c0ffee"
-
-
-def rule_playing_server(body: dict, attempt: int, headers: dict) -> fake.Reply:
-    """Answer keyword prompts with the rule extractor and judge prompts with the rule judge."""
-    content = fake.last_user_message(body)
-    match = fake.JUDGE_LAYOUT.search(content)
-    if match is None:
-        return fake.Reply(text=", ".join(extract_keywords(content)))
-    passage, question, answer = match.groups()
-    request = JudgeRequest(
-        "q", question, answer, [answer], extract_keywords(question), "token", "d", "u", passage
-    )
-    return fake.Reply(text="yes" if is_relevant(request) else "no")
 
 
 def test_llm_backends_label_like_the_rules_and_a_rerun_pays_nothing(

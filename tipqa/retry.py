@@ -1,0 +1,71 @@
+"""Send undetermined questions back for another try.
+
+A failed judgment (or keyword extraction) leaves its question undetermined, never "no". The
+shard's steps still finish, so that one server outage does not stop the build; retrying is a
+separate, explicit act: `reset_failed` deletes the outputs of every shard step from the first
+one that recorded a failure, and everything derived from them (the pool's partition, the
+splits, the Hub folder and the report). The next build recomputes just that, and the LLM cache
+makes every judgment that had succeeded free.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from tipqa.jsonl import read_json
+from tipqa.layout import PoolLayout, RunLayout, ShardLayout
+
+STEPS = ["keywords", "token_search", "token_judge", "vector_search", "vector_judge"]
+FAILURE_PREFIXES = ("judgment_", "extraction_failed")
+
+
+def first_failed_step(shard: ShardLayout) -> str | None:
+    """The earliest step of the shard whose stats record an LLM failure, if any."""
+    for step in STEPS:
+        path = shard.stats(step)
+        if not path.is_file():
+            continue
+        errors = read_json(path).get("errors", {})
+        if any(kind.startswith(FAILURE_PREFIXES) for kind in errors):
+            return step
+    return None
+
+
+def reset_shard(shard: ShardLayout, step: str) -> list[Path]:
+    """Mark `step` and every later step of the shard unfinished (their stats files go).
+
+    Their data files stay until the steps rerun and replace them atomically.
+    """
+    removed = []
+    for later in STEPS[STEPS.index(step) :]:
+        path = shard.stats(later)
+        if path.is_file():
+            path.unlink()
+            removed.append(path)
+    return removed
+
+
+def failed_shards(run: RunLayout, pools: list[str]) -> list[tuple[PoolLayout, ShardLayout]]:
+    """The shards of `pools` with a recorded LLM failure."""
+    found = []
+    for name in pools:
+        pool = run.pool(name)
+        for folder in sorted((pool.root / "shards").glob("shard-*")):
+            if first_failed_step(ShardLayout(folder)) is not None:
+                found.append((pool, ShardLayout(folder)))
+    return found
+
+
+def reset_failed(run: RunLayout, pools: list[str]) -> dict[str, int]:
+    """Reset every failed shard of `pools` and the outputs derived from them; count them."""
+    failed = failed_shards(run, pools)
+    for pool, shard in failed:
+        step = first_failed_step(shard)
+        assert step is not None
+        reset_shard(shard, step)
+        shutil.rmtree(pool.partition, ignore_errors=True)
+    if failed:
+        for derived in (run.splits, run.root / "hub", run.root / "report"):
+            shutil.rmtree(derived, ignore_errors=True)
+    return {"shards_reset": len(failed)}
