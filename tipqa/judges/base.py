@@ -18,6 +18,9 @@ class RelevanceJudge(Protocol):
         ...
 
 
+JUDGE_SLOTS = ("document", "question", "answer")
+"""The slots every judge prompt template must have."""
+
 JUDGES: Registry[RelevanceJudge] = Registry("relevance judge")
 JUDGES.add("rules", "tipqa.judges.rules:RuleJudge")
 JUDGES.add("openai", "tipqa.judges.openai:OpenAIJudge")

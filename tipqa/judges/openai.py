@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from tipqa.errors import ConfigError
+from tipqa.judges.base import JUDGE_SLOTS
 from tipqa.judges.parsing import parse_relevance
 from tipqa.llm.openai_client import ChatResult, Message, OpenAIChatClient, Usage
 from tipqa.llm.prompts import load_template
 from tipqa.records import JudgeRequest, Judgment, Relevance
 from tipqa.stats import StageStats
 
-SLOTS = ("document", "question", "answer")
 RAW_CHARS = 80
 
 
@@ -44,12 +44,7 @@ class OpenAIJudge:
         if max_tokens < 1:
             raise ConfigError(f"openai judge: max_tokens must be >= 1, got {max_tokens}")
         self.template = load_template(prompt)
-        missing = [slot for slot in SLOTS if "{" + slot + "}" not in self.template.text]
-        if missing:
-            raise ConfigError(
-                f"judge prompt {self.template.name!r} lacks the slot(s) "
-                + ", ".join("{" + slot + "}" for slot in missing)
-            )
+        self.template.require_slots(*JUDGE_SLOTS)
         self.model = model
         self.name = f"openai:{model}:{self.template.short_hash}"
         self.prompt_sha256 = self.template.sha256

@@ -22,6 +22,7 @@ from typing import Any
 from tqdm import tqdm
 
 from tipqa.errors import ConfigError, MissingExtraError
+from tipqa.judges.base import JUDGE_SLOTS
 from tipqa.judges.parsing import parse_relevance
 from tipqa.llm.openai_client import Usage
 from tipqa.llm.prompts import load_template
@@ -30,7 +31,6 @@ from tipqa.stats import StageStats
 
 MODES = ("logprobs", "choice")
 CHOICES = ("yes", "no")
-SLOTS = ("document", "question", "answer")
 TOP_LOGPROBS = 10
 RETRY_TEMPERATURE = 1.0
 RAW_CHARS = 80
@@ -182,12 +182,7 @@ class VLLMJudge:
         if max_model_len is not None and max_model_len < 2:
             raise ConfigError(f"vllm judge: max_model_len must be >= 2, got {max_model_len}")
         self.template = load_template(prompt)
-        missing = [slot for slot in SLOTS if "{" + slot + "}" not in self.template.text]
-        if missing:
-            raise ConfigError(
-                f"judge prompt {self.template.name!r} lacks the slot(s) "
-                + ", ".join("{" + slot + "}" for slot in missing)
-            )
+        self.template.require_slots(*JUDGE_SLOTS)
         self.model = model
         self.mode = mode
         self.batch_size = batch_size

@@ -42,6 +42,15 @@ class PromptTemplate:
         """Fill the `{field}` slots (plain replacement: braces in the inputs stay as they are)."""
         return _SLOT.sub(lambda m: fields.get(m.group(1), m.group(0)), self.text)
 
+    def require_slots(self, *slots: str) -> None:
+        """Raise ConfigError naming the `{slot}`s the template lacks."""
+        missing = [slot for slot in slots if "{" + slot + "}" not in self.text]
+        if missing:
+            raise ConfigError(
+                f"prompt template {self.name!r} lacks the slot(s) "
+                + ", ".join("{" + slot + "}" for slot in missing)
+            )
+
     def as_json(self) -> dict[str, Any]:
         """The template parsed as JSON (for few-shot chat templates)."""
         try:

@@ -22,12 +22,8 @@ FOUNDRY_CONTEXT = re.compile(r"\A\s*Question:\s*(?P<question>.*?)\s*(?:\n\s*)?An
 Paths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
 
-class TipqaJsonl:
-    """`Question` records as JSONL (what the pipeline writes); a repeated id is an InputError.
-
-    Aliases are rebuilt as everywhere (answer first, deduplicated by tokens); a record
-    without `source` gets "{file name}:{line}".
-    """
+class _JsonlQuestions:
+    """Questions from JSON-lines files, one per line; a repeated id is an InputError."""
 
     def __init__(self, paths: Paths) -> None:
         self.files: list[Path] = expand_paths(paths, accept=is_supported)
@@ -39,27 +35,42 @@ class TipqaJsonl:
         collector = QuestionCollector(self.stats, duplicates="error")
         for path in self.files:
             self.stats.add("files")
-            where = str(path)
             for number, row in iter_rows(path):
-                source = row.get("source")
-                if not isinstance(source, str) or not source:
-                    source = f"{path.name}:{number}"
-                question = make_question(
-                    qid=row.get("id"),
-                    text=row.get("text"),
-                    answer=row.get("answer"),
-                    alias_lists=[_require_list(row, "aliases", where, number)],
-                    source=source,
-                    path=where,
-                    line=number,
-                    place="record",
-                    fields=TIPQA_FIELDS,
-                )
-                collector.add(question, path=where, line=number)
+                question = self.row_question(row, path, number)
+                collector.add(question, path=str(path), line=number)
         return collector.questions()
 
+    def row_question(self, row: dict, path: Path, number: int) -> Question:
+        """The question of one row (InputError naming file, line and field when it is bad)."""
+        raise NotImplementedError
 
-class LLMFoundryJsonl:
+
+class TipqaJsonl(_JsonlQuestions):
+    """`Question` records as JSONL (what the pipeline writes); a repeated id is an InputError.
+
+    Aliases are rebuilt as everywhere (answer first, deduplicated by tokens); a record
+    without `source` gets "{file name}:{line}".
+    """
+
+    def row_question(self, row: dict, path: Path, number: int) -> Question:
+        """A `Question` record of one line."""
+        source = row.get("source")
+        if not isinstance(source, str) or not source:
+            source = f"{path.name}:{number}"
+        return make_question(
+            qid=row.get("id"),
+            text=row.get("text"),
+            answer=row.get("answer"),
+            alias_lists=[_require_list(row, "aliases", str(path), number)],
+            source=source,
+            path=str(path),
+            line=number,
+            place="record",
+            fields=TIPQA_FIELDS,
+        )
+
+
+class LLMFoundryJsonl(_JsonlQuestions):
     """llm-foundry's TriviaQA JSONL: `{context: "Question: ...\\nAnswer:", answer, aliases}`.
 
     The rows carry no ids: a question's id is "{file stem}:{line}" (the stem without
@@ -67,40 +78,28 @@ class LLMFoundryJsonl:
     not edited; `Question.source` is "{file name}:{line}".
     """
 
-    def __init__(self, paths: Paths) -> None:
-        self.files: list[Path] = expand_paths(paths, accept=is_supported)
-        self.stats = StageStats("questions")
-
-    def load(self) -> list[Question]:
-        """The questions of every file, in file order then line order."""
-        self.stats = StageStats("questions")
-        collector = QuestionCollector(self.stats, duplicates="error")
-        for path in self.files:
-            self.stats.add("files")
-            where = str(path)
-            for number, row in iter_rows(path):
-                context = row.get("context")
-                match = FOUNDRY_CONTEXT.match(context) if isinstance(context, str) else None
-                if match is None:
-                    raise InputError(
-                        'expected a context of the form "Question: ...\\nAnswer:"',
-                        path=where,
-                        line=number,
-                        field="context",
-                    )
-                question = make_question(
-                    qid=f"{_stem(path)}:{number}",
-                    text=match.group("question"),
-                    answer=row.get("answer"),
-                    alias_lists=[_require_list(row, "aliases", where, number)],
-                    source=f"{path.name}:{number}",
-                    path=where,
-                    line=number,
-                    place="record",
-                    fields=FOUNDRY_FIELDS,
-                )
-                collector.add(question, path=where, line=number)
-        return collector.questions()
+    def row_question(self, row: dict, path: Path, number: int) -> Question:
+        """The question of one llm-foundry row, its text taken out of the context prompt."""
+        context = row.get("context")
+        match = FOUNDRY_CONTEXT.match(context) if isinstance(context, str) else None
+        if match is None:
+            raise InputError(
+                'expected a context of the form "Question: ...\\nAnswer:"',
+                path=str(path),
+                line=number,
+                field="context",
+            )
+        return make_question(
+            qid=f"{_stem(path)}:{number}",
+            text=match.group("question"),
+            answer=row.get("answer"),
+            alias_lists=[_require_list(row, "aliases", str(path), number)],
+            source=f"{path.name}:{number}",
+            path=str(path),
+            line=number,
+            place="record",
+            fields=FOUNDRY_FIELDS,
+        )
 
 
 def _stem(path: Path) -> str:
