@@ -6,8 +6,23 @@ from typing import Protocol
 
 import numpy as np
 
+from tipqa.errors import InputError
 from tipqa.records import Chunk, VectorHit
 from tipqa.registry import Registry
+
+
+def as_matrix(vectors: np.ndarray, dimension: int, rows: int | None, what: str) -> np.ndarray:
+    """Vectors as a float32 matrix of `dimension` columns (and `rows` rows, when given)."""
+    array = np.asarray(vectors, dtype=np.float32)
+    if array.ndim == 1:
+        array = array.reshape(1, -1)
+    if array.ndim != 2 or array.shape[1] != dimension:
+        raise InputError(
+            f"{what}: expected vectors of dimension {dimension}, got shape {array.shape}"
+        )
+    if rows is not None and array.shape[0] != rows:
+        raise InputError(f"{what}: {rows} chunks but {array.shape[0]} vectors")
+    return array
 
 
 class VectorIndex(Protocol):

@@ -18,12 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from tipqa.errors import ConfigError, InputError
+from tipqa.errors import ConfigError
 from tipqa.es import mappings, queries
 from tipqa.es.bulk import run_bulk
 from tipqa.es.client import body
 from tipqa.es.lifecycle import EsIndexBase
 from tipqa.records import Chunk, VectorHit
+from tipqa.vector_index.base import as_matrix
 
 log = logging.getLogger(__name__)
 
@@ -121,15 +122,7 @@ class ElasticsearchVectorIndex(EsIndexBase):
 
     def _prepare(self, vectors: np.ndarray, rows: int | None, what: str) -> np.ndarray:
         """Vectors as a float32 matrix of the index's dimension."""
-        array = np.asarray(vectors, dtype=np.float32)
-        if array.ndim == 1:
-            array = array.reshape(1, -1)
-        if array.ndim != 2 or array.shape[1] != self.dimension:
-            raise InputError(
-                f"{what}: expected vectors of dimension {self.dimension}, got shape {array.shape}"
-            )
-        if rows is not None and array.shape[0] != rows:
-            raise InputError(f"{what}: {rows} chunks but {array.shape[0]} vectors")
+        array = as_matrix(vectors, self.dimension, rows, what)
         return array
 
     def _invalid(self, array: np.ndarray) -> list[str | None]:

@@ -27,6 +27,7 @@ import numpy as np
 from tipqa.errors import ConfigError, InputError
 from tipqa.jsonl import read_json, write_json
 from tipqa.records import Chunk, VectorHit
+from tipqa.vector_index.base import as_matrix
 
 FORMAT = "tipqa-faiss"
 FORMAT_VERSION = 1
@@ -179,15 +180,7 @@ class FaissVectorIndex:
 
     def _prepare(self, vectors: np.ndarray, rows: int | None, what: str) -> np.ndarray:
         """Check the shape, copy to contiguous float32, and normalise for cosine."""
-        array = np.asarray(vectors, dtype=np.float32)
-        if array.ndim == 1:
-            array = array.reshape(1, -1)
-        if array.ndim != 2 or array.shape[1] != self.dimension:
-            raise InputError(
-                f"{what}: expected vectors of dimension {self.dimension}, got shape {array.shape}"
-            )
-        if rows is not None and array.shape[0] != rows:
-            raise InputError(f"{what}: {rows} chunks but {array.shape[0]} vectors")
+        array = as_matrix(vectors, self.dimension, rows, what)
         array = np.array(array, dtype=np.float32, order="C", copy=True)
         if self.similarity == "cosine":
             self._faiss.normalize_L2(array)

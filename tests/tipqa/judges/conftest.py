@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import openai_server as fake
 import pytest
 import vllm_model
 
@@ -32,3 +33,12 @@ def vllm_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random Llama chat model saved with save_pretrained (made once per session)."""
     return vllm_model.build_tiny_model(tmp_path_factory.mktemp("tiny-llama"))
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator:
+    """A started local OpenAI-compatible server playing the judge (no OpenAI variables leak in)."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    with fake.FakeOpenAIServer() as running:
+        yield running

@@ -4,24 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
-from collections.abc import Iterator
 
 import openai_server as fake
-import pytest
 
 from tipqa.judges.cached import CachedJudge, CachedKeywordExtractor
 from tipqa.judges.openai import OpenAIJudge
 from tipqa.keywords.openai import OpenAIKeywordExtractor
 from tipqa.llm.cache import LLMCache
 from tipqa.records import JudgeRequest, Question
-
-
-@pytest.fixture
-def server(monkeypatch) -> Iterator:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with fake.FakeOpenAIServer() as running:
-        yield running
 
 
 def judge_for(server, model: str = "judge-model", **options) -> OpenAIJudge:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import openai_server as fake
 import pytest
 
 from tipqa.errors import ConfigError
@@ -12,14 +9,6 @@ from tipqa.judges.base import JUDGES
 from tipqa.judges.openai import OpenAIJudge, p_yes_from_logprobs
 from tipqa.llm.prompts import load_template
 from tipqa.records import JudgeRequest
-
-
-@pytest.fixture
-def server(monkeypatch) -> Iterator:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    with fake.FakeOpenAIServer() as running:
-        yield running
 
 
 def request(text: str, answer: str = "Marlow Bay", index: int = 0) -> JudgeRequest:
