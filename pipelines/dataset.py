@@ -27,10 +27,9 @@ class Partition(luigi.Task):
         size = build().shard_size
         count = steps.shard_count(pool.questions, size)
         yield [VectorJudge(pool=self.pool, shard=i) for i in range(count)]
-        shards = [
-            (steps.shard_questions(pool.questions, i, size), pool.shard(i)) for i in range(count)
-        ]
-        write_partition(shards, pool.partition, {"pool": self.pool, **run_info()})
+        write_partition(
+            steps.pool_shards(pool, size), pool.partition, {"pool": self.pool, **run_info()}
+        )
 
 
 class CreateDataset(luigi.WrapperTask):

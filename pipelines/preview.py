@@ -35,7 +35,7 @@ class PreviewCost(luigi.Task):
         settings = judge().settings()
         windows = window_settings(settings, make_judge(settings, None))
         preview = preview_pool(
-            [(steps.shard_questions(pool.questions, i, size), pool.shard(i)) for i in range(count)],
+            steps.pool_shards(pool, size),
             make_token_index(token_index().settings(), build().layout().token_index).get,
             windows,
             build().k1,

@@ -14,7 +14,7 @@ from tipqa.embedders.base import Embedder
 from tipqa.jsonl import read_records, write_records
 from tipqa.judges.base import RelevanceJudge
 from tipqa.keywords.base import KeywordExtractor
-from tipqa.layout import ShardLayout
+from tipqa.layout import PoolLayout, ShardLayout
 from tipqa.records import (
     Decision,
     Keywords,
@@ -34,6 +34,15 @@ def shard_questions(questions_path: Path, shard: int, shard_size: int) -> list[Q
     """The questions of one shard: a block of `shard_size` in file order."""
     questions = read_records(questions_path, Question)
     return questions[shard * shard_size : (shard + 1) * shard_size]
+
+
+def pool_shards(pool: PoolLayout, shard_size: int) -> list[tuple[list[Question], ShardLayout]]:
+    """Every shard of a pool with its questions, the questions file read once."""
+    questions = read_records(pool.questions, Question)
+    return [
+        (questions[start : start + shard_size], pool.shard(start // shard_size))
+        for start in range(0, max(len(questions), 1), shard_size)
+    ]
 
 
 def shard_count(questions_path: Path, shard_size: int) -> int:
