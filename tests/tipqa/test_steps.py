@@ -32,7 +32,7 @@ from tipqa.steps import (
     vector_judge,
     vector_search,
 )
-from tipqa.token_index.tantivy import TantivyTokenIndex
+from tipqa.token_index.tantivy import TantivySettings, TantivyTokenIndex
 from tipqa.windows import WindowSettings
 
 QUESTIONS = [
@@ -99,7 +99,7 @@ class CountingJudge(RuleJudge):
 
 @pytest.fixture
 def index(tmp_path: Path) -> TantivyTokenIndex:
-    built = TantivyTokenIndex(tmp_path / "token", heap_mb=64, threads=1)
+    built = TantivyTokenIndex(TantivySettings(heap_mb=64, threads=1), path=tmp_path / "token")
     built.build([Document(i, t) for i, t in DOCS])
     return built
 

@@ -96,7 +96,9 @@ def test_search_equals_the_definition(built: tuple, keywords: list, aliases: lis
 def test_search_equals_tantivy(built: tuple, tmp_path_factory: pytest.TempPathFactory) -> None:
     tantivy_module = pytest.importorskip("tipqa.token_index.tantivy")
     index, _ = built
-    embedded = tantivy_module.TantivyTokenIndex(tmp_path_factory.mktemp("tantivy") / "index")
+    embedded = tantivy_module.TantivyTokenIndex(
+        tantivy_module.TantivySettings(threads=1), path=tmp_path_factory.mktemp("tantivy") / "index"
+    )
     embedded.build(CORPUS)
     for keywords, aliases in QUERIES:
         assert index.search(keywords, aliases, 100) == embedded.search(keywords, aliases, 100)
