@@ -5,47 +5,46 @@ phrases. tantivy scores by BM25, which prefers short documents, so the query is 
 differently: the match condition is kept as a filter with score 0, and every phrase adds a
 sum of constant scores built from the `repeats` field (`tantivy_schema`):
 
-- a one-token phrase adds 1 for the `text` term and 2^b for every bit term "<token>:<b>" of
-  the document: exactly the token's frequency, computed from the index alone;
+- a one-token phrase adds 1 for the `text` term and the value of every `repeats` term of the
+  token that the document has: exactly the token's frequency, computed from the index alone;
 - a longer phrase adds the frequency of its rarest token, an upper bound of its own count.
 
 When every phrase is one token, tantivy's top hits by that score are the top hits by
-frequency. Otherwise the top hits by the upper bound are *verified*: the phrase counts of each
-are read from tantivy's positions (`Query.explain` reports a phrase's occurrences in one
-document), and more hits are fetched until the k-th best exact frequency is above the bound of
-every document not yet fetched. In both cases hits that tie at the k-th frequency are all
-fetched and ordered by document id (a fast field). Memory and time grow with the hits fetched
-and verified, not with the stored text of the matches.
+frequency. Otherwise the top hits by the bound are *verified* (`tantivy_verify`), best bound
+first, until the k-th best exact frequency is above the bound of every document not verified.
+Hits that tie at the k-th frequency are all kept and ordered by document id (a fast field).
+
+*Tiers.* Scoring every match costs about twice counting them. The documents that can reach
+the first k are those where some scored token occurs often, so the search first looks only at
+matches where a token's `repeats` value reaches a level L (a few `repeats` terms, a small
+set): a document outside that tier has every scored token at most L times, so its frequency is
+at most m * L for m scored tokens. When the k-th best frequency found beats that, the answer
+is exact; otherwise the level is lowered, down to all matches. Cost grows with the documents
+of the tiers visited, not with the stored text of the matches.
 """
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-import orjson
-
 from tipqa.records import TokenHit
-from tipqa.text import count_phrase, tokenize
+from tipqa.text import tokenize
 from tipqa.token_index import tantivy_schema as fields
 from tipqa.token_index.base import TokenResult
+from tipqa.token_index.tantivy_verify import Key, Phrase, Probe, Verified, address_key, frequency
 
-Phrase = tuple[str, ...]
-Key = tuple[int, int]
 GROWTH = 4
+LEVEL_STEP = 4
+TIER_TARGET = 4  # a tier should hold about this many times k matches (estimated)
 SHORT_BYTES = 2048  # documents verified from their stored text; longer ones by `explain`
-_FREQ = "freq, occurrences of term within document"
-_BOOST = "Boost x"
+
+Repeats = list[tuple[str, int, int]]  # a token's `repeats` terms: (term, value, documents)
 
 
 def phrases(texts: Iterable[str]) -> list[Phrase]:
     """The distinct non-empty token phrases of `texts`, in first-seen order."""
     return list(dict.fromkeys(p for p in (tuple(tokenize(t)) for t in texts) if p))
-
-
-def _key(address: Any) -> Key:
-    return address.segment_ord, address.doc
 
 
 class Ranker:
@@ -82,99 +81,140 @@ class Ranker:
         clauses = [(must, self.phrase(k)) for k in keywords]
         return self.tantivy.Query.boolean_query([*clauses, (must, alias_query)])
 
-    def token_frequency(self, token: str) -> list[tuple[Any, Any]]:
-        """Should clauses whose scores add up to the frequency of `token` in a document."""
-        const, should = self.tantivy.Query.const_score_query, self.tantivy.Occur.Should
-        clauses = [(should, const(self.term(fields.TEXT, token), 1.0))]
+    def repeats(self, token: str) -> Repeats:
+        """The `repeats` terms of `token`: what each adds to its frequency, and in how many
+        documents it is."""
+        found = []
         for separator in (fields.LOW, fields.HIGH):
             prefix = token + separator
-            for term, _ in self.searcher.terms_with_prefix(fields.REPEATS, prefix):
-                value = float(fields.term_value(term, len(prefix)))
-                clauses.append((should, const(self.term(fields.REPEATS, term), value)))
+            for term, documents in self.searcher.terms_with_prefix(fields.REPEATS, prefix):
+                found.append((term, fields.term_value(term, len(prefix)), documents))
+        return found
+
+    def frequency_clauses(self, token: str, repeats: Repeats, present: bool) -> list[Any]:
+        """Should clauses whose scores add up to the frequency of `token` in a document, less
+        one when the token is `present` in every match (that one is added to every score)."""
+        const, should = self.tantivy.Query.const_score_query, self.tantivy.Occur.Should
+        clauses = [] if present else [(should, const(self.term(fields.TEXT, token), 1.0))]
+        for term, value, _ in repeats:
+            clauses.append((should, const(self.term(fields.REPEATS, term), float(value))))
         return clauses
 
-    def rarest(self, phrase: Phrase) -> tuple[int, str]:
-        """The token of `phrase` in the fewest documents, with their number (its frequency
-        bounds the phrase's, its document count the phrase's)."""
-        return min((self.searcher.doc_freq(fields.TEXT, token), token) for token in phrase)
+    def tier(self, repeats: list[Repeats], level: int) -> Any:
+        """Documents where some scored token occurs more than `level` times."""
+        terms = [
+            term for found in repeats for term, value, _ in found if _reaches(term, value, level)
+        ]
+        should = self.tantivy.Occur.Should
+        union = self.tantivy.Query.boolean_query(
+            [(should, self.term(fields.REPEATS, t)) for t in terms]
+        )
+        return self.tantivy.Query.const_score_query(union, 0.0)
+
+    def rarest(self, phrase: Phrase) -> str:
+        """The token of `phrase` in the fewest documents (its frequency bounds the phrase's)."""
+        return min((self.searcher.doc_freq(fields.TEXT, token), token) for token in phrase)[1]
 
     # searching
 
     def search(self, keywords: list[Phrase], aliases: list[Phrase], k: int) -> TokenResult:
         """The first k matches by frequency (ties by document id), and the exact total.
 
-        When the document counts of the query's tokens show that at most k documents can
-        match, every match is counted directly; otherwise tantivy ranks by the bounds above.
+        When at most k documents match, each is counted directly; otherwise tantivy ranks
+        by the bounds above.
         """
-        query = self.match(keywords, aliases)
         distinct = list(dict.fromkeys([*keywords, *aliases]))
-        rarest = {phrase: self.rarest(phrase) for phrase in distinct}
-        most = min([sum(rarest[a][0] for a in aliases), *(rarest[kw][0] for kw in keywords)])
+        query = self.match(keywords, aliases)
+        first = self.searcher.search(query, k + 1, count=True)
+        if k == 0:
+            return TokenResult(first.count, [])
+        if first.count <= k:
+            state = Verified(k)
+            self._count_all(first.hits, state, distinct)
+            return self._ranked(first.count, state)
         unscored = self.tantivy.Query.const_score_query(query, 0.0)
-        if most <= k or k == 0:
-            found = self.searcher.search(
-                unscored, max(most, 1), count=True, order_by_field=fields.SIZE
-            )
-            if k == 0:
-                return TokenResult(found.count, [])
-            state = _Ranking(k)
-            self._count_all(found.hits, state, distinct)
-            return self._ranked(found.count, state)
-        bounded = {p: rarest[p][1] for p in distinct if len(p) > 1}
-        clauses = [(self.tantivy.Occur.Must, unscored)]
-        for phrase in distinct:
-            clauses.extend(self.token_frequency(bounded.get(phrase, phrase[0])))
-        scored = self.tantivy.Query.boolean_query(clauses)
-        probe = Probe(self, list(bounded), [(t,) for t in bounded.values()]) if bounded else None
-        state = _Ranking(k)
-        limit = 2 * k if probe else 4 * k + 16
-        total = None
-        while True:
-            result = self.searcher.search(scored, limit, count=total is None)
-            total = result.count if total is None else total
-            hits = result.hits
-            stopped = self._verify(hits, state, probe, distinct)
-            if stopped or len(hits) < limit or state.beats(hits[-1][0]):
-                return self._ranked(total, state)
-            limit *= GROWTH
+        state = self._rank(unscored, keywords, aliases, distinct, k, first.count)
+        return self._ranked(first.count, state)
 
-    def _count_all(self, hits: list[Any], state: _Ranking, distinct: list[Phrase]) -> None:
-        """Count the frequency of every hit (the hits' scores are their sizes)."""
+    def _rank(
+        self,
+        unscored: Any,
+        keywords: list[Phrase],
+        aliases: list[Phrase],
+        distinct: list[Phrase],
+        k: int,
+        total: int,
+    ) -> Verified:
+        """Verify documents tier by tier until the first k are known (see the docstring)."""
+        must = self.tantivy.Occur.Must
+        bounded = {p: self.rarest(p) for p in distinct if len(p) > 1}
+        tokens = [bounded.get(phrase, phrase[0]) for phrase in distinct]
+        repeats = [self.repeats(token) for token in tokens]
+        # keyword phrases (and a lone alias) occur in every match, and so do their tokens:
+        # their first occurrence is added to every score instead of being scored by tantivy
+        present = {*keywords, *(aliases if len(aliases) == 1 else [])}
+        scoring = [(must, unscored)]
+        for phrase, token, found in zip(distinct, tokens, repeats, strict=True):
+            scoring.extend(self.frequency_clauses(token, found, phrase in present))
+        offset = float(len(present))
         probe = None
-        for size, address in hits:
-            key = _key(address)
-            if size <= SHORT_BYTES:
-                state.ids[key], text = self.stored(address)
+        if bounded:
+            probe = Probe(
+                self.searcher, self.phrase, list(bounded), [(t,) for t in bounded.values()]
+            )
+        state = Verified(k)
+        share = total / max(self.searcher.num_docs, 1)
+        for level in _levels(repeats, k, share):
+            clauses = scoring if level == 0 else [*scoring, (must, self.tier(repeats, level))]
+            query = self.tantivy.Query.boolean_query(clauses)
+            outside = len(tokens) * level if level else float("-inf")
+            limit = 2 * k if probe else 4 * k + 16
+            while True:
+                hits = [
+                    (b + offset, a) for b, a in self.searcher.search(query, limit, count=False).hits
+                ]
+                stopped = self._verify(hits, state, probe, distinct)
+                if stopped or len(hits) < limit or state.beats(hits[-1][0]):
+                    break
+                limit *= GROWTH
+            if state.beats(outside):
+                break
+        return state
+
+    def _count_all(self, hits: list[Any], state: Verified, distinct: list[Phrase]) -> None:
+        """Count the frequency of every hit: on its stored text, or by `Probe` when long.
+
+        (Reading the stored documents is cheaper here than a fast-field lookup of their
+        sizes, which opens a column per segment.)
+        """
+        probe = None
+        for _, address in hits:
+            key = address_key(address)
+            state.ids[key], text = self.stored(address)
+            if len(text) <= SHORT_BYTES:
                 value = float(frequency(text, distinct))
             else:
-                probe = probe or Probe(self, distinct, [])
+                probe = probe or Probe(self.searcher, self.phrase, distinct, [])
                 value = probe.value(address)
             state.add(key, address, value)
 
-    def _ranked(self, total: int, state: _Ranking) -> TokenResult:
-        """The result: the first k verified documents by frequency, then by id."""
-        kept = state.kept()
-        state.ids.update(self.ids([state.addresses[key] for key in kept if key not in state.ids]))
-        ranked = sorted((-state.frequencies[key], state.ids[key]) for key in kept)
-        return TokenResult(total, [TokenHit(i, -f) for f, i in ranked[: state.k]])
-
     def _verify(
-        self, hits: list[Any], state: _Ranking, probe: Probe | None, distinct: list[Phrase]
+        self, hits: list[Any], state: Verified, probe: Probe | None, distinct: list[Phrase]
     ) -> bool:
         """Add the exact frequencies of the hits not seen yet, best bound first; True when the
-        remaining hits (and every document not fetched) cannot enter the first k.
+        remaining hits cannot enter the first k.
 
         A hit's score is its frequency, or a bound of it that `probe` corrects. Short documents
         are counted on their stored text instead (cheaper than an `explain`, and it gives the
         id); without a probe the score is exact and nothing is read.
         """
-        fresh = [(bound, a) for bound, a in hits if _key(a) not in state.frequencies]
+        fresh = [(bound, a) for bound, a in hits if address_key(a) not in state.frequencies]
         if probe is not None and fresh:
             sizes = self.searcher.fast_field_values(fields.SIZE, [a for _, a in fresh])
         for position, (bound, address) in enumerate(fresh):
             if state.beats(bound):
                 return True
-            key = _key(address)
+            key = address_key(address)
             if probe is None:
                 value = bound
             elif sizes[position] <= SHORT_BYTES:
@@ -184,6 +224,13 @@ class Ranker:
                 value = bound + probe.value(address)
             state.add(key, address, value)
         return False
+
+    def _ranked(self, total: int, state: Verified) -> TokenResult:
+        """The result: the first k verified documents by frequency, then by id."""
+        kept = state.kept()
+        state.ids.update(self.ids([state.addresses[key] for key in kept if key not in state.ids]))
+        ranked = sorted((-state.frequencies[key], state.ids[key]) for key in kept)
+        return TokenResult(total, [TokenHit(i, -f) for f, i in ranked[: state.k]])
 
     def stored(self, address: Any) -> tuple[str, str]:
         """The id and the text of a document, from the store."""
@@ -203,7 +250,7 @@ class Ranker:
             order_by_field=fields.DOC_ID,
             order=self.tantivy.Order.Asc,
         ).hits
-        return {_key(address): doc_id for doc_id, address in hits}
+        return {address_key(address): doc_id for doc_id, address in hits}
 
     # the former approximation
 
@@ -225,86 +272,30 @@ class Ranker:
         return TokenResult(result.count, [TokenHit(i, float(-f)) for f, i in scored[:k]])
 
 
-class _Ranking:
-    """The documents verified so far: exact frequencies, addresses, ids read on the way, and
-    a min-heap of the k best frequencies."""
-
-    def __init__(self, k: int) -> None:
-        self.k = k
-        self.frequencies: dict[Key, float] = {}
-        self.addresses: dict[Key, Any] = {}
-        self.ids: dict[Key, str] = {}
-        self.best: list[float] = []
-
-    def add(self, key: Key, address: Any, value: float) -> None:
-        """Record the exact frequency of one document."""
-        self.frequencies[key] = value
-        self.addresses[key] = address
-        if len(self.best) < self.k:
-            heapq.heappush(self.best, value)
-        elif value > self.best[0]:
-            heapq.heapreplace(self.best, value)
-
-    def beats(self, bound: float) -> bool:
-        """True when k documents are known that are more frequent than `bound`."""
-        return len(self.best) == self.k and self.best[0] > bound
-
-    def kept(self) -> list[Key]:
-        """The verified documents at least as frequent as the k-th (all of them, if fewer)."""
-        floor = self.best[0] if len(self.best) == self.k else float("-inf")
-        return [key for key, value in self.frequencies.items() if value >= floor]
+def _reaches(term: str, value: int, level: int) -> bool:
+    """True when a document with this `repeats` term has its token more than `level` times
+    (for the levels of `_levels`: below 64, or 64 times a power of two)."""
+    if value >= fields.LOW_RANGE:  # a high bit: the token occurs more than `value` times
+        return value >= level
+    return level < fields.LOW_RANGE and value >= level
 
 
-class Probe:
-    """Counts occurrences of phrases in one document, from tantivy's positions.
+def _levels(repeats: list[Repeats], k: int, share: float) -> Iterator[int]:
+    """Tier levels, highest first, ending with 0 (every match).
 
-    `value` is the sum of the occurrences of the `added` phrases minus those of the
-    `subtracted` ones (a phrase may be listed twice). It is one `explain` of a query that
-    matches every document: a constant, plus each distinct phrase as a clause boosted by its
-    number, so that the clauses that match can be told apart in the explanation (tantivy
-    leaves out those that do not).
+    The first is the highest level whose tier holds about TIER_TARGET * k matches, estimated
+    from the `repeats` terms' document counts and the share of documents that match.
     """
-
-    def __init__(self, ranker: Ranker, added: list[Phrase], subtracted: list[Phrase]) -> None:
-        tantivy = ranker.tantivy
-        self.ranker = ranker
-        distinct = list(dict.fromkeys([*added, *subtracted]))
-        self.weights = {tag: 0 for tag in range(1, len(distinct) + 1)}
-        for phrase in added:
-            self.weights[distinct.index(phrase) + 1] += 1
-        for phrase in subtracted:
-            self.weights[distinct.index(phrase) + 1] -= 1
-        should = tantivy.Occur.Should
-        clauses = [(should, tantivy.Query.const_score_query(tantivy.Query.all_query(), 0.0))]
-        for tag, phrase in enumerate(distinct, start=1):
-            clauses.append((should, tantivy.Query.boost_query(ranker.phrase(phrase), float(tag))))
-        self.query = tantivy.Query.boolean_query(clauses)
-
-    def value(self, address: Any) -> float:
-        """The weighted occurrence count of the document at `address`."""
-        explanation = orjson.loads(self.query.explain(self.ranker.searcher, address).to_json())
-        total = 0.0
-        for clause in explanation.get("details") or []:
-            description = clause.get("description", "")
-            if description.startswith(_BOOST):
-                tag = int(float(description[len(_BOOST) :].split()[0]))
-                total += self.weights[tag] * _find_freq(clause)
-        return total
-
-
-def _find_freq(clause: dict[str, Any]) -> float:
-    """The occurrence count in tantivy's explanation of one term or phrase clause."""
-    stack = [clause]
-    while stack:
-        node = stack.pop()
-        if node.get("description") == _FREQ:
-            return float(node["value"])
-        stack.extend(node.get("details") or [])
-    raise ValueError(f"no occurrence count in tantivy's explanation {clause!r:.300}")
-
-
-def frequency(text: str, phrases: list[Phrase]) -> int:
-    """Occurrences of all `phrases` in `text`, counted on `tokenize` tokens."""
-    tokens = tokenize(text)
-    present = set(tokens)
-    return sum(count_phrase(tokens, phrase) for phrase in phrases if present.issuperset(phrase))
+    top = max((value for found in repeats for _, value, _ in found), default=0)
+    level = 1
+    while level * LEVEL_STEP <= top:
+        level *= LEVEL_STEP
+    while level > 1:
+        documents = sum(d for found in repeats for term, v, d in found if _reaches(term, v, level))
+        if documents * share >= TIER_TARGET * k:
+            break
+        level //= LEVEL_STEP
+    while level >= 1:
+        yield level
+        level //= LEVEL_STEP
+    yield 0

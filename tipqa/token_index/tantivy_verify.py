@@ -1,0 +1,129 @@
+"""Exact frequencies of single documents, for the ranking of `tantivy_rank`.
+
+A document's frequency is counted on its stored text when it is short (cheaper than asking
+tantivy, and it gives the id), otherwise from tantivy's positions by `Probe`: one `explain`
+of a query that matches every document, where each phrase is a clause boosted by its number,
+so that the clauses that match can be told apart (tantivy leaves out those that do not).
+`Verified` keeps the frequencies found so far and the k best of them.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from tipqa.text import MAX_TOKEN_CHARS, count_phrase, tokenize
+from tipqa.token_index import tantivy_schema as fields
+
+Phrase = tuple[str, ...]
+Key = tuple[int, int]
+_FREQ = "freq, occurrences of term within document"
+_BOOST = "Boost x"
+
+
+def address_key(address: Any) -> Key:
+    """A hashable form of a tantivy DocAddress."""
+    return address.segment_ord, address.doc
+
+
+class Verified:
+    """The documents verified so far: exact frequencies, addresses, ids read on the way, and
+    a min-heap of the k best frequencies."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.frequencies: dict[Key, float] = {}
+        self.addresses: dict[Key, Any] = {}
+        self.ids: dict[Key, str] = {}
+        self.best: list[float] = []
+
+    def add(self, key: Key, address: Any, value: float) -> None:
+        """Record the exact frequency of one document."""
+        self.frequencies[key] = value
+        self.addresses[key] = address
+        if len(self.best) < self.k:
+            heapq.heappush(self.best, value)
+        elif value > self.best[0]:
+            heapq.heapreplace(self.best, value)
+
+    def beats(self, bound: float) -> bool:
+        """True when k documents are known that are more frequent than `bound`."""
+        return len(self.best) == self.k and self.best[0] > bound
+
+    def kept(self) -> list[Key]:
+        """The verified documents at least as frequent as the k-th (all of them, if fewer)."""
+        floor = self.best[0] if len(self.best) == self.k else float("-inf")
+        return [key for key, value in self.frequencies.items() if value >= floor]
+
+
+class Probe:
+    """Counts occurrences of phrases in one document, from tantivy's positions.
+
+    `value` is the sum of the occurrences of the `added` phrases minus those of the
+    `subtracted` ones (a phrase may be listed twice). It is one `explain` of a query that
+    matches every document: a constant, plus each distinct phrase as a clause boosted by its
+    number, so that the clauses that match can be told apart in the explanation (tantivy
+    leaves out those that do not).
+    """
+
+    def __init__(
+        self,
+        searcher: Any,
+        phrase_query: Callable[[Phrase], Any],
+        added: list[Phrase],
+        subtracted: list[Phrase],
+    ) -> None:
+        tantivy = fields.import_tantivy()
+        self.searcher = searcher
+        distinct = list(dict.fromkeys([*added, *subtracted]))
+        self.weights = {tag: 0 for tag in range(1, len(distinct) + 1)}
+        for phrase in added:
+            self.weights[distinct.index(phrase) + 1] += 1
+        for phrase in subtracted:
+            self.weights[distinct.index(phrase) + 1] -= 1
+        should = tantivy.Occur.Should
+        clauses = [(should, tantivy.Query.const_score_query(tantivy.Query.all_query(), 0.0))]
+        for tag, phrase in enumerate(distinct, start=1):
+            clauses.append((should, tantivy.Query.boost_query(phrase_query(phrase), float(tag))))
+        self.query = tantivy.Query.boolean_query(clauses)
+
+    def value(self, address: Any) -> float:
+        """The weighted occurrence count of the document at `address`."""
+        explanation = orjson.loads(self.query.explain(self.searcher, address).to_json())
+        total = 0.0
+        for clause in explanation.get("details") or []:
+            description = clause.get("description", "")
+            if description.startswith(_BOOST):
+                tag = int(float(description[len(_BOOST) :].split()[0]))
+                total += self.weights[tag] * _find_freq(clause)
+        return total
+
+
+def _find_freq(clause: dict[str, Any]) -> float:
+    """The occurrence count in tantivy's explanation of one term or phrase clause."""
+    stack = [clause]
+    while stack:
+        node = stack.pop()
+        if node.get("description") == _FREQ:
+            return float(node["value"])
+        stack.extend(node.get("details") or [])
+    raise ValueError(f"no occurrence count in tantivy's explanation {clause!r:.300}")
+
+
+def frequency(text: str, phrases: list[Phrase]) -> int:
+    """Occurrences of all `phrases` in `text`, counted on `tokenize` tokens (for ASCII text,
+    on the same tokens as bytes, split faster)."""
+    lowered = text.lower()
+    tokens: list[Any]
+    if lowered.isascii():
+        tokens = fields.ascii_tokens(lowered.encode())
+        if tokens and max(map(len, tokens)) > MAX_TOKEN_CHARS:
+            tokens = [token for token in tokens if len(token) <= MAX_TOKEN_CHARS]
+        wanted: list[tuple[Any, ...]] = [tuple(t.encode() for t in p) for p in phrases]
+    else:
+        tokens, wanted = tokenize(text), list(phrases)
+    present = set(tokens)
+    return sum(count_phrase(tokens, phrase) for phrase in wanted if present.issuperset(phrase))
