@@ -37,6 +37,7 @@ from tipqa.token_index.tantivy_verify import Key, Phrase, Probe, Verified, addre
 GROWTH = 4
 LEVEL_STEP = 4
 TIER_TARGET = 4  # a tier should hold about this many times k matches (estimated)
+FEW_TERMS = 1024
 SHORT_BYTES = 2048  # documents verified from their stored text; longer ones by `explain`
 
 Repeats = list[tuple[str, int, int]]  # a token's `repeats` terms: (term, value, documents)
@@ -124,15 +125,14 @@ class Ranker:
         by the bounds above.
         """
         distinct = list(dict.fromkeys([*keywords, *aliases]))
-        query = self.match(keywords, aliases)
-        first = self.searcher.search(query, k + 1, count=True)
+        unscored = self.tantivy.Query.const_score_query(self.match(keywords, aliases), 0.0)
+        first = self.searcher.search(unscored, k + 1, count=True)
         if k == 0:
             return TokenResult(first.count, [])
         if first.count <= k:
             state = Verified(k)
             self._count_all(first.hits, state, distinct)
             return self._ranked(first.count, state)
-        unscored = self.tantivy.Query.const_score_query(query, 0.0)
         state = self._rank(unscored, keywords, aliases, distinct, k, first.count)
         return self._ranked(first.count, state)
 
@@ -242,7 +242,13 @@ class Ranker:
         if not addresses:
             return {}
         rows = self.searcher.fast_field_values(fields.ROW, addresses)
-        query = self.tantivy.Query.term_set_query(self.schema, fields.ROW, rows)
+        if len(rows) <= FEW_TERMS:  # a few term queries are found faster than a term set
+            should = self.tantivy.Occur.Should
+            query = self.tantivy.Query.boolean_query(
+                [(should, self.tantivy.Query.term_query(self.schema, fields.ROW, r)) for r in rows]
+            )
+        else:
+            query = self.tantivy.Query.term_set_query(self.schema, fields.ROW, rows)
         hits = self.searcher.search(
             query,
             len(rows),
