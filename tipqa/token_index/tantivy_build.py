@@ -96,8 +96,14 @@ def write_part(
     try:
         for batch in batches:
             for row, doc_id, text, meta in batch:
+                try:
+                    body = text.encode()
+                except UnicodeEncodeError as exc:
+                    raise InputError(
+                        f"document {doc_id!r}: text cannot be written as UTF-8 ({exc})",
+                        field="text",
+                    ) from exc
                 prepared, repeats = analyse(text, mode.blank)
-                body = text.encode()
                 entry = tantivy.Document()
                 entry.add_text(fields.DOC_ID, doc_id)
                 entry.add_integer(fields.ROW, row)

@@ -6,7 +6,10 @@ token or an exact phrase query; bool: must/should clauses and minimum_should_mat
 over the contract corpus, analyzed by the same char filters, pattern tokenizer and lowercase
 filter as the index settings define, and scored by a similarity that returns
 `boost * freq`, as the scripted similarity of the settings does. Totals, frequencies and
-order (score descending, then doc_id) must equal the definition in `tipqa.text`.
+order (score descending, then doc_id) must equal the definition in `tipqa.text`, on the
+contract corpus and on the ranking corpus of tests/tipqa/token_index/ranking_data.py (more
+than 1,000 matches, long rare best documents, ties, overlapping phrases), where they must also
+equal the tantivy backend's.
 
 Needs `java` and the Lucene core and analyzers-common jars (Debian: liblucene8-java; or a
 folder named by TIPQA_LUCENE_JARS); skipped otherwise.
@@ -48,17 +51,17 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _load_contract_data() -> Any:
-    """tests/tipqa/es/contract_data.py (tests are not a package under --import-mode=importlib)."""
-    path = Path(__file__).parent / "contract_data.py"
-    spec = importlib.util.spec_from_file_location("tipqa_es_contract_data", path)
+def _load(path: Path) -> Any:
+    """A test data module (tests are not a package under --import-mode=importlib)."""
+    spec = importlib.util.spec_from_file_location(f"tipqa_test_{path.stem}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-DATA = _load_contract_data()
+DATA = _load(Path(__file__).parent / "contract_data.py")
+RANKING = _load(Path(__file__).parents[1] / "token_index" / "ranking_data.py")
 
 LUCENE_CHECK = r"""
 import java.io.*;
@@ -214,7 +217,10 @@ def to_sexpr(query: dict[str, Any]) -> str:
     return " ".join([*parts, ")"])
 
 
-def test_lucene_ranks_the_query_body_as_the_definition_says(tmp_path: Path) -> None:
+def lucene_results(
+    tmp_path: Path, documents: list[Any], asked: list[tuple[list[str], list[str]]]
+) -> list[TokenResult]:
+    """Run each query's Elasticsearch body in Lucene over `documents` (first text per id)."""
     analysis = mappings.analysis_settings()
     sigma = analysis["char_filter"]["tipqa_final_sigma"]
     mapped_from, mapped_to = (p.strip() for p in mappings.DOTTED_CAPITAL_I_RULE.split("=>"))
@@ -224,20 +230,15 @@ def test_lucene_ranks_the_query_body_as_the_definition_says(tmp_path: Path) -> N
         for x in (mappings.TOKEN_PATTERN, sigma["pattern"], "\u03c2", mapped_from, mapped_to)
     ]
     indexed: dict[str, str] = {}
-    for doc in DATA.CORPUS:
+    for doc in documents:
         if doc.text.strip():
             indexed.setdefault(doc.id, doc.text)
     lines += [f"D {_b64(i)} {_b64(text)}" for i, text in indexed.items()]
-    asked = []
-    for keywords, aliases in DATA.QUERIES:
-        alias_phrases = queries.phrases(aliases)
-        if not alias_phrases:
-            continue
-        body = queries.token_search_body(queries.phrases(keywords), alias_phrases, 100)
+    for keywords, aliases in asked:
+        body = queries.token_search_body(queries.phrases(keywords), queries.phrases(aliases), 100)
         assert body["sort"] == [{"_score": {"order": "desc"}}, {"doc_id": {"order": "asc"}}]
         assert body["track_total_hits"] is True
         lines.append("Q " + to_sexpr(body["query"]))
-        asked.append((keywords, aliases))
     classpath = os.pathsep.join(map(str, JARS))
     source, data = tmp_path / "LuceneCheck.java", tmp_path / "input.txt"
     source.write_text(LUCENE_CHECK)
@@ -250,13 +251,36 @@ def test_lucene_ranks_the_query_body_as_the_definition_says(tmp_path: Path) -> N
         check=False,
     )
     assert run.returncode == 0, run.stderr
-    results = run.stdout.strip().split("\n")
-    assert len(results) == len(asked)
-    for (keywords, aliases), line in zip(asked, results, strict=True):
+    results = []
+    for line in run.stdout.strip().split("\n"):
         total, relation, *hits = line.split(" ")
         assert relation == "EQUAL_TO"
         parsed = [TokenHit(h.rsplit("=", 1)[0], float(h.rsplit("=", 1)[1])) for h in hits]
-        assert TokenResult(int(total), parsed) == DATA.oracle(keywords, aliases, 100), (
-            keywords,
-            aliases,
-        )
+        results.append(TokenResult(int(total), parsed))
+    assert len(results) == len(asked)
+    return results
+
+
+def test_lucene_ranks_the_query_body_as_the_definition_says(tmp_path: Path) -> None:
+    asked = [(k, a) for k, a in DATA.QUERIES if queries.phrases(a)]
+    for (keywords, aliases), result in zip(
+        asked, lucene_results(tmp_path, DATA.CORPUS, asked), strict=True
+    ):
+        assert TokenResult(result.total, result.hits[:100]) == DATA.oracle(
+            keywords, aliases, 100
+        ), (keywords, aliases)
+
+
+def test_lucene_and_tantivy_agree_where_ranking_is_hard(tmp_path: Path) -> None:
+    """Long rare best documents, ties, overlapping phrases, more than 1,000 matches."""
+    from tipqa.token_index.tantivy import TantivySettings, TantivyTokenIndex
+
+    documents = RANKING.corpus()
+    index = TantivyTokenIndex(TantivySettings(threads=1, heap_mb=64), path=tmp_path / "tantivy")
+    index.build(documents)
+    results = lucene_results(tmp_path, documents, RANKING.QUERIES)
+    for (keywords, aliases), result in zip(RANKING.QUERIES, results, strict=True):
+        lucene = TokenResult(result.total, result.hits[:100])
+        assert lucene == RANKING.oracle(documents, keywords, aliases, 100), (keywords, aliases)
+        assert index.search(keywords, aliases, 100) == lucene, (keywords, aliases)
+    assert max(r.total for r in results) > 1000
