@@ -67,62 +67,62 @@ public class TipqaLucene {
         };
     }
 
-    // A JSON string literal starting at s[i] (the quote): its value, and the index after it.
-    static int pos;
-    static String jsonString(String s, int i) {
-        StringBuilder out = new StringBuilder();
-        i++;
-        while (true) {
-            char c = s.charAt(i++);
-            if (c == '"') break;
-            if (c != '\\') { out.append(c); continue; }
-            char e = s.charAt(i++);
-            switch (e) {
-                case 'n': out.append('\n'); break;
-                case 't': out.append('\t'); break;
-                case 'r': out.append('\r'); break;
-                case 'b': out.append('\b'); break;
-                case 'f': out.append('\f'); break;
-                case 'u': out.append((char) Integer.parseInt(s.substring(i, i + 4), 16)); i += 4; break;
-                default: out.append(e);
+    // The top-level string fields of one JSON object line (other values skipped).
+    static final class JsonLine {
+        final String s;
+        int i;
+
+        JsonLine(String s) { this.s = s; }
+
+        // The JSON string literal at i (the quote), leaving i after it.
+        String string() {
+            StringBuilder out = new StringBuilder();
+            i++;
+            while (true) {
+                char c = s.charAt(i++);
+                if (c == '"') return out.toString();
+                if (c != '\\') { out.append(c); continue; }
+                char e = s.charAt(i++);
+                switch (e) {
+                    case 'n': out.append('\n'); break;
+                    case 't': out.append('\t'); break;
+                    case 'r': out.append('\r'); break;
+                    case 'b': out.append('\b'); break;
+                    case 'f': out.append('\f'); break;
+                    case 'u': out.append((char) Integer.parseInt(s.substring(i, i + 4), 16)); i += 4; break;
+                    default: out.append(e);
+                }
             }
         }
-        pos = i;
-        return out.toString();
-    }
 
-    // The top-level string fields of one JSON object (other values skipped).
-    static Map<String, String> jsonFields(String s) {
-        Map<String, String> fields = new HashMap<>();
-        int i = s.indexOf('{') + 1;
-        while (i < s.length()) {
-            char c = s.charAt(i);
-            if (c == '"') {
-                String key = jsonString(s, i);
-                i = pos;
+        // Skip a non-string value (object, array, number, literal), leaving i at its end.
+        void skip() {
+            int depth = 0;
+            for (; i < s.length(); i++) {
+                char d = s.charAt(i);
+                if (d == '"') { string(); i--; continue; }
+                if (d == '{' || d == '[') depth++;
+                if (d == '}' || d == ']') { if (depth == 0) return; depth--; }
+                if (d == ',' && depth == 0) return;
+            }
+        }
+
+        Map<String, String> fields() {
+            Map<String, String> found = new HashMap<>();
+            i = s.indexOf('{') + 1;
+            while (i < s.length()) {
+                char c = s.charAt(i);
+                if (c == '}') break;
+                if (c != '"') { i++; continue; }
+                String key = string();
                 while (s.charAt(i) != ':') i++;
                 i++;
                 while (Character.isWhitespace(s.charAt(i))) i++;
-                if (s.charAt(i) == '"') {
-                    fields.put(key, jsonString(s, i));
-                    i = pos;
-                } else {
-                    int depth = 0;
-                    for (; i < s.length(); i++) {
-                        char d = s.charAt(i);
-                        if (d == '"') { jsonString(s, i); i = pos - 1; continue; }
-                        if (d == '{' || d == '[') depth++;
-                        if (d == '}' || d == ']') { if (depth == 0) break; depth--; }
-                        if (d == ',' && depth == 0) break;
-                    }
-                }
-            } else if (c == '}') {
-                break;
-            } else {
-                i++;
+                if (s.charAt(i) == '"') found.put(key, string());
+                else skip();
             }
+            return found;
         }
-        return fields;
     }
 
     static void index(String[] args) throws Exception {
@@ -143,7 +143,11 @@ public class TipqaLucene {
         AtomicLong documents = new AtomicLong(), bytes = new AtomicLong();
         long started = System.nanoTime();
         try (IndexWriter writer = new IndexWriter(FSDirectory.open(dir), config)) {
-            ExecutorService pool = Executors.newFixedThreadPool(threads);
+            ExecutorService pool = Executors.newFixedThreadPool(threads, task -> {
+                Thread thread = new Thread(task);
+                thread.setDaemon(true);  // a failed file ends the program, not waits on it
+                return thread;
+            });
             List<Future<?>> done = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 done.add(pool.submit(() -> {
@@ -152,7 +156,7 @@ public class TipqaLucene {
                         try (BufferedReader in = Files.newBufferedReader(Paths.get(file))) {
                             String line;
                             while ((line = in.readLine()) != null) {
-                                Map<String, String> f = jsonFields(line);
+                                Map<String, String> f = new JsonLine(line).fields();
                                 String id = f.get("id"), text = f.get("text");
                                 if (id == null || text == null || text.isBlank()) continue;
                                 Document d = new Document();

@@ -18,8 +18,8 @@ made-up names. Each question belongs to a *case* that fixes where its fact is st
 - buried: as discarded, plus the fact in the least frequent match, ranked after k1. Discarded.
 - crowded: `crowd` short documents name keyword and answer apart, and one long document (more
   than `crowd_words` words) names them `crowd_mentions` times each and states the fact: the
-  most frequent of more than 1,000 matches. Answerable (token), when the ranking by frequency is exact at that depth (BM25
-  prefers the short documents). Not in the default mix.
+  most frequent of more than 1,000 matches. Answerable (token), when the ranking by frequency
+  is exact at that depth (BM25 prefers the short documents). Not in the default mix.
 
 Filler documents (template prose about made-up places) bring the corpus to `documents`.
 """

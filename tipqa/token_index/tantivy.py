@@ -46,6 +46,7 @@ from tipqa.token_index.tantivy_build import (
     available_cores,
     write_parts,
 )
+from tipqa.token_index.tantivy_ids import IdTable
 from tipqa.token_index.tantivy_rank import Ranker, frequency, phrases
 
 __all__ = ["TantivySettings", "TantivyTokenIndex", "frequency"]
@@ -98,6 +99,7 @@ class TantivyTokenIndex:
         self.settings = settings
         self.path = Path(path)
         self._index: Any = None
+        self._ids: IdTable | None = None
 
     def complete(self) -> bool:
         """True when `path` holds a finished index (its marker file exists)."""
@@ -137,7 +139,7 @@ class TantivyTokenIndex:
         tantivy = fields.import_tantivy()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._remove_leftovers()
-        self._index = None
+        self._index = self._ids = None
         started = time.perf_counter()
         building = Path(
             tempfile.mkdtemp(prefix=f".{self.path.name}.building-", dir=self.path.parent)
@@ -149,7 +151,9 @@ class TantivyTokenIndex:
             if len(stream.parts) > 1:
                 assemble(stream.parts, building)
             index = tantivy.Index.open(str(building))
-            removed = finish(index, stream.parts, analyzer(mode.kind), self.settings.heap_mb)
+            removed = finish(
+                index, building, stream.parts, analyzer(mode.kind), self.settings.heap_mb
+            )
             counts: dict[str, float] = {
                 "documents": stream.documents - removed["duplicates"],
                 "duplicates": removed["duplicates"],
@@ -200,6 +204,7 @@ class TantivyTokenIndex:
                     stacklevel=3,
                 )
             self._index = tantivy.Index.open(str(self.path))
+            self._ids = IdTable(self.path)
         return self._index
 
     def search(self, keywords: list[str], aliases: list[str], k: int) -> TokenResult:
@@ -216,7 +221,8 @@ class TantivyTokenIndex:
         alias_phrases = phrases(aliases)
         if not alias_phrases:
             return TokenResult(total=0, hits=[])
-        ranker = Ranker(index.searcher(), index.schema)
+        assert self._ids is not None
+        ranker = Ranker(index.searcher(), index.schema, self._ids)
         if self.settings.ranking == "bm25-pool":
             return ranker.pooled_search(
                 phrases(keywords), alias_phrases, k, self.settings.rank_pool

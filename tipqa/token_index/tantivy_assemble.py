@@ -6,10 +6,11 @@ therefore joined by moving their segment files into one folder and writing one `
 that lists all their segments; tantivy's merge policy then merges small segments at the next
 commit. `.managed.json` (the files tantivy may garbage-collect) becomes the union of the parts'.
 
-Duplicates: a document id may appear twice in the stream, in the same part or in two parts.
-Every part keeps a ledger of (id hash, row, body bytes). The first occurrence in the stream
-(the smallest row) is kept, every later one is deleted by its row, and counted with its bytes.
-Equal hashes are confirmed on the stored ids, so a hash collision deletes nothing.
+The parts' ledgers (id hash, row, body bytes, id bytes, and the ids) become the id table of
+`tantivy_ids`. Duplicates: a document id may appear twice in the stream, in the same part or
+in two parts. The first occurrence in the stream (the smallest row) is kept, every later one
+is deleted by its row, and counted with its bytes. Equal hashes are confirmed on the ids, so
+a hash collision deletes nothing.
 """
 
 from __future__ import annotations
@@ -26,11 +27,20 @@ import orjson
 from tipqa.errors import InputError
 from tipqa.jsonl import atomic_open
 from tipqa.token_index import tantivy_schema as fields
-from tipqa.token_index.tantivy_build import LEDGER, WORKER_LOG, read_ledger
+from tipqa.token_index.tantivy_build import LEDGER, PART_IDS, WORKER_LOG, read_ledger
+from tipqa.token_index.tantivy_ids import IdTable, write_table
 
 META = "meta.json"
 MANAGED = ".managed.json"
-_NOT_MOVED = {META, MANAGED, LEDGER, WORKER_LOG, ".tantivy-meta.lock", ".tantivy-writer.lock"}
+_NOT_MOVED = {
+    META,
+    MANAGED,
+    LEDGER,
+    PART_IDS,
+    WORKER_LOG,
+    ".tantivy-meta.lock",
+    ".tantivy-writer.lock",
+}
 _DELETE_BATCH = 1024
 
 
@@ -68,47 +78,39 @@ def assemble(parts: list[Path], target: Path) -> None:
         out.write(orjson.dumps(joined))
 
 
-def ledger(parts: list[Path]) -> np.ndarray:
-    """Every part's ledger as one (n, 3) int64 array of (id hash, row, body bytes)."""
+def ledger(parts: list[Path]) -> tuple[np.ndarray, bytes]:
+    """Every part's ledger as one (n, 4) int64 array of (id hash, row, body bytes, id bytes),
+    and their ids' bytes in the same order."""
     flat = array("q")
     for part in parts:
         flat.extend(read_ledger(part))
-    return np.frombuffer(flat, dtype=np.int64).reshape(-1, 3)
+    blob = b"".join((part / PART_IDS).read_bytes() for part in parts)
+    return np.frombuffer(flat, dtype=np.int64).reshape(-1, 4), blob
 
 
-def duplicate_candidates(entries: np.ndarray) -> np.ndarray:
-    """Rows of entries whose id hash occurs more than once (every copy, first included)."""
-    hashes = entries[:, 0]
-    _, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
-    return entries[counts[inverse] > 1, 1]
-
-
-def later_copies(index: Any, rows: np.ndarray) -> list[int]:
-    """Of the documents at `rows`, those whose id an earlier row (smaller) also has."""
-    tantivy = fields.import_tantivy()
-    searcher = index.searcher()
-    query = tantivy.Query.term_set_query(index.schema, fields.ROW, [int(r) for r in rows])
-    hits = searcher.search(query, len(rows), count=False).hits
-    found = searcher.fast_field_values(fields.ROW, [address for _, address in hits])
-    first: dict[str, int] = {}
-    later: list[int] = []
-    for (_, address), row in sorted(zip(hits, found, strict=True), key=lambda pair: pair[1]):
-        doc_id = searcher.doc(address).get_first(fields.DOC_ID)
-        if doc_id in first:
-            later.append(int(row))
-        else:
-            first[doc_id] = int(row)
+def later_copies(entries: np.ndarray, table: IdTable) -> list[int]:
+    """Rows whose id an earlier row (smaller) also has: candidates by equal hashes, then
+    confirmed on the ids."""
+    _, inverse, counts = np.unique(entries[:, 0], return_inverse=True, return_counts=True)
+    rows = np.sort(entries[counts[inverse] > 1, 1]).tolist()
+    seen: set[str] = set()
+    later = []
+    for row, doc_id in zip(rows, table.ids(rows), strict=True):
+        if doc_id in seen:
+            later.append(row)
+        seen.add(doc_id)
     return later
 
 
-def finish(index: Any, parts: list[Path], text_analyzer: Any, heap_mb: int) -> dict[str, float]:
-    """Delete later copies of duplicated ids, let tantivy merge, drop the part folders.
-
-    Returns the duplicates removed and the bytes of text of the documents kept.
+def finish(
+    index: Any, target: Path, parts: list[Path], text_analyzer: Any, heap_mb: int
+) -> dict[str, float]:
+    """Write the id table, delete later copies of duplicated ids, let tantivy merge, drop the
+    part folders. Returns the duplicates removed and the bytes of text of the documents kept.
     """
-    entries = ledger(parts)
-    candidates = duplicate_candidates(entries)
-    later = later_copies(index, candidates) if candidates.size else []
+    entries, blob = ledger(parts)
+    write_table(target, entries[:, 1], entries[:, 3], blob)
+    later = later_copies(entries, IdTable(target))
     removed_bytes = int(entries[np.isin(entries[:, 1], later), 2].sum()) if later else 0
     if later or len(parts) > 1:
         tantivy = fields.import_tantivy()
@@ -128,8 +130,9 @@ def finish(index: Any, parts: list[Path], text_analyzer: Any, heap_mb: int) -> d
             writer.wait_merging_threads()
         index.reload()
     for part in parts:
-        if part.name.startswith("part-"):
-            shutil.rmtree(part)
-        else:
+        if part == target:
             (part / LEDGER).unlink()
+            (part / PART_IDS).unlink()
+        else:
+            shutil.rmtree(part)
     return {"duplicates": len(later), "bytes": int(entries[:, 2].sum()) - removed_bytes}

@@ -41,7 +41,8 @@ MIN_HEAP_MB_PER_WRITER = 15  # tantivy's own lower bound for a writer thread's a
 BATCH_DOCS = 1000
 BATCH_CHARS = 4_000_000
 WORKER_LOG = "worker.log"
-LEDGER = "part-ledger.bin"  # per part: (id hash, row, body bytes) of every document, int64
+LEDGER = "part-ledger.bin"  # per part: (id hash, row, body bytes, id bytes) per document, int64
+PART_IDS = "part-ids.bin"  # per part: the ids' UTF-8 bytes, in the ledger's order
 
 Entry = tuple[int, str, str, bytes | None]  # row, doc_id, text, meta as JSON (or None)
 
@@ -64,10 +65,9 @@ def available_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def id_hash(doc_id: str) -> int:
-    """A 64-bit hash of a document id, the same in every process (equal hashes are confirmed
-    on the ids, so it needs to be fast more than strong)."""
-    raw = doc_id.encode()
+def id_hash(raw: bytes) -> int:
+    """A 64-bit hash of a document id's bytes, the same in every process (equal hashes are
+    confirmed on the ids, so it needs to be fast more than strong)."""
     return (zlib.crc32(raw) << 31) ^ zlib.adler32(raw)
 
 
@@ -93,6 +93,7 @@ def write_part(
     fields.register_analyzers(index, analyzer(mode.kind))
     writer = index.writer(heap_bytes, 1)
     ledger = array("q")
+    ids = bytearray()
     try:
         for batch in batches:
             for row, doc_id, text, meta in batch:
@@ -114,7 +115,9 @@ def write_part(
                 if meta is not None:
                     entry.add_bytes(fields.META, meta)
                 writer.add_document(entry)
-                ledger.extend((id_hash(doc_id), row, len(body)))
+                raw_id = doc_id.encode()
+                ids += raw_id
+                ledger.extend((id_hash(raw_id), row, len(body), len(raw_id)))
         writer.commit()
     except BaseException:
         writer.rollback()
@@ -123,10 +126,11 @@ def write_part(
         writer.wait_merging_threads()
     with open(folder / LEDGER, "wb") as out:
         ledger.tofile(out)
+    (folder / PART_IDS).write_bytes(ids)
 
 
 def read_ledger(folder: Path) -> array:
-    """The (id hash, row, body bytes) triples of a part, flat."""
+    """The (id hash, row, body bytes, id bytes) of a part's documents, flat."""
     ledger = array("q")
     ledger.frombytes((folder / LEDGER).read_bytes())
     return ledger

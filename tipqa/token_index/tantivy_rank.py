@@ -12,7 +12,7 @@ sum of constant scores built from the `repeats` field (`tantivy_schema`):
 When every phrase is one token, tantivy's top hits by that score are the top hits by
 frequency. Otherwise the top hits by the bound are *verified* (`tantivy_verify`), best bound
 first, until the k-th best exact frequency is above the bound of every document not verified.
-Hits that tie at the k-th frequency are all kept and ordered by document id (a fast field).
+Hits that tie at the k-th frequency are all kept and ordered by document id (`tantivy_ids`).
 
 *Tiers.* Scoring every match costs about twice counting them. The documents that can reach
 the first k are those where some scored token occurs often, so the search first looks only at
@@ -32,12 +32,12 @@ from tipqa.records import TokenHit
 from tipqa.text import tokenize
 from tipqa.token_index import tantivy_schema as fields
 from tipqa.token_index.base import TokenResult
+from tipqa.token_index.tantivy_ids import IdTable
 from tipqa.token_index.tantivy_verify import Key, Phrase, Probe, Verified, address_key, frequency
 
 GROWTH = 4
 LEVEL_STEP = 4
 TIER_TARGET = 4  # a tier should hold about this many times k matches (estimated)
-FEW_TERMS = 1024
 SHORT_BYTES = 2048  # documents verified from their stored text; longer ones by `explain`
 
 Repeats = list[tuple[str, int, int]]  # a token's `repeats` terms: (term, value, documents)
@@ -51,10 +51,11 @@ def phrases(texts: Iterable[str]) -> list[Phrase]:
 class Ranker:
     """Token queries over one tantivy searcher (see the module docstring)."""
 
-    def __init__(self, searcher: Any, schema: Any) -> None:
+    def __init__(self, searcher: Any, schema: Any, table: IdTable) -> None:
         self.tantivy = fields.import_tantivy()
         self.searcher = searcher
         self.schema = schema
+        self.table = table
 
     # queries
 
@@ -238,25 +239,11 @@ class Ranker:
         return stored.get_first(fields.DOC_ID), stored.get_first(fields.BODY).decode()
 
     def ids(self, addresses: list[Any]) -> dict[Key, str]:
-        """The document ids of these hits, read from fast fields (not from the stored text)."""
+        """The document ids of these hits, by their rows (not from the stored text)."""
         if not addresses:
             return {}
         rows = self.searcher.fast_field_values(fields.ROW, addresses)
-        if len(rows) <= FEW_TERMS:  # a few term queries are found faster than a term set
-            should = self.tantivy.Occur.Should
-            query = self.tantivy.Query.boolean_query(
-                [(should, self.tantivy.Query.term_query(self.schema, fields.ROW, r)) for r in rows]
-            )
-        else:
-            query = self.tantivy.Query.term_set_query(self.schema, fields.ROW, rows)
-        hits = self.searcher.search(
-            query,
-            len(rows),
-            count=False,
-            order_by_field=fields.DOC_ID,
-            order=self.tantivy.Order.Asc,
-        ).hits
-        return {address_key(address): doc_id for doc_id, address in hits}
+        return {address_key(a): i for a, i in zip(addresses, self.table.ids(rows), strict=True)}
 
     # the former approximation
 

@@ -1,8 +1,8 @@
 """The tantivy index's fields, analyzers and the per-document term-frequency terms.
 
-Fields: `doc_id` (raw term, stored, and a fast field so that hits can be ordered by id inside
-tantivy), `row` (the document's position in the build stream: an indexed integer fast field,
-used to find one copy of a duplicated id and to look ids up by hit), `size` (the text's
+Fields: `doc_id` (raw term, stored), `row` (the document's position in the build stream: an
+indexed integer fast field, used to delete one copy of a duplicated id and to look hits' ids
+up in `tantivy_ids`), `size` (the text's
 UTF-8 bytes, a fast field), `text` (the tokens of
 `tipqa.text.tokenize`, with positions, see `tantivy_analysis`), `repeats` (below), and the
 stored `body` and `meta`.
@@ -45,9 +45,7 @@ def new_schema() -> Any:
     """The schema of a tipqa tantivy index."""
     tantivy = import_tantivy()
     builder = tantivy.SchemaBuilder()
-    builder.add_text_field(
-        DOC_ID, stored=True, fast=True, tokenizer_name="raw", index_option="basic"
-    )
+    builder.add_text_field(DOC_ID, stored=True, tokenizer_name="raw", index_option="basic")
     builder.add_integer_field(ROW, indexed=True, fast=True)
     builder.add_integer_field(SIZE, fast=True)
     builder.add_text_field(TEXT, stored=False, tokenizer_name=ANALYZER, index_option="position")
