@@ -103,8 +103,9 @@ class Lucene:
 
     def search(
         self, folder: Path, asked: list[tuple[list[str], list[str]]], k: int, repeats: int
-    ) -> tuple[list[TokenResult], list[list[float]]]:
-        """Results (first k, exact totals) and milliseconds of each timed pass, per query."""
+    ) -> tuple[list[TokenResult], list[tuple[float, float]]]:
+        """Results (first k, exact totals), and the (wall, CPU) milliseconds of every timed pass
+        of every query."""
         lines = self.workdir / "lucene-queries.txt"
         lines.write_text("".join(query_line(kw, al, k) + "\n" for kw, al in asked))
         run = subprocess.run(
@@ -126,5 +127,7 @@ class Lucene:
             parsed = [TokenHit(h.rsplit("=", 1)[0], float(h.rsplit("=", 1)[1])) for h in hits]
             results.append(TokenResult(int(total), parsed))
         for line in output[len(asked) :]:
-            timings.append([int(m) / 1000 for m in line.split()[1:]])
+            for pair in line.split()[1:]:
+                wall, cpu = pair.split(",")
+                timings.append((int(wall) / 1000, int(cpu) / 1000))
         return results, timings

@@ -15,7 +15,8 @@
 // test_lucene_semantics.py (an Elasticsearch bool / match_phrase body). Each query is scored
 // by a similarity returning boost * freq (the scripted similarity of tipqa.es.mappings), with
 // an exact total, sorted by score then doc_id. One warm-up pass, then REPEATS timed passes.
-// Prints per query "total relation id=score ..." and then "T micros micros ...".
+// Prints per query "total relation id=score ..." and then "T wall,cpu wall,cpu ..." (in
+// microseconds: wall time and the thread's CPU time of each timed pass).
 import java.io.*;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.*;
@@ -234,10 +235,13 @@ public class TipqaLucene {
             searcher.setSimilarity(new Frequency());
             Sort sort = new Sort(SortField.FIELD_SCORE, new SortField("doc_id", SortField.Type.STRING));
             long[][] micros = new long[queries.size()][repeats];
+            long[][] cpu = new long[queries.size()][repeats];
+            java.lang.management.ThreadMXBean threads =
+                java.lang.management.ManagementFactory.getThreadMXBean();
             StringBuilder out = new StringBuilder();
             for (int pass = -1; pass < repeats; pass++) {
                 for (int q = 0; q < queries.size(); q++) {
-                    long started = System.nanoTime();
+                    long started = System.nanoTime(), startedCpu = threads.getCurrentThreadCpuTime();
                     TopFieldCollector collector = TopFieldCollector.create(sort, Math.max(k, 1), Integer.MAX_VALUE);
                     searcher.search(queries.get(q), collector);
                     TopDocs top = collector.topDocs();
@@ -247,7 +251,10 @@ public class TipqaLucene {
                         ids.add(((BytesRef) keys[1]).utf8ToString() + "=" + keys[0]);
                     }
                     long elapsed = (System.nanoTime() - started) / 1000;
-                    if (pass >= 0) micros[q][pass] = elapsed;
+                    if (pass >= 0) {
+                        micros[q][pass] = elapsed;
+                        cpu[q][pass] = (threads.getCurrentThreadCpuTime() - startedCpu) / 1000;
+                    }
                     if (pass == repeats - 1) {
                         out.append(top.totalHits.value).append(' ').append(top.totalHits.relation);
                         for (String id : ids) out.append(' ').append(id);
@@ -255,9 +262,9 @@ public class TipqaLucene {
                     }
                 }
             }
-            for (long[] row : micros) {
+            for (int q = 0; q < queries.size(); q++) {
                 out.append('T');
-                for (long m : row) out.append(' ').append(m);
+                for (int r = 0; r < repeats; r++) out.append(' ').append(micros[q][r]).append(',').append(cpu[q][r]);
                 out.append('\n');
             }
             System.out.print(out);
