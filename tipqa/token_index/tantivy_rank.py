@@ -36,6 +36,7 @@ from tipqa.token_index.tantivy_ids import IdTable
 from tipqa.token_index.tantivy_verify import Key, Phrase, Probe, Verified, address_key, frequency
 
 GROWTH = 4
+DIRECT = 4
 LEVEL_STEP = 4
 TIER_TARGET = 4  # a tier should hold about this many times k matches (estimated)
 SHORT_BYTES = 2048  # documents verified from their stored text; longer ones by `explain`
@@ -122,15 +123,18 @@ class Ranker:
     def search(self, keywords: list[Phrase], aliases: list[Phrase], k: int) -> TokenResult:
         """The first k matches by frequency (ties by document id), and the exact total.
 
-        When at most k documents match, each is counted directly; otherwise tantivy ranks
-        by the bounds above.
+        When at most k documents match (DIRECT * k when a phrase has several tokens, whose
+        bounds would have to be verified anyway), each is counted directly; otherwise tantivy
+        ranks by the bounds above.
         """
         distinct = list(dict.fromkeys([*keywords, *aliases]))
         unscored = self.tantivy.Query.const_score_query(self.match(keywords, aliases), 0.0)
-        first = self.searcher.search(unscored, k + 1, count=True)
+        bounded = any(len(phrase) > 1 for phrase in distinct)
+        direct = DIRECT * k if bounded else k
+        first = self.searcher.search(unscored, direct + 1, count=True)
         if k == 0:
             return TokenResult(first.count, [])
-        if first.count <= k:
+        if first.count <= direct:
             state = Verified(k)
             self._count_all(first.hits, state, distinct)
             return self._ranked(first.count, state)
