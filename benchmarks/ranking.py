@@ -36,7 +36,14 @@ from tipqa.jsonl import read_records
 from tipqa.judges.base import RelevanceJudge
 from tipqa.judges.rules import RuleJudge
 from tipqa.keywords.rules import extract_keywords
-from tipqa.records import JudgeRequest, Judgment, Keywords, Question, TokenCandidates
+from tipqa.records import (
+    JudgeRequest,
+    Judgment,
+    Keywords,
+    Question,
+    Relevance,
+    TokenCandidates,
+)
 from tipqa.stages.token import judge_token_candidates, search_tokens
 from tipqa.stats import StageStats
 from tipqa.token_index.tantivy import TantivySettings, TantivyTokenIndex
@@ -53,11 +60,13 @@ class FixedSetJudge:
 
     def judge(self, requests: list[JudgeRequest]) -> list[Judgment]:
         """One judgment per request: yes when the document is in the set."""
-        return [
-            Judgment(r.question_id, r.stage, r.doc_id, r.unit_id, label, label, self.name)
-            for r in requests
-            for label in ["yes" if accepted(r.doc_id) else "no"]
-        ]
+        judgments = []
+        for r in requests:
+            label: Relevance = "yes" if accepted(r.doc_id) else "no"
+            judgments.append(
+                Judgment(r.question_id, r.stage, r.doc_id, r.unit_id, label, label, self.name)
+            )
+        return judgments
 
 
 def accepted(doc_id: str) -> bool:

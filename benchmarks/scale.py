@@ -4,19 +4,22 @@
                                [--recount] [--no-lucene] [--repeats 3]
 
 For each size (demo worlds of N documents; `--huge` adds 10,000,000, token index only,
-about 4.7 GB of text and 8 GB of indexes): reading and parsing the files (the limit of any
-build), the tantivy build with one worker and with `--threads` (all cores by default), and
-Lucene 8 (`benchmarks/lucene`: our analyzer, positions, stored text) with one and `--threads`
-indexing threads, each in its own process: wall seconds, CPU seconds, documents/s and MB/s,
-the same per core (divided by the CPU seconds, which holds on a shared machine), peak memory
-of the process tree, index size. Then Algorithm 1's query (all keywords AND any alias, as
-phrases, exact total, first k1 = 100 by frequency, ties by id) on the world's questions
-("entity") and on pairs of the corpus's most frequent words ("broad"): p50/p95/p99 for
-tantivy (exact ranking, the default), tantivy "bm25-pool" (the former approximation) and
-Lucene, whose results must equal tantivy's on every query. `--recount` adds the former exact
-recount (bm25-pool with a pool of 10^7) on three broad queries. Finally the slope of every
-figure against size on log-log axes (1 = linear). Writes results/scale-<time>.json and
-results/scale.md.
+about 4.7 GB of text and 8 GB of indexes), each in its own process: reading and parsing the
+files (the limit of any build); the same plus our Python analysis of every text
+(`tantivy_analysis.analyse`: the prepared text and the `repeats` terms; the rest of a
+one-writer build's CPU is tantivy's indexing, so these rows say where a build's time goes);
+the tantivy build with one worker and with `--threads` (all cores by default); Lucene 8
+(`benchmarks/lucene`: our analyzer, positions, stored text) with one and `--threads`
+indexing threads. For each: wall and CPU seconds, documents/s and MB/s, the same per core
+(divided by the CPU seconds, which holds on a shared machine), peak memory of the process
+tree, index size. Then Algorithm 1's query (all keywords AND any alias, as phrases, exact
+total, first k1 = 100 by frequency, ties by id) on the world's questions ("entity") and on
+pairs of the corpus's most frequent words ("broad"): p50/p95/p99 of wall time and of the
+querying thread's CPU time for tantivy (exact ranking, the default), tantivy "bm25-pool"
+(the former approximation) and Lucene, whose results must equal tantivy's on every query.
+`--recount` adds the former exact recount (bm25-pool with a pool of 10^7) on three broad
+queries. Finally the slope of every figure against size on log-log axes (1 = linear).
+Writes results/scale-<time>.json and results/scale.md.
 """
 
 from __future__ import annotations
@@ -137,6 +140,10 @@ def builds(files: list[Path], scratch: Path, threads: int, with_lucene: bool) ->
     read = measure([*me, "read", *map(str, files)])
     documents, text_bytes = json.loads(read["output"])
     rows = [_rates({"method": "read+parse", "threads": 1, **read}, documents, text_bytes)]
+    analysed = measure([*me, "analyse", *map(str, files)])
+    rows.append(
+        _rates({"method": "read+parse+analyse", "threads": 1, **analysed}, documents, text_bytes)
+    )
     for count in sorted({1, threads}):
         folder = scratch / f"tantivy-{count}"
         run = measure([*me, "tantivy", str(folder), str(count), *map(str, files)])
@@ -229,7 +236,7 @@ def slopes(sizes: dict[str, dict]) -> list[dict]:
     """Log-log slope of each figure against the number of documents (1 = linear)."""
     if len(sizes) < 2:
         return []
-    points: dict[tuple[str, ...], list[tuple[int, float]]] = {}
+    points: dict[tuple[str, str, str], list[tuple[int, float]]] = {}
     for size, data in sizes.items():
         for row in data["build"]:
             for figure in ("wall_s", "cpu_s", "peak_mib", "index_mb"):
@@ -287,6 +294,14 @@ def child(mode: str, args: list[str]) -> None:
         corpus = FileCorpus([Path(a) for a in args], progress=False)
         print(json.dumps([sum(1 for _ in corpus), corpus.stats.counts["text_bytes"]]))
         return
+    if mode == "analyse":  # read+parse, then tantivy_analysis.analyse of every text
+        from tipqa.token_index.tantivy_analysis import analyse, tokenization
+
+        blank = tokenization().blank
+        corpus = FileCorpus([Path(a) for a in args], progress=False)
+        documents = sum(1 for d in corpus if d.text.strip() and analyse(d.text, blank))
+        print(json.dumps([documents, corpus.stats.counts["text_bytes"]]))
+        return
     folder, threads, files = Path(args[0]), int(args[1]), [Path(a) for a in args[2:]]
     index = TantivyTokenIndex(TantivySettings(threads=threads), path=folder)
     print(json.dumps(index.build(iter(FileCorpus(files, progress=False)))))
@@ -338,7 +353,7 @@ def main() -> None:
     """Run every size, print the tables, save JSON and Markdown."""
     import argparse
 
-    if len(sys.argv) > 1 and sys.argv[1] in ("read", "tantivy"):
+    if len(sys.argv) > 1 and sys.argv[1] in ("read", "analyse", "tantivy"):
         child(sys.argv[1], sys.argv[2:])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -364,7 +379,7 @@ def main() -> None:
         scratch = options.workdir / f"scale-{size}"
         shutil.rmtree(scratch, ignore_errors=True)
         scratch.mkdir(parents=True)
-        data = {"build": builds(files, scratch, options.threads, options.lucene)}
+        data: dict[str, Any] = {"build": builds(files, scratch, options.threads, options.lucene)}
         data["search"] = searches(world, files, scratch, options.threads, options.repeats, options)
         data["targets"] = targets(data)
         results[str(size)] = data

@@ -26,7 +26,7 @@ from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 import orjson
 from tqdm import tqdm
@@ -199,7 +199,7 @@ class _Pool:
             for part in self.parts:
                 process = self._start(part)
                 self.processes.append(process)
-                feeder = threading.Thread(target=self._feed, args=(process,), daemon=True)
+                feeder = threading.Thread(target=self._feed, args=(part, process), daemon=True)
                 feeder.start()
                 feeders.append(feeder)
             for batch in work:
@@ -215,6 +215,7 @@ class _Pool:
                 if process.poll() is None:
                     process.kill()
                 process.wait()
+            self._stop(len(feeders))
             raise
         finally:
             for process in self.processes:
@@ -235,7 +236,7 @@ class _Pool:
         write_frame(process.stdin, pickle.dumps(self.setup))
         return process
 
-    def _feed(self, process: subprocess.Popen[bytes]) -> None:
+    def _feed(self, part: Path, process: subprocess.Popen[bytes]) -> None:
         """Feeding thread: write batches to one worker until the stop marker or a failure."""
         assert process.stdin is not None
         try:
@@ -243,7 +244,17 @@ class _Pool:
                 write_frame(process.stdin, item)
             process.stdin.close()
         except OSError as exc:
-            self.failures[str(process.args[-1])] = f"{type(exc).__name__}: {exc}"
+            self.failures[str(part)] = f"{type(exc).__name__}: {exc}"
+
+    def _stop(self, feeders: int) -> None:
+        """Let waiting feeding threads end: drop the queued batches, queue a stop for each."""
+        while True:
+            try:
+                self.work.get_nowait()
+            except queue.Empty:
+                break
+        for _ in range(feeders):
+            self.work.put_nowait(None)
 
     def _put(self, item: bytes | None) -> None:
         """Queue an item, raising WorkerError while the queue is full and a worker failed."""
@@ -270,14 +281,14 @@ class _Pool:
                 )
 
 
-def write_frame(out: BinaryIO, payload: bytes) -> None:
+def write_frame(out: IO[bytes], payload: bytes) -> None:
     """Write one length-prefixed frame."""
     out.write(len(payload).to_bytes(8, "little"))
     out.write(payload)
     out.flush()
 
 
-def read_frames(source: BinaryIO) -> Iterator[bytes]:
+def read_frames(source: IO[bytes]) -> Iterator[bytes]:
     """The frames of `source` until its end."""
     while header := source.read(8):
         yield source.read(int.from_bytes(header, "little"))
