@@ -7,12 +7,15 @@ sum of constant scores built from the `repeats` field (`tantivy_schema`):
 
 - a one-token phrase adds 1 for the `text` term and the value of every `repeats` term of the
   token that the document has: exactly the token's frequency, computed from the index alone;
-- a longer phrase adds the frequency of its rarest token, an upper bound of its own count.
+- a longer phrase adds the frequency of one of its tokens (the rarest not counted already by
+  another phrase), an upper bound of its own count, in the documents where it occurs.
 
 When every phrase is one token, tantivy's top hits by that score are the top hits by
-frequency. Otherwise the top hits by the bound are *verified* (`tantivy_verify`), best bound
-first, until the k-th best exact frequency is above the bound of every document not verified.
-Hits that tie at the k-th frequency are all kept and ordered by document id (`tantivy_ids`).
+frequency. Otherwise the top hits by the bound are *verified* (`tantivy_verify`), in ranking
+order of their bounds (bound, then id), until the k-th best document found ranks before
+every document not verified: its frequency is above their bound, or equal to it with a
+smaller id. Ties are ordered by document id (`tantivy_ids`), as Elasticsearch's sort does.
+At most DIRECT * k matches (k, when every phrase is one token) are simply all counted.
 
 *Tiers.* Scoring every match costs about twice counting them. The documents that can reach
 the first k are those where some scored token occurs often, so the search first looks only at
@@ -114,9 +117,13 @@ class Ranker:
         )
         return self.tantivy.Query.const_score_query(union, 0.0)
 
-    def rarest(self, phrase: Phrase) -> str:
-        """The token of `phrase` in the fewest documents (its frequency bounds the phrase's)."""
-        return min((self.searcher.doc_freq(fields.TEXT, token), token) for token in phrase)[1]
+    def bounding(self, phrase: Phrase, taken: set[str]) -> str:
+        """The token of `phrase` whose frequency bounds the phrase's count: one that no other
+        phrase of the query counts already (a one-token phrase, or a bound), then the one in
+        the fewest documents."""
+        return min(
+            (token in taken, self.searcher.doc_freq(fields.TEXT, token), token) for token in phrase
+        )[2]
 
     # searching
 
@@ -152,7 +159,11 @@ class Ranker:
     ) -> Verified:
         """Verify documents tier by tier until the first k are known (see the docstring)."""
         must = self.tantivy.Occur.Must
-        bounded = {p: self.rarest(p) for p in distinct if len(p) > 1}
+        taken = {phrase[0] for phrase in distinct if len(phrase) == 1}
+        bounded: dict[Phrase, str] = {}
+        for phrase in sorted((p for p in distinct if len(p) > 1), key=len):
+            bounded[phrase] = self.bounding(phrase, taken)
+            taken.add(bounded[phrase])
         tokens = [bounded.get(phrase, phrase[0]) for phrase in distinct]
         repeats = [self.repeats(token) for token in tokens]
         # keyword phrases (and a lone alias) occur in every match, and so do their tokens:
@@ -160,13 +171,20 @@ class Ranker:
         present = {*keywords, *(aliases if len(aliases) == 1 else [])}
         scoring = [(must, unscored)]
         for phrase, token, found in zip(distinct, tokens, repeats, strict=True):
-            scoring.extend(self.frequency_clauses(token, found, phrase in present))
+            clauses = self.frequency_clauses(token, found, phrase in present or len(phrase) > 1)
+            if len(phrase) > 1 and phrase not in present:
+                # an alias phrase bounds its count only where it occurs: its first occurrence
+                # scores 1, the repeats of its bounding token the rest
+                first = self.tantivy.Query.const_score_query(self.phrase(phrase), 1.0)
+                clauses = [
+                    (
+                        self.tantivy.Occur.Should,
+                        self.tantivy.Query.boolean_query([(must, first), *clauses]),
+                    )
+                ]
+            scoring.extend(clauses)
         offset = float(len(present))
-        probe = None
-        if bounded:
-            probe = Probe(
-                self.searcher, self.phrase, list(bounded), [(t,) for t in bounded.values()]
-            )
+        probe = _Correction(self, bounded) if bounded else None
         state = Verified(k)
         share = total / max(self.searcher.num_docs, 1)
         for level in _levels(repeats, k, share):
@@ -175,11 +193,11 @@ class Ranker:
             outside = len(tokens) * level if level else float("-inf")
             limit = 2 * k if probe else 4 * k + 16
             while True:
-                hits = [
-                    (b + offset, a) for b, a in self.searcher.search(query, limit, count=False).hits
-                ]
-                stopped = self._verify(hits, state, probe, distinct)
-                if stopped or len(hits) < limit or state.beats(hits[-1][0]):
+                found = self.searcher.search(query, limit, count=False).hits
+                hits = [(bound + offset, address) for bound, address in found]
+                complete = len(hits) < limit
+                stopped = self._verify(hits, complete, state, probe, distinct)
+                if stopped or complete or state.beats(hits[-1][0]):
                     break
                 limit *= GROWTH
             if state.beats(outside):
@@ -194,48 +212,59 @@ class Ranker:
         """
         probe = None
         for _, address in hits:
-            key = address_key(address)
-            state.ids[key], text = self.stored(address)
+            doc_id, text = self.stored(address)
             if len(text) <= SHORT_BYTES:
                 value = float(frequency(text, distinct))
             else:
-                probe = probe or Probe(self.searcher, self.phrase, distinct, [])
-                value = probe.value(address)
-            state.add(key, address, value)
+                probe = probe or Probe(self.searcher, self.phrase, distinct)
+                value = sum(probe.counts(address).values())
+            state.add(address_key(address), doc_id, value)
 
     def _verify(
-        self, hits: list[Any], state: Verified, probe: Probe | None, distinct: list[Phrase]
+        self,
+        hits: list[Any],
+        complete: bool,
+        state: Verified,
+        probe: _Correction | None,
+        distinct: list[Phrase],
     ) -> bool:
-        """Add the exact frequencies of the hits not seen yet, best bound first; True when the
-        remaining hits cannot enter the first k.
+        """Add the exact frequencies of hits not seen yet; True when the others (fetched or
+        not) cannot enter the first k.
 
-        A hit's score is its frequency, or a bound of it that `probe` corrects. Short documents
-        are counted on their stored text instead (cheaper than an `explain`, and it gives the
-        id); without a probe the score is exact and nothing is read.
+        A hit's score is its frequency, or a bound of it that `probe` corrects. Hits are taken
+        in ranking order of their bounds (bound, then id), which tells a hit that cannot beat
+        the k-th found from one that ties it; so a group of hits with the same bound is only
+        taken once fetched whole (all of them if `complete`, the search having returned every
+        match, else those above the last hit's bound). Short documents are counted on their
+        stored text (cheaper than an `explain`); without a probe the score is exact.
         """
-        fresh = [(bound, a) for bound, a in hits if address_key(a) not in state.frequencies]
-        if probe is not None and fresh:
-            sizes = self.searcher.fast_field_values(fields.SIZE, [a for _, a in fresh])
-        for position, (bound, address) in enumerate(fresh):
-            if state.beats(bound):
-                return True
+        last = hits[-1][0] if hits else 0.0
+        ready = [
+            (bound, a)
+            for bound, a in hits
+            if address_key(a) not in state.seen and (complete or bound > last)
+        ]
+        if not ready:
+            return False
+        ids = self.ids([a for _, a in ready])
+        ready.sort(key=lambda hit: (-hit[0], ids[address_key(hit[1])]))
+        sizes = self.searcher.fast_field_values(fields.SIZE, [a for _, a in ready]) if probe else []
+        for position, (bound, address) in enumerate(ready):
             key = address_key(address)
+            if state.beats(bound, ids[key]):
+                return True
             if probe is None:
                 value = bound
             elif sizes[position] <= SHORT_BYTES:
-                state.ids[key], text = self.stored(address)
-                value = float(frequency(text, distinct))
+                value = float(frequency(self.stored(address)[1], distinct))
             else:
                 value = bound + probe.value(address)
-            state.add(key, address, value)
+            state.add(key, ids[key], value)
         return False
 
     def _ranked(self, total: int, state: Verified) -> TokenResult:
         """The result: the first k verified documents by frequency, then by id."""
-        kept = state.kept()
-        state.ids.update(self.ids([state.addresses[key] for key in kept if key not in state.ids]))
-        ranked = sorted((-state.frequencies[key], state.ids[key]) for key in kept)
-        return TokenResult(total, [TokenHit(i, -f) for f, i in ranked[: state.k]])
+        return TokenResult(total, [TokenHit(doc_id, value) for doc_id, value in state.top()])
 
     def stored(self, address: Any) -> tuple[str, str]:
         """The id and the text of a document, from the store."""
@@ -267,6 +296,25 @@ class Ranker:
             scored.append((-frequency(text, distinct), doc_id))
         scored.sort()
         return TokenResult(result.count, [TokenHit(i, float(-f)) for f, i in scored[:k]])
+
+
+class _Correction:
+    """Exact minus bounded frequency of a document: for each phrase bounded by a token's
+    frequency, its count minus that frequency where the phrase occurs (0 elsewhere)."""
+
+    def __init__(self, ranker: Ranker, bounded: dict[Phrase, str]) -> None:
+        self.bounded = bounded
+        tokens = [(token,) for token in bounded.values()]
+        self.probe = Probe(ranker.searcher, ranker.phrase, [*bounded, *tokens])
+
+    def value(self, address: Any) -> float:
+        """The correction of the document at `address`."""
+        counts = self.probe.counts(address)
+        return sum(
+            counts[phrase] - counts[(token,)]
+            for phrase, token in self.bounded.items()
+            if counts[phrase]
+        )
 
 
 def _reaches(term: str, value: int, level: int) -> bool:

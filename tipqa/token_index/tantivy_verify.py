@@ -31,77 +31,92 @@ def address_key(address: Any) -> Key:
     return address.segment_ord, address.doc
 
 
+@functools.total_ordering
+class _Ranked:
+    """A verified document in ranking order: smaller is worse (less frequent, or as frequent
+    with a larger id)."""
+
+    __slots__ = ("doc_id", "value")
+
+    def __init__(self, value: float, doc_id: str) -> None:
+        self.value = value
+        self.doc_id = doc_id
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Ranked) and (self.value, self.doc_id) == (
+            other.value,
+            other.doc_id,
+        )
+
+    def __lt__(self, other: _Ranked) -> bool:
+        if self.value != other.value:
+            return self.value < other.value
+        return self.doc_id > other.doc_id
+
+
 class Verified:
-    """The documents verified so far: exact frequencies, addresses, ids read on the way, and
-    a min-heap of the k best frequencies."""
+    """The documents verified so far (exact frequency and id), and a min-heap of the k best
+    in ranking order."""
 
     def __init__(self, k: int) -> None:
         self.k = k
-        self.frequencies: dict[Key, float] = {}
-        self.addresses: dict[Key, Any] = {}
-        self.ids: dict[Key, str] = {}
-        self.best: list[float] = []
+        self.seen: set[Key] = set()
+        self.best: list[_Ranked] = []
 
-    def add(self, key: Key, address: Any, value: float) -> None:
+    def add(self, key: Key, doc_id: str, value: float) -> None:
         """Record the exact frequency of one document."""
-        self.frequencies[key] = value
-        self.addresses[key] = address
+        self.seen.add(key)
+        ranked = _Ranked(value, doc_id)
         if len(self.best) < self.k:
-            heapq.heappush(self.best, value)
-        elif value > self.best[0]:
-            heapq.heapreplace(self.best, value)
+            heapq.heappush(self.best, ranked)
+        elif self.best[0] < ranked:
+            heapq.heapreplace(self.best, ranked)
 
-    def beats(self, bound: float) -> bool:
-        """True when k documents are known that are more frequent than `bound`."""
-        return len(self.best) == self.k and self.best[0] > bound
+    def beats(self, bound: float, doc_id: str | None = None) -> bool:
+        """True when k documents are known that rank before any document whose frequency is
+        at most `bound` (and, if given, whose id is `doc_id` or larger)."""
+        if len(self.best) < self.k:
+            return False
+        worst = self.best[0]
+        return worst.value > bound or (
+            doc_id is not None and worst.value == bound and worst.doc_id < doc_id
+        )
 
-    def kept(self) -> list[Key]:
-        """The verified documents at least as frequent as the k-th (all of them, if fewer)."""
-        floor = self.best[0] if len(self.best) == self.k else float("-inf")
-        return [key for key, value in self.frequencies.items() if value >= floor]
+    def top(self) -> list[tuple[str, float]]:
+        """The first k documents: (id, frequency), most frequent first, ties by id."""
+        return [(r.doc_id, r.value) for r in sorted(self.best, reverse=True)]
 
 
 class Probe:
     """Counts occurrences of phrases in one document, from tantivy's positions.
 
-    `value` is the sum of the occurrences of the `added` phrases minus those of the
-    `subtracted` ones (a phrase may be listed twice). It is one `explain` of a query that
-    matches every document: a constant, plus each distinct phrase as a clause boosted by its
-    number, so that the clauses that match can be told apart in the explanation (tantivy
-    leaves out those that do not).
+    One `explain` of a query that matches every document: a constant, plus each phrase as a
+    clause boosted by its number, so that the clauses that match can be told apart in the
+    explanation (tantivy leaves out those that do not, whose count is 0).
     """
 
     def __init__(
-        self,
-        searcher: Any,
-        phrase_query: Callable[[Phrase], Any],
-        added: list[Phrase],
-        subtracted: list[Phrase],
+        self, searcher: Any, phrase_query: Callable[[Phrase], Any], phrases: list[Phrase]
     ) -> None:
         tantivy = fields.import_tantivy()
         self.searcher = searcher
-        distinct = list(dict.fromkeys([*added, *subtracted]))
-        self.weights = {tag: 0 for tag in range(1, len(distinct) + 1)}
-        for phrase in added:
-            self.weights[distinct.index(phrase) + 1] += 1
-        for phrase in subtracted:
-            self.weights[distinct.index(phrase) + 1] -= 1
+        self.phrases = list(dict.fromkeys(phrases))
         should = tantivy.Occur.Should
         clauses = [(should, tantivy.Query.const_score_query(tantivy.Query.all_query(), 0.0))]
-        for tag, phrase in enumerate(distinct, start=1):
+        for tag, phrase in enumerate(self.phrases, start=1):
             clauses.append((should, tantivy.Query.boost_query(phrase_query(phrase), float(tag))))
         self.query = tantivy.Query.boolean_query(clauses)
 
-    def value(self, address: Any) -> float:
-        """The weighted occurrence count of the document at `address`."""
+    def counts(self, address: Any) -> dict[Phrase, float]:
+        """The occurrences of each phrase in the document at `address`."""
         explanation = orjson.loads(self.query.explain(self.searcher, address).to_json())
-        total = 0.0
+        found = dict.fromkeys(self.phrases, 0.0)
         for clause in explanation.get("details") or []:
             description = clause.get("description", "")
             if description.startswith(_BOOST):
                 tag = int(float(description[len(_BOOST) :].split()[0]))
-                total += self.weights[tag] * _find_freq(clause)
-        return total
+                found[self.phrases[tag - 1]] = _find_freq(clause)
+        return found
 
 
 def _find_freq(clause: dict[str, Any]) -> float:
