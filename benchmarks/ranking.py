@@ -14,7 +14,7 @@ ranked by frequency), and so are pairs of the corpus's most frequent words ("bro
   judged documents shows as a change of label whatever they say;
 - latency (p50/p95) of both rankings.
 
-Writes results/ranking-<time>.json and results/ranking.md.
+Writes results/ranking-<time>.json, and results/ranking.json and ranking.md (kept in git).
 """
 
 from __future__ import annotations

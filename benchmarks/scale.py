@@ -19,7 +19,7 @@ querying thread's CPU time for tantivy (exact ranking, the default), tantivy "bm
 (the former approximation) and Lucene, whose results must equal tantivy's on every query.
 `--recount` adds the former exact recount (bm25-pool with a pool of 10^7) on three broad
 queries. Finally the slope of every figure against size on log-log axes (1 = linear).
-Writes results/scale-<time>.json and results/scale.md.
+Writes results/scale-<time>.json, and results/scale.json and scale.md (kept in git).
 """
 
 from __future__ import annotations
@@ -400,6 +400,7 @@ def main() -> None:
     }
     path = save("scale", payload, options.results)
     stored = json.loads(path.read_text())
+    (options.results / "scale.json").write_text(path.read_text())
     (options.results / "scale.md").write_text(markdown(stored))
     print(markdown(stored))
     print("saved", path)
