@@ -66,10 +66,15 @@ class Usage:
 
 @dataclass
 class ChatResult:
-    """One request's outcome: the answer text and logprobs, or the kind of error that ended it."""
+    """One request's outcome: the answer text and logprobs, or the kind of error that ended it.
+
+    `token_logprobs` are the log-probabilities of the generated tokens themselves (None when the
+    server sent none); `top_logprobs` the alternatives the server listed at each position.
+    """
 
     text: str = ""
     top_logprobs: list[list[tuple[str, float]]] = field(default_factory=list)
+    token_logprobs: list[float] | None = None
     usage: Usage = field(default_factory=Usage)
     attempts: int = 0
     error: str | None = None
@@ -239,13 +244,23 @@ class OpenAIChatClient:
         for position in content:
             alternatives = getattr(position, "top_logprobs", None) or []
             top.append([pair for pair in map(_token_logprob, alternatives) if pair is not None])
+        chosen = [_token_logprob(position) for position in content]
+        token_logprobs = None
+        if content and all(pair is not None for pair in chosen):
+            token_logprobs = [pair[1] for pair in chosen if pair is not None]
         usage = Usage()
         if getattr(response, "usage", None) is not None:
             usage = Usage(response.usage.prompt_tokens or 0, response.usage.completion_tokens or 0)
         with self._lock:
             self.stats.add("prompt_tokens", usage.prompt_tokens)
             self.stats.add("completion_tokens", usage.completion_tokens)
-        return ChatResult(text=text, top_logprobs=top, usage=usage, attempts=attempts)
+        return ChatResult(
+            text=text,
+            top_logprobs=top,
+            token_logprobs=token_logprobs,
+            usage=usage,
+            attempts=attempts,
+        )
 
     def _failure(self, kind: str, detail: str, attempts: int) -> ChatResult:
         """Count and log a request that is given up."""

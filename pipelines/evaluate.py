@@ -1,0 +1,95 @@
+"""Evaluate a real model on a built split: `luigi --module pipelines Evaluate --local-scheduler`.
+
+`--model-backend openai` (an OpenAI-compatible server) or `vllm` (the offline engine);
+`--split test`. Writes `<run>/evaluation/<backend>-<model>/<split>/` (predictions, scores,
+report, figures); a rerun after a failure asks only for the questions still unanswered.
+
+Settings come from `[evaluate]` (refusal detection and scoring: `threshold`, `phrases`,
+`embedding`, `boxed`, `bins`, `min_bin_count`, `bootstrap`, `trials`, `seed`) and from
+`[evaluate.openai]` / `[evaluate.vllm]` (the answerer's `OpenAIAnswererSettings` /
+`VLLMAnswererSettings`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import luigi
+
+from pipelines.config import build, embedder
+from pipelines.publish import MakeSplits
+from tipqa.components import make_embedder
+from tipqa.evaluate.answerers import ANSWERER_SETTINGS, make_answerer
+from tipqa.evaluate.pipeline import SCORES, evaluate_model
+from tipqa.evaluate.refusal import RefusalDetector, RefusalSettings
+from tipqa.evaluate.score import ScoringSettings
+from tipqa.settings import Settings, parse
+
+BACKENDS = ("openai", "vllm")
+
+
+@dataclass(frozen=True)
+class EvaluateSettings:
+    """What one Evaluate run is configured with."""
+
+    refusal: RefusalSettings
+    scoring: ScoringSettings
+    answerer: Settings
+
+
+def _section(name: str) -> dict[str, Any]:
+    config = luigi.configuration.get_config()
+    return dict(config.items(name)) if config.has_section(name) else {}
+
+
+def evaluate_settings(backend: str) -> EvaluateSettings:
+    """The settings of `[evaluate]` and `[evaluate.<backend>]`, parsed strictly."""
+    # wiring: lead
+    general = _section("evaluate")
+    refusal_keys, scoring_keys = RefusalSettings.keys(), ScoringSettings.keys()
+    return EvaluateSettings(
+        refusal=parse(RefusalSettings, "evaluate", general, ignore=scoring_keys),
+        scoring=parse(ScoringSettings, "evaluate", general, ignore=refusal_keys),
+        answerer=parse(
+            ANSWERER_SETTINGS[backend], f"evaluate.{backend}", _section(f"evaluate.{backend}")
+        ),
+    )
+
+
+def model_slug(model: str) -> str:
+    """A folder name for a model id or path (`owner/name` becomes `owner--name`)."""
+    return model.strip("/").replace("/", "--") or "model"
+
+
+class Evaluate(luigi.Task):
+    """Answer the split's questions with a real model, then score the answers."""
+
+    model_backend = luigi.ChoiceParameter(choices=BACKENDS, default="openai")
+    split = luigi.Parameter(default="test")
+
+    def requires(self) -> luigi.Task:
+        return MakeSplits()
+
+    def folder(self) -> Path:
+        """Where this evaluation's files go."""
+        model = getattr(evaluate_settings(self.model_backend).answerer, "model", "model")
+        name = f"{self.model_backend}-{model_slug(model)}"
+        return build().layout().root / "evaluation" / name / self.split
+
+    def output(self) -> luigi.LocalTarget:
+        return luigi.LocalTarget(self.folder() / SCORES)
+
+    def run(self) -> None:
+        settings = evaluate_settings(self.model_backend)
+        text_embedder = make_embedder(embedder().settings()) if settings.refusal.embedding else None
+        evaluate_model(
+            build().layout().splits,
+            self.split,
+            make_answerer(self.model_backend, settings.answerer),
+            RefusalDetector(settings.refusal, text_embedder),
+            settings.scoring,
+            self.folder(),
+            cache_path=build().layout().llm_cache,
+        )

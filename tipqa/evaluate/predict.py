@@ -1,0 +1,202 @@
+"""Predictions from a real model: cached answers, written resumably.
+
+Every answered question is appended at once to `<predictions>.partial` (flushed and synced per
+batch) and its answer stored in the LLM cache (key: backend, model, prompt-template hash, the
+question, the decoding settings). A rerun after a failure reads the partial file (a line cut by
+a crash is skipped and counted) and asks only for the questions not in it; a question whose
+answer failed is left out of it, so it is asked again. When every question has an answer the
+predictions file is written whole (in gold order, atomically) with its stats, and the partial
+file removed. Questions still without an answer then end the run with an error naming how many:
+nothing already answered is lost, and the next run retries just those.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+from tqdm import tqdm
+
+from tipqa.errors import InputError, TipqaError
+from tipqa.evaluate.answerers.base import Answer, Answerer
+from tipqa.evaluate.gold import GoldSet
+from tipqa.evaluate.predictions import Prediction, parse_prediction, write_predictions
+from tipqa.llm.cache import LLMCache, cache_key
+from tipqa.llm.openai_client import Usage
+from tipqa.records import LabeledQuestion
+from tipqa.stats import StageStats
+
+log = logging.getLogger(__name__)
+
+BATCH = 64
+
+
+def partial_path(out: str | os.PathLike[str]) -> Path:
+    """Where answers in progress are kept next to the predictions file."""
+    out = Path(out)
+    return out.with_name(out.name + ".partial")
+
+
+def stats_path(out: str | os.PathLike[str]) -> Path:
+    """The predictions' stats file, written with them."""
+    out = Path(out)
+    return out.with_name(out.name + ".stats.json")
+
+
+def read_done(path: Path, gold_ids: set[str], stats: StageStats) -> dict[str, Prediction]:
+    """Predictions already made (from a finished file or a partial one); bad lines are counted."""
+    done: dict[str, Prediction] = {}
+    if not path.is_file():
+        return done
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                prediction = parse_prediction(json.loads(line), str(path), number)
+            except (json.JSONDecodeError, InputError) as exc:
+                stats.error("resume_bad_line")
+                log.warning("%s: line %d skipped on resume (%s)", path, number, exc)
+                continue
+            if prediction.id in gold_ids:
+                done[prediction.id] = prediction
+            else:
+                stats.error("resume_unknown_id")
+    return done
+
+
+class CachedAnswers:
+    """Answers from the LLM cache where present; the misses from the answerer, then stored."""
+
+    def __init__(self, answerer: Answerer, cache: LLMCache | None, stats: StageStats) -> None:
+        self.answerer = answerer
+        self.cache = cache
+        self.stats = stats
+        self.decoding = answerer.decoding()
+
+    def key(self, question: str) -> str:
+        """The cache key of one question for this answerer."""
+        return cache_key(
+            self.answerer.backend,
+            self.answerer.model,
+            self.answerer.template.sha256,
+            {"question": question},
+            self.decoding,
+        )
+
+    def answer(self, questions: Sequence[str]) -> list[Answer]:
+        """One answer per question, in order."""
+        keys = [self.key(question) for question in questions]
+        stored = self.cache.get_many(keys) if self.cache is not None else {}
+        answers: list[Answer | None] = [_from_entry(stored.get(key)) for key in keys]
+        misses = [i for i, answer in enumerate(answers) if answer is None]
+        self.stats.add("cache_hits", len(questions) - len(misses))
+        if misses:
+            fresh = self.answerer.answer([questions[i] for i in misses])
+            if len(fresh) != len(misses):
+                raise TipqaError(f"answerer gave {len(fresh)} answers to {len(misses)} questions")
+            rows = []
+            for i, answer in zip(misses, fresh, strict=True):
+                answers[i] = answer
+                if answer.ok:
+                    rows.append((keys[i], self.answerer.backend, _entry(answer)))
+            if self.cache is not None:
+                self.stats.add("cache_stored", self.cache.put_many(rows))
+        return [answer for answer in answers if answer is not None]
+
+
+def _entry(answer: Answer) -> dict[str, Any]:
+    return {
+        "text": answer.text,
+        "token_logprobs": answer.token_logprobs,
+        "usage": answer.usage.to_dict(),
+    }
+
+
+def _from_entry(entry: dict[str, Any] | None) -> Answer | None:
+    """A cached answer, or None when absent or unusable (it is then asked again)."""
+    if entry is None or not isinstance(entry.get("text"), str):
+        return None
+    logprobs = entry.get("token_logprobs")
+    if logprobs is not None and not (
+        isinstance(logprobs, list) and all(isinstance(v, (int, float)) for v in logprobs)
+    ):
+        return None
+    usage = Usage.from_dict(entry.get("usage"))
+    return Answer(entry["text"], logprobs, usage, cached=True)
+
+
+def _append(handle: IO[bytes], predictions: Sequence[Prediction]) -> None:
+    for prediction in predictions:
+        handle.write(orjson.dumps(prediction.to_dict()) + b"\n")
+    handle.flush()
+    os.fsync(handle.fileno())
+
+
+def make_predictions(
+    gold: GoldSet,
+    answerer: Answerer,
+    out: str | os.PathLike[str],
+    *,
+    cache: LLMCache | None = None,
+    batch: int = BATCH,
+) -> StageStats:
+    """Answer every gold question with `answerer` and write the predictions file `out`."""
+    out = Path(out)
+    ids = set(gold.ids)
+    stats = StageStats(
+        "predictions",
+        info={
+            "backend": answerer.backend,
+            "model": answerer.model,
+            "prompt": answerer.template.name,
+            "prompt_sha256": answerer.template.sha256,
+            "decoding": answerer.decoding(),
+            "gold": gold.source,
+            "split": gold.split,
+        },
+    )
+    done = read_done(out, ids, stats)
+    done.update(read_done(partial_path(out), ids, stats))
+    stats.add("resumed", len(done))
+    pending: list[LabeledQuestion] = [q for q in gold.questions if q.id not in done]
+    answers = CachedAnswers(answerer, cache, stats)
+    failures: Counter[str] = Counter()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(partial_path(out), "ab") as handle:
+        starts = range(0, len(pending), batch)
+        for start in tqdm(starts, desc="predictions", unit="batch", disable=len(starts) < 2):
+            chunk = pending[start : start + batch]
+            made = []
+            for question, answer in zip(
+                chunk, answers.answer([q.question for q in chunk]), strict=True
+            ):
+                if not answer.ok:
+                    failures[str(answer.error).split(":")[0]] += 1
+                    continue
+                made.append(Prediction(question.id, answer.text, answer.confidence))
+                stats.add("answered")
+                stats.add("prompt_tokens", answer.usage.prompt_tokens)
+                stats.add("completion_tokens", answer.usage.completion_tokens)
+                stats.add("without_confidence", answer.confidence is None)
+            _append(handle, made)
+            done.update((p.id, p) for p in made)
+    stats.add("unanswered", sum(failures.values()))
+    stats.merge(answerer.stats, prefix="backend.")
+    if failures:
+        raise TipqaError(
+            f"{sum(failures.values())} of {len(gold.questions)} questions got no answer "
+            f"({', '.join(f'{k}: {n}' for k, n in sorted(failures.items()))}); the "
+            f"{len(done)} answers so far are kept in {partial_path(out)}: rerun to retry the rest"
+        )
+    write_predictions(out, [done[q.id] for q in gold.questions])
+    stats.add("predictions", len(gold.questions))
+    stats.write(stats_path(out))
+    partial_path(out).unlink(missing_ok=True)
+    return stats
