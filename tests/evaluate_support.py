@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+import openai_server as fake
 
 from tipqa.jsonl import write_records
 from tipqa.records import Evidence, LabeledQuestion
@@ -25,7 +28,9 @@ def labeled(
 ) -> LabeledQuestion:
     """A split row written for a test (answerable ones get a token-stage evidence)."""
     stage = stage or ("token" if label == "answerable" else "vector")
-    evidence = Evidence(stage, f"doc-{qid}", f"doc-{qid}:0", "text") if label == "answerable" else None
+    evidence = (
+        Evidence(stage, f"doc-{qid}", f"doc-{qid}:0", "text") if label == "answerable" else None
+    )
     return LabeledQuestion(
         id=qid,
         question=question or f"Which answer does question {qid} have?",
@@ -54,3 +59,29 @@ def write_lines(path: Path, rows: Iterable[Any]) -> Path:
         for row in rows:
             handle.write((row if isinstance(row, str) else json.dumps(row)) + "\n")
     return path
+
+
+ANSWER_LAYOUT = re.compile(r"\nQ: (.*)\n\nA:", re.S)
+
+
+def table_rule(table: dict[str, tuple[str, list[float] | None]]) -> fake.Rule:
+    """A server rule answering the answer prompt from `table`: question -> (text, logprobs).
+
+    The text is sent as one token per word with the given logprobs (none when None); questions
+    not in the table get "I don't know". Markers in the question (`[[500:N]]`, ...) still apply.
+    """
+
+    def rule(body: dict[str, Any], attempt: int, headers: dict[str, str]) -> fake.Reply:
+        content = fake.last_user_message(body)
+        injected = fake.marker_reply(content, attempt, headers)
+        if injected is not None:
+            return injected
+        match = ANSWER_LAYOUT.search(content)
+        question = match.group(1).strip() if match else ""
+        text, logprobs = table.get(question, ("I don't know", None))
+        words = text.split(" ")
+        tokens = [word if i == 0 else " " + word for i, word in enumerate(words)]
+        pairs = list(zip(tokens, logprobs, strict=True)) if logprobs is not None else None
+        return fake.Reply(text=text, token_logprobs=pairs)
+
+    return rule

@@ -11,6 +11,9 @@ written into the prompt, so one batch can mix behaviours:
     [[401:N]]  the first N asks answer HTTP 401, echoing the Authorization header it got
     [[slow:N]] the first N asks answer after `slow_seconds` (beyond a short client timeout)
     [[garbage:N]] / [[empty:N]]  the first N asks answer "maybe" / ""
+
+A reply may carry `token_logprobs`, the (token, logprob) of each generated token, sent when the
+request asks for logprobs.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ class Reply:
     message: str = ""
     yes_probability: float | None = None
     top_logprobs: list[dict[str, Any]] | None = None
+    token_logprobs: list[tuple[str, float]] | None = None
     body: bytes | None = None
 
 
@@ -208,7 +212,20 @@ def completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         "finish_reason": "stop",
         "logprobs": None,
     }
-    if body.get("logprobs") and reply.top_logprobs is not None:
+    if body.get("logprobs") and reply.token_logprobs is not None:
+        listed = body.get("top_logprobs") or 0
+        choice["logprobs"] = {
+            "content": [
+                {
+                    "token": token,
+                    "logprob": logprob,
+                    "bytes": None,
+                    "top_logprobs": [{"token": token, "logprob": logprob, "bytes": None}][:listed],
+                }
+                for token, logprob in reply.token_logprobs
+            ]
+        }
+    elif body.get("logprobs") and reply.top_logprobs is not None:
         entry = {"token": reply.text, "logprob": 0.0, "top_logprobs": reply.top_logprobs}
         choice["logprobs"] = {"content": [entry]}
     elif body.get("logprobs") and reply.yes_probability is not None:

@@ -119,7 +119,7 @@ def run(argv: Sequence[str]) -> int:
             write_evaluation(result, scored, args.out)
         missing = result["predictions"]["missing_scored_as_refusals"]
         if missing:
-            log.warning("%d questions had no prediction: scored as refusals", missing)
+            log.warning("questions without a prediction, scored as refusals: %d", missing)
     sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
     return 0
 

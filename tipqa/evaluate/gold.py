@@ -43,8 +43,11 @@ class GoldSet:
         return [question.id for question in self.questions]
 
 
-def load_gold(source: str | Path, split: str = "test") -> GoldSet:
-    """The gold questions of `source` (a split folder, splits folder, Hub folder or Hub id)."""
+def load_gold(source: str | Path, split: str = "test", *, cache_dir: str | None = None) -> GoldSet:
+    """The gold questions of `source` (a split folder, splits folder, Hub folder or Hub id).
+
+    `cache_dir` is where `datasets` keeps what it loads (its default cache otherwise).
+    """
     path = Path(source)
     if path.is_dir():
         if (path / "questions.jsonl").is_file():
@@ -52,7 +55,7 @@ def load_gold(source: str | Path, split: str = "test") -> GoldSet:
         if (path / split / "questions.jsonl").is_file():
             return _split_folder(path / split, split)
         if (path / HUB_CONFIG).is_dir() and (path / "README.md").is_file():
-            return _hub_folder(path, split)
+            return _hub_folder(path, split, cache_dir)
         raise InputError(
             f"not a split folder (no questions.jsonl), nor a splits folder with split {split!r}, "
             "nor a Hub-ready folder (README.md and questions/)",
@@ -62,7 +65,7 @@ def load_gold(source: str | Path, split: str = "test") -> GoldSet:
         raise InputError("gold must be a folder or a Hub dataset id, not a file", path=str(path))
     if str(source).count("/") != 1 or str(source).startswith((".", "/")):
         raise InputError("no such folder, and not a Hub dataset id (owner/name)", path=str(path))
-    return _hub_dataset(str(source), split)
+    return _hub_dataset(str(source), split, cache_dir)
 
 
 def _split_folder(folder: Path, split: str) -> GoldSet:
@@ -78,7 +81,7 @@ def _split_folder(folder: Path, split: str) -> GoldSet:
     return _checked(GoldSet(questions, str(folder), split, version), str(path))
 
 
-def _hub_folder(folder: Path, split: str) -> GoldSet:
+def _hub_folder(folder: Path, split: str, cache_dir: str | None) -> GoldSet:
     """The Hub-ready folder, through `datasets`; schema version from the Parquet metadata."""
     files = sorted((folder / HUB_CONFIG).glob(f"{split}-*.parquet"))
     if not files:
@@ -92,17 +95,17 @@ def _hub_folder(folder: Path, split: str) -> GoldSet:
     metadata = pq.read_schema(files[0]).metadata or {}
     raw = metadata.get(SCHEMA_KEY.encode())
     version = _check_version(raw.decode(), str(files[0])) if raw is not None else None
-    rows = _load_rows(str(folder), split)
+    rows = _load_rows(str(folder), split, cache_dir)
     return _checked(GoldSet(_from_rows(rows, str(folder)), str(folder), split, version), "")
 
 
-def _hub_dataset(name: str, split: str) -> GoldSet:
+def _hub_dataset(name: str, split: str, cache_dir: str | None = None) -> GoldSet:
     """A dataset on the Hub (or in the local Hugging Face cache when offline).
 
     `datasets` keeps no Parquet metadata, so the schema version is read from the card, which
     names it as "record schema N"; a card that cannot be had leaves the version unchecked.
     """
-    rows = _load_rows(name, split)
+    rows = _load_rows(name, split, cache_dir)
     card = _card_text(name)
     found = CARD_SCHEMA.search(card) if card is not None else None
     if found is None:
@@ -126,12 +129,12 @@ def _card_text(name: str) -> str | None:
         return None
 
 
-def _load_rows(name: str, split: str) -> Any:
+def _load_rows(name: str, split: str, cache_dir: str | None) -> Any:
     """`datasets.load_dataset(name, "questions", split=split)`, its errors naming the source."""
     import datasets
 
     try:
-        return datasets.load_dataset(name, HUB_CONFIG, split=split)
+        return datasets.load_dataset(name, HUB_CONFIG, split=split, cache_dir=cache_dir)
     except (ValueError, FileNotFoundError, ConnectionError) as exc:
         raise InputError(f"cannot load split {split!r}: {exc}", path=name) from exc
 

@@ -132,6 +132,17 @@ def _from_entry(entry: dict[str, Any] | None) -> Answer | None:
     return Answer(entry["text"], logprobs, usage, cached=True)
 
 
+def _end_line(handle: IO[bytes]) -> None:
+    """End a last line that a crash cut short, so that appended lines stay whole."""
+    position = handle.tell()
+    if position == 0:
+        return
+    with open(handle.name, "rb") as reader:
+        reader.seek(position - 1)
+        if reader.read(1) != b"\n":
+            handle.write(b"\n")
+
+
 def _append(handle: IO[bytes], predictions: Sequence[Prediction]) -> None:
     for prediction in predictions:
         handle.write(orjson.dumps(prediction.to_dict()) + b"\n")
@@ -170,6 +181,7 @@ def make_predictions(
     failures: Counter[str] = Counter()
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(partial_path(out), "ab") as handle:
+        _end_line(handle)
         starts = range(0, len(pending), batch)
         for start in tqdm(starts, desc="predictions", unit="batch", disable=len(starts) < 2):
             chunk = pending[start : start + batch]

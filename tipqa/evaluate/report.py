@@ -114,11 +114,7 @@ def render_report(result: dict[str, Any], figures: Sequence[str]) -> str:
         f"Gold: `{gold['source']}` (split `{gold['split']}`, {gold['questions']:,} questions: "
         f"{metrics['answerable']:,} answerable, {metrics['unanswerable']:,} unanswerable). "
         f"Predictions: `{result['predictions']['path']}`."
-        + (
-            f" {missing:,} questions had no prediction and were scored as refusals."
-            if missing
-            else ""
-        ),
+        + (f" Questions without a prediction, scored as refusals: {missing:,}." if missing else ""),
         "## Scores (percent; bootstrap 95% intervals)",
         _table(
             [
