@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +28,9 @@ def labeled(
 ) -> LabeledQuestion:
     """A split row written for a test (answerable ones get a token-stage evidence)."""
     stage = stage or ("token" if label == "answerable" else "vector")
-    evidence = (
-        Evidence(stage, f"doc-{qid}", f"doc-{qid}:0", "text") if label == "answerable" else None
-    )
+    evidence = None
+    if label == "answerable":
+        evidence = Evidence(stage, f"doc-{qid}", f"doc-{qid}:0", "text")  # type: ignore[arg-type]
     return LabeledQuestion(
         id=qid,
         question=question or f"Which answer does question {qid} have?",
@@ -64,7 +64,7 @@ def write_lines(path: Path, rows: Iterable[Any]) -> Path:
 ANSWER_LAYOUT = re.compile(r"\nQ: (.*)\n\nA:", re.S)
 
 
-def table_rule(table: dict[str, tuple[str, list[float] | None]]) -> fake.Rule:
+def table_rule(table: Mapping[str, tuple[str, list[float] | None]]) -> fake.Rule:
     """A server rule answering the answer prompt from `table`: question -> (text, logprobs).
 
     The text is sent as one token per word with the given logprobs (none when None); questions

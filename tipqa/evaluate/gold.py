@@ -11,6 +11,7 @@ metadata); a different version is an error.
 from __future__ import annotations
 
 import logging
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +44,9 @@ class GoldSet:
         return [question.id for question in self.questions]
 
 
-def load_gold(source: str | Path, split: str = "test", *, cache_dir: str | None = None) -> GoldSet:
+def load_gold(
+    source: str | os.PathLike[str], split: str = "test", *, cache_dir: str | None = None
+) -> GoldSet:
     """The gold questions of `source` (a split folder, splits folder, Hub folder or Hub id).
 
     `cache_dir` is where `datasets` keeps what it loads (its default cache otherwise).

@@ -94,7 +94,7 @@ def ratio(numerator: Any, denominator: Any) -> Any:
     return float(out) if out.ndim == 0 else out
 
 
-def honesty_scores(counts: np.ndarray) -> tuple[Any, Any, Any]:
+def honesty_scores(counts: Any) -> tuple[Any, Any, Any]:
     """(P, R, EM-F1) from counts in CELLS order; the last axis holds the five cells."""
     counts = np.asarray(counts, dtype=float)
     tp, fp_a, fp_u, fn = (counts[..., CELL_INDEX[c]] for c in ("TP", "FP_a", "FP_u", "FN"))

@@ -23,6 +23,8 @@ from tipqa.errors import ConfigError
 from tipqa.evaluate.bootstrap import bootstrap_intervals
 from tipqa.evaluate.breakdown import by_matches, by_stage
 from tipqa.evaluate.calibration import (
+    Bin,
+    Scheme,
     auroc,
     brier_score,
     equal_error,
@@ -38,7 +40,7 @@ from tipqa.jsonl import atomic_open, write_json
 from tipqa.settings import Settings
 from tipqa.stats import StageStats
 
-SCHEMES = ("width", "mass")
+SCHEMES: tuple[Scheme, ...] = ("width", "mass")
 
 
 @dataclass(frozen=True)
@@ -154,9 +156,9 @@ def write_evaluation(
     figures = []
     reliability = result["confidence"].get("reliability")
     if reliability:
-        from tipqa.evaluate.calibration import Bin
-
-        diagrams = {scheme: [Bin(**b) for b in bins] for scheme, bins in reliability.items()}
+        diagrams: dict[str, Sequence[Bin]] = {
+            scheme: [Bin(**b) for b in bins] for scheme, bins in reliability.items()
+        }
         minimum = result["settings"]["scoring"]["min_bin_count"]
         reliability_png(folder / "reliability.png", diagrams, minimum, "Reliability")
         figures.append("reliability.png")

@@ -39,6 +39,7 @@ def test_schema_version_is_checked(tmp_path: Path) -> None:
     folder = write_split(tmp_path, [labeled("q1", "answerable", "Paris")])
     stats_path = folder.parent / "stats.json"
     stats = read_json(stats_path)
+    assert isinstance(stats, dict)
     stats["schema_version"] = SCHEMA_VERSION + 1
     write_json(stats_path, stats)
     with pytest.raises(

@@ -68,6 +68,7 @@ def test_a_rerun_asks_only_for_what_failed(tmp_path: Path, gold) -> None:
     assert predictions.by_id["u1"].confidence is None
     assert stats.counts["resumed"] == 3 and stats.counts["answered"] == 2
     recorded = read_json(stats_path(out))
+    assert isinstance(recorded, dict)
     assert recorded["info"]["prompt"] == "answer-v1" and recorded["info"]["model"] == "table"
     assert recorded["counts"]["predictions"] == 5
 

@@ -9,13 +9,18 @@ import pytest
 from evaluate_support import write_lines
 
 from tipqa.errors import InputError
-from tipqa.evaluate.predictions import Prediction, read_predictions, write_predictions
+from tipqa.evaluate.predictions import (
+    Prediction,
+    PredictionSet,
+    read_predictions,
+    write_predictions,
+)
 
 GOLD_IDS = ["q1", "q2", "q3"]
 GOOD = [{"id": "q1", "prediction": "Paris"}, {"id": "q2", "prediction": "Nile"}]
 
 
-def read(tmp_path: Path, rows: list, **options) -> object:
+def read(tmp_path: Path, rows: list, **options) -> PredictionSet:
     path = write_lines(tmp_path / "predictions.jsonl", rows)
     return read_predictions(path, GOLD_IDS, **options)
 

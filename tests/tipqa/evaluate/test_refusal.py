@@ -157,8 +157,8 @@ def test_paraphrases_through_the_bundled_embedder(minilm_detector: RefusalDetect
     missed = [t for t, r in zip(texts, readings, strict=True) if r.refused != (t in REFUSALS)]
     assert missed == []
     assert {r.kind for r in readings[: len(REFUSALS)]} == {"embedding"}
-    similarities = [r.similarity for r in readings]
-    assert all(s is not None for s in similarities)
+    similarities = [r.similarity for r in readings if r.similarity is not None]
+    assert len(similarities) == len(texts)
     lowest_refusal = min(similarities[: len(REFUSALS)])
     highest_answer = max(similarities[len(REFUSALS) :])
     assert highest_answer < DEFAULT_THRESHOLD < lowest_refusal

@@ -71,7 +71,9 @@ def test_scores_report_and_figures(tmp_path: Path, gold, rules_detector: Refusal
         "scores.stats.json",
     ]
     assert (out / "reliability.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert read_json(out / "scores.json")["metrics"]["em_f1"] == pytest.approx(metrics["em_f1"])
+    written = read_json(out / "scores.json")
+    assert isinstance(written, dict)
+    assert written["metrics"]["em_f1"] == pytest.approx(metrics["em_f1"])
     report = (out / "report.md").read_text()
     assert "| 1 | 0 | 1 | 2 | 1 |" in report
     assert "N3 = 2" in report and "![Reliability diagrams](reliability.png)" in report
