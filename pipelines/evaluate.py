@@ -1,7 +1,7 @@
 """Evaluate a real model on a built split: `luigi --module pipelines Evaluate --local-scheduler`.
 
 `--model-backend openai` (an OpenAI-compatible server) or `vllm` (the offline engine);
-`--split test`. Writes `<run>/evaluation/<backend>-<model>/<split>/` (predictions, scores,
+`--split-name test`. Writes `<run>/evaluation/<backend>-<model>/<split>/` (predictions, scores,
 report, figures); a rerun after a failure asks only for the questions still unanswered.
 
 Settings come from `[evaluate]` (refusal detection and scoring: `threshold`, `phrases`,
@@ -67,7 +67,9 @@ class Evaluate(luigi.Task):
     """Answer the split's questions with a real model, then score the answers."""
 
     model_backend = luigi.ChoiceParameter(choices=BACKENDS, default="openai")
-    split = luigi.Parameter(default="test")
+    # Not `split`: luigi's command line accepts any unique prefix of a flag, and `--split` is a
+    # prefix of the [splits] section's `--splits-...` flags: luigi rejects it as ambiguous.
+    split_name = luigi.Parameter(default="test", description="the split to evaluate on")
 
     def requires(self) -> luigi.Task:
         return MakeSplits()
@@ -76,7 +78,7 @@ class Evaluate(luigi.Task):
         """Where this evaluation's files go."""
         model = getattr(evaluate_settings(self.model_backend).answerer, "model", "model")
         name = f"{self.model_backend}-{model_slug(model)}"
-        return build().layout().root / "evaluation" / name / self.split
+        return build().layout().root / "evaluation" / name / self.split_name
 
     def output(self) -> luigi.LocalTarget:
         return luigi.LocalTarget(self.folder() / SCORES)
@@ -86,7 +88,7 @@ class Evaluate(luigi.Task):
         text_embedder = make_embedder(embedder().settings()) if settings.refusal.embedding else None
         evaluate_model(
             build().layout().splits,
-            self.split,
+            self.split_name,
             make_answerer(self.model_backend, settings.answerer),
             RefusalDetector(settings.refusal, text_embedder),
             settings.scoring,

@@ -1,0 +1,92 @@
+"""`Evaluate` end to end: the demo build, then a model on a local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import openai_server as fake
+import pytest
+from evaluate_support import ANSWER_LAYOUT
+from tests_support import luigi_config, run_luigi
+
+from tipqa.jsonl import read_json, read_records
+from tipqa.records import LabeledQuestion
+
+pytestmark = pytest.mark.slow
+
+# `Evaluate` lives in its own module until pipelines/__init__.py exports it.
+MODULE = ("--module", "pipelines.evaluate")
+REFUSAL = "Honestly, I have no clue about that one."
+
+
+class SplitPlayingModel:
+    """Answers the gold answer to answerable questions and a paraphrased refusal otherwise;
+    the first ask of every third question fails with HTTP 500."""
+
+    def __init__(self, split: Path) -> None:
+        self.split = split
+        self.rows: dict[str, LabeledQuestion] = {}
+
+    def __call__(self, body: dict[str, Any], attempt: int, headers: dict[str, str]) -> fake.Reply:
+        if not self.rows:
+            self.rows = {r.question: r for r in read_records(self.split, LabeledQuestion)}
+        match = ANSWER_LAYOUT.search(fake.last_user_message(body))
+        row = self.rows[match.group(1).strip()] if match else None
+        if row is None:
+            return fake.Reply(status=400, message="not the answer prompt")
+        if attempt == 1 and sorted(self.rows).index(row.question) % 3 == 0:
+            return fake.Reply(status=500, message="injected")
+        text = row.answer if row.label == "answerable" else REFUSAL
+        return fake.Reply(text=text, token_logprobs=[(text, math.log(0.75))])
+
+
+def test_evaluate_scores_a_model_and_resumes(tmp_path: Path) -> None:
+    run = tmp_path / "outputs" / "t"
+    model = SplitPlayingModel(run / "splits" / "test" / "questions.jsonl")
+    with fake.FakeOpenAIServer(model) as server:
+        config = luigi_config(
+            tmp_path,
+            evaluate={"bootstrap": "50", "trials": "100"},
+            **{
+                "evaluate.openai": {
+                    "model": "table",
+                    "base_url": server.base_url,
+                    "max_retries": "0",
+                }
+            },
+        )
+        task = (*MODULE, "Evaluate", "--model-backend", "openai", "--split-name", "test")
+        first = run_luigi(config, *task)
+        assert first.returncode == 30, first.stderr[-3000:]
+        assert "got no answer" in first.stderr
+        questions = read_records(run / "splits" / "test" / "questions.jsonl", LabeledQuestion)
+        failed = sum(1 for i in range(len(questions)) if i % 3 == 0)
+        assert server.statuses[500] == failed
+        server.reset()
+        second = run_luigi(config, *task)
+        assert second.returncode == 0, second.stderr[-3000:]
+        assert server.calls == failed
+        server.reset()
+        third = run_luigi(config, *task)
+        assert third.returncode == 0 and server.calls == 0
+    folder = run / "evaluation" / "openai-table" / "test"
+    scores = read_json(folder / "scores.json")
+    assert isinstance(scores, dict)
+    answerable = sum(q.label == "answerable" for q in questions)
+    metrics = scores["metrics"]
+    assert metrics["counts"] == {
+        "TP": answerable,
+        "FP_a": 0,
+        "FP_u": 0,
+        "FN": 0,
+        "TN": len(questions) - answerable,
+    }
+    assert metrics["em_f1"] == 1.0 and metrics["pm_f1"] == 1.0
+    assert metrics["refusals_by_kind"]["embedding"] == len(questions) - answerable
+    assert scores["confidence"]["predictions_with_confidence"] == len(questions)
+    assert scores["model"]["backend"] == "openai" and scores["model"]["model"] == "table"
+    assert len((folder / "predictions.jsonl").read_text().splitlines()) == len(questions)
+    assert (folder / "report.md").is_file() and (folder / "reliability.png").is_file()
+    assert not (folder / "predictions.jsonl.partial").exists()
