@@ -12,15 +12,15 @@ Settings come from `[evaluate]` (refusal detection and scoring: `threshold`, `ph
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import luigi
 
-from pipelines.config import build, embedder
 from pipelines.publish import MakeSplits
-from tipqa.components import make_embedder
+from tipqa.embedders.base import Embedder
 from tipqa.evaluate.answerers import ANSWERER_SETTINGS, make_answerer
 from tipqa.evaluate.pipeline import SCORES, evaluate_model
 from tipqa.evaluate.refusal import RefusalDetector, RefusalSettings
@@ -31,12 +31,16 @@ BACKENDS = ("openai", "vllm")
 
 
 @dataclass(frozen=True)
-class EvaluateSettings:
-    """What one Evaluate run is configured with."""
+class EvaluateInputs:
+    """What one Evaluate run needs from the build: places, settings, the build's embedder."""
 
+    run_root: Path
+    splits: Path
+    llm_cache: Path
     refusal: RefusalSettings
     scoring: ScoringSettings
     answerer: Settings
+    embedder: Callable[[], Embedder]
 
 
 def _section(name: str) -> dict[str, Any]:
@@ -44,17 +48,24 @@ def _section(name: str) -> dict[str, Any]:
     return dict(config.items(name)) if config.has_section(name) else {}
 
 
-def evaluate_settings(backend: str) -> EvaluateSettings:
-    """The settings of `[evaluate]` and `[evaluate.<backend>]`, parsed strictly."""
+def evaluate_inputs(backend: str) -> EvaluateInputs:
+    """The run's folders, `[evaluate]` and `[evaluate.<backend>]` parsed strictly, the embedder."""
     # wiring: lead
+    from pipelines.config import build, embedder
+    from tipqa.components import make_embedder
+
     general = _section("evaluate")
     refusal_keys, scoring_keys = RefusalSettings.keys(), ScoringSettings.keys()
-    return EvaluateSettings(
+    answerer_section = f"evaluate.{backend}"
+    layout = build().layout()
+    return EvaluateInputs(
+        run_root=layout.root,
+        splits=layout.splits,
+        llm_cache=layout.llm_cache,
         refusal=parse(RefusalSettings, "evaluate", general, ignore=scoring_keys),
         scoring=parse(ScoringSettings, "evaluate", general, ignore=refusal_keys),
-        answerer=parse(
-            ANSWERER_SETTINGS[backend], f"evaluate.{backend}", _section(f"evaluate.{backend}")
-        ),
+        answerer=parse(ANSWERER_SETTINGS[backend], answerer_section, _section(answerer_section)),
+        embedder=lambda: make_embedder(embedder().settings()),
     )
 
 
@@ -76,22 +87,24 @@ class Evaluate(luigi.Task):
 
     def folder(self) -> Path:
         """Where this evaluation's files go."""
-        model = getattr(evaluate_settings(self.model_backend).answerer, "model", "model")
+        inputs = evaluate_inputs(self.model_backend)
+        model = str(getattr(inputs.answerer, "model", "model"))
         name = f"{self.model_backend}-{model_slug(model)}"
-        return build().layout().root / "evaluation" / name / self.split_name
+        return inputs.run_root / "evaluation" / name / self.split_name
 
     def output(self) -> luigi.LocalTarget:
         return luigi.LocalTarget(self.folder() / SCORES)
 
     def run(self) -> None:
-        settings = evaluate_settings(self.model_backend)
-        text_embedder = make_embedder(embedder().settings()) if settings.refusal.embedding else None
+        inputs = evaluate_inputs(self.model_backend)
         evaluate_model(
-            build().layout().splits,
+            inputs.splits,
             self.split_name,
-            make_answerer(self.model_backend, settings.answerer),
-            RefusalDetector(settings.refusal, text_embedder),
-            settings.scoring,
+            make_answerer(self.model_backend, inputs.answerer),
+            RefusalDetector(
+                inputs.refusal, inputs.embedder() if inputs.refusal.embedding else None
+            ),
+            inputs.scoring,
             self.folder(),
-            cache_path=build().layout().llm_cache,
+            cache_path=inputs.llm_cache,
         )

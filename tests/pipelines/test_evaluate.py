@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from pathlib import Path
 from typing import Any
@@ -90,3 +91,37 @@ def test_evaluate_scores_a_model_and_resumes(tmp_path: Path) -> None:
     assert len((folder / "predictions.jsonl").read_text().splitlines()) == len(questions)
     assert (folder / "report.md").is_file() and (folder / "reliability.png").is_file()
     assert not (folder / "predictions.jsonl.partial").exists()
+
+
+@pytest.mark.vllm
+@pytest.mark.skipif(
+    importlib.util.find_spec("vllm") is None,
+    reason="vllm is not installed: this test runs in .venv-vllm (see .ci/run)",
+)
+def test_evaluate_on_the_vllm_engine_with_the_tiny_model(
+    tmp_path: Path, vllm_environment: Path, tiny_model: Path
+) -> None:
+    engine = {
+        "model": str(tiny_model),
+        "chat": "true",
+        "max_tokens": "8",
+        "max_model_len": "1024",
+        "enforce_eager": "true",
+        "dtype": "float32",
+    }
+    config = luigi_config(
+        tmp_path, evaluate={"bootstrap": "20", "embedding": "false"}, **{"evaluate.vllm": engine}
+    )
+    done = run_luigi(config, *MODULE, "Evaluate", "--model-backend", "vllm")
+    assert done.returncode == 0, done.stderr[-3000:]
+    run = tmp_path / "outputs" / "t"
+    questions = read_records(run / "splits" / "test" / "questions.jsonl", LabeledQuestion)
+    folder = run / "evaluation" / f"vllm-{str(tiny_model).strip('/').replace('/', '--')}" / "test"
+    scores = read_json(folder / "scores.json")
+    assert isinstance(scores, dict)
+    assert scores["metrics"]["questions"] == len(questions)
+    assert sum(scores["metrics"]["counts"].values()) == len(questions)
+    assert scores["confidence"]["predictions_with_confidence"] >= 1
+    stats = read_json(folder / "predictions.jsonl.stats.json")
+    assert isinstance(stats, dict)
+    assert stats["counts"]["backend.batches"] >= 1

@@ -18,12 +18,14 @@ import orjson
 from tipqa.errors import TipqaError
 from tipqa.evaluate.gold import load_gold
 from tipqa.evaluate.refusal import DEFAULT_THRESHOLD, RefusalDetector, RefusalSettings
+from tipqa.evaluate.report import render_comparison
 from tipqa.evaluate.score import (
     ScoringSettings,
     compare_systems,
     score_file,
     write_evaluation,
 )
+from tipqa.jsonl import atomic_open, write_json
 
 log = logging.getLogger("tipqa.evaluate")
 
@@ -101,9 +103,6 @@ def run(argv: Sequence[str]) -> int:
     gold = load_gold(args.gold, args.split)
     detector = make_detector(args)
     if command == "compare":
-        from tipqa.evaluate.report import render_comparison
-        from tipqa.jsonl import atomic_open, write_json
-
         result = compare_systems(
             gold, args.predictions, detector, settings, allow_missing=args.allow_missing
         )

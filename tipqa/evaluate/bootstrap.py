@@ -36,7 +36,8 @@ def bootstrap_intervals(
     """
     rng = np.random.default_rng(seed)
     total = len(scored)
-    cells = one_hot_cells(cell_vector(scored))
+    codes = cell_vector(scored)
+    cells = one_hot_cells(codes)
     pm = np.array([item.pm for item in scored], dtype=float)
     has_conf = np.array([item.confidence is not None for item in scored], dtype=bool)
     conf = np.array([item.confidence or 0.0 for item in scored], dtype=float)
@@ -46,7 +47,9 @@ def bootstrap_intervals(
     while total and done < resamples:
         size = min(CHUNK, resamples - done)
         picks = rng.integers(0, total, size=(size, total))
-        draws["em_f1"].extend(np.atleast_1d(honesty_scores(cells[picks].sum(axis=1))[2]))
+        drawn = codes[picks]
+        counts = np.stack([(drawn == cell).sum(axis=1) for cell in range(len(CELLS))], axis=1)
+        draws["em_f1"].extend(np.atleast_1d(honesty_scores(counts)[2]))
         draws["pm_f1"].extend(pm[picks].mean(axis=1))
         if has_conf.any():
             for row in picks:
