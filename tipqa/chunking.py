@@ -241,35 +241,32 @@ def embed_chunks(
     stats: StageStats | None = None,
     progress: bool = True,
 ) -> dict[str, float]:
-    """Embed a stream of chunks into `index` in bounded memory, then finish the index.
+    """Embed a stream of chunks into `index` in bounded memory, then checkpoint the index.
 
-    Chunks whose ids the index already holds (when it offers `present_ids`) are not embedded
-    again, so a rerun after a crash resumes; `checkpoint_every` > 0 calls `index.finish()`
-    after that many newly added chunks. Returns the counts, also added to `stats` if given.
+    Chunks whose ids the index already holds are not embedded again, so a rerun after a crash
+    resumes; `checkpoint_every` > 0 calls `index.checkpoint()` after that many newly added
+    chunks. The index is made durable, not searchable (`finish` is the caller's, once every
+    part of a build is in). Returns the counts, also added to `stats` if given.
     """
     if batch_size < 1:
         raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
-    present_ids = getattr(index, "present_ids", None)
     counts: dict[str, float] = {"chunks_seen": 0, "chunks_embedded": 0, "chunks_present": 0}
     since_checkpoint = 0
     with tqdm(desc="embedding chunks", unit="chunk", disable=not progress) as bar:
         for batch in _batches(chunks, batch_size):
             counts["chunks_seen"] += len(batch)
-            if present_ids is not None:
-                present = present_ids([c.id for c in batch])
-                todo = [c for c in batch if c.id not in present]
-                counts["chunks_present"] += len(batch) - len(todo)
-            else:
-                todo = batch
+            present = index.present_ids([c.id for c in batch])
+            todo = [c for c in batch if c.id not in present]
+            counts["chunks_present"] += len(batch) - len(todo)
             if todo:
                 index.add(todo, embedder.encode_passages([c.text for c in todo]))
                 counts["chunks_embedded"] += len(todo)
                 since_checkpoint += len(todo)
             if checkpoint_every > 0 and since_checkpoint >= checkpoint_every:
-                index.finish()
+                index.checkpoint()
                 since_checkpoint = 0
             bar.update(len(batch))
-    counts.update(index.finish())
+    counts.update(index.checkpoint())
     if stats is not None:
         for name, value in counts.items():
             stats.add(name, value)

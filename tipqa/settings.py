@@ -6,7 +6,8 @@ an unknown key is an error that names the section, the key and the closest known
 value of the wrong type is an error that names section, key and value. Fields declared with
 `knob(...)` change how a step runs (threads, concurrency, timeouts, batch sizes) but not what
 it writes, so `identity()` (the part of the settings that goes into a step's fingerprint)
-leaves them out.
+leaves them out; fields declared with `search_only(...)` change what a search of an index
+returns but not the index, so `build_identity()` (the index build's part) leaves them out too.
 
 Raw values are strings as a config file holds them, or values of the right type already:
 
@@ -49,12 +50,17 @@ class Settings:
             if field.metadata.get("fingerprint", True)
         }
 
+    def build_identity(self) -> dict[str, Any]:
+        """`identity()` without the fields that only a search reads (an index's fingerprint)."""
+        searched = {f.name for f in dataclasses.fields(self) if f.metadata.get("search_only")}
+        return {key: value for key, value in self.identity().items() if key not in searched}
+
     def to_dict(self) -> dict[str, Any]:
         """Every field, JSON-ready (for stats files and the dataset card)."""
         return {field.name: plain(getattr(self, field.name)) for field in dataclasses.fields(self)}
 
     @classmethod
-    def keys(cls) -> list[str]:
+    def field_names(cls) -> list[str]:
         """The keys a config section of these settings may hold."""
         return [field.name for field in dataclasses.fields(cls)]
 
@@ -62,6 +68,11 @@ class Settings:
 def knob(default: Any, *, doc: str = "") -> Any:
     """A field that changes how a step runs but not what it writes (left out of fingerprints)."""
     return dataclasses.field(default=default, metadata={"fingerprint": False, "doc": doc})
+
+
+def search_only(default: Any, *, doc: str = "") -> Any:
+    """A field of an index's settings that changes what a search returns, not what is built."""
+    return dataclasses.field(default=default, metadata={"search_only": True, "doc": doc})
 
 
 def plain(value: Any) -> Any:
@@ -86,9 +97,7 @@ def unknown_key(section: str, key: str, known: Collection[str], hint: str = "") 
     near = closest(key, known)
     suggestion = f"; did you mean {near!r}?" if near else ""
     listing = ", ".join(sorted(known)) or "none"
-    return ConfigError(
-        f"[{section}] unknown key {key!r}{suggestion} (known keys: {listing}){hint}"
-    )
+    return ConfigError(f"[{section}] unknown key {key!r}{suggestion} (known keys: {listing}){hint}")
 
 
 def parse(

@@ -34,12 +34,12 @@ def shard_with(
 ) -> ShardLayout:
     """A shard folder holding the step files that the partition reads."""
     shard = ShardLayout(root)
-    write_records(shard.data("token_decisions"), token)
-    write_records(shard.data("vector_decisions"), vector)
+    write_records(shard.token_decisions, token)
+    write_records(shard.vector_decisions, vector)
     write_records(
-        shard.data("keywords"), [Keywords(d.question_id, [f"kw {d.question_id}"]) for d in token]
+        shard.keywords, [Keywords(d.question_id, [f"kw {d.question_id}"]) for d in token]
     )
-    write_records(shard.data("instances"), list(instances))
+    write_records(shard.instances, list(instances))
     return shard
 
 
@@ -97,7 +97,7 @@ def test_question_without_any_decision_names_the_shard(tmp_path: Path) -> None:
     shard = first_shard(tmp_path / "s0")
     with pytest.raises(InputError, match="question z has no decision") as info:
         label_questions([q("a"), q("z")], shard)
-    assert info.value.path == str(shard.data("token_decisions"))
+    assert info.value.path == str(shard.token_decisions)
 
 
 def test_write_partition_files_stats_and_dataset(tmp_path: Path) -> None:

@@ -109,7 +109,7 @@ def test_keyword_and_token_steps(tmp_path: Path, index: TantivyTokenIndex) -> No
     stats = extract_keywords(QUESTIONS, BrokenForOne(), shard)
     assert stats.errors == {"extraction_failed": 1}
     assert stats.counts["questions"] == 4 and stats.counts["BrokenForOne.calls"] == 1
-    keywords = read_records(shard.data("keywords"), Keywords)
+    keywords = read_records(shard.keywords, Keywords)
     assert [k.keywords for k in keywords] == [
         ["Kellan Dusk"], ["Orla Venn"], ["Quillmere Trading Company"], [],
     ]  # fmt: skip
@@ -118,7 +118,7 @@ def test_keyword_and_token_steps(tmp_path: Path, index: TantivyTokenIndex) -> No
     stats = token_search(QUESTIONS, index, 5, shard)
     assert stats.counts["skipped_keyword_error"] == 1
     found = {
-        c.question_id: c for c in read_records(shard.data("token_candidates"), TokenCandidates)
+        c.question_id: c for c in read_records(shard.token_candidates, TokenCandidates)
     }
     assert set(found) == {"born", "apart", "none"}
     assert [h.doc_id for h in found["born"].hits] == ["d1"]
@@ -126,13 +126,13 @@ def test_keyword_and_token_steps(tmp_path: Path, index: TantivyTokenIndex) -> No
 
     judge = CountingJudge()
     stats = token_judge(QUESTIONS, index.get, judge, 5, WindowSettings(), shard)
-    decisions = {d.question_id: d for d in read_records(shard.data("token_decisions"), Decision)}
+    decisions = {d.question_id: d for d in read_records(shard.token_decisions, Decision)}
     assert {k: d.label for k, d in decisions.items()} == {
         "born": "answerable", "apart": "to_vector", "none": "to_vector", "broken": "undetermined",
     }  # fmt: skip
     assert decisions["broken"].reason == "keyword extraction failed: server_error: 500"
     assert decisions["born"].evidence is not None and decisions["born"].evidence.doc_id == "d1"
-    judgments = read_records(shard.data("token_judgments"), Judgment)
+    judgments = read_records(shard.token_judgments, Judgment)
     assert [(j.question_id, j.label) for j in judgments] == [("born", "yes"), ("apart", "no")]
     assert stats.counts["CountingJudge.requests"] == 2
     assert stats.counts["outcome_undetermined"] == 1
@@ -169,7 +169,7 @@ class ChunkPerQuery:
 def test_vector_steps_take_only_questions_passed_on(tmp_path: Path) -> None:
     shard = ShardLayout(tmp_path / "shard-00000")
     write_records(
-        shard.data("token_decisions"),
+        shard.token_decisions,
         [
             Decision("born", "answerable", "token", "yes"),
             Decision("apart", "to_vector", "token", "none relevant"),
@@ -179,23 +179,23 @@ def test_vector_steps_take_only_questions_passed_on(tmp_path: Path) -> None:
     )
     keywords = [["Kellan Dusk"], ["Orla Venn"], ["Quillmere Trading Company"], []]
     write_records(
-        shard.data("keywords"),
+        shard.keywords,
         [Keywords(q.id, k) for q, k in zip(QUESTIONS, keywords, strict=True)],
     )
     texts = ["Orla Venn died in 1544.", "Quillmere is a town."]
     stats = vector_search(QUESTIONS, OneHotEmbedder(), ChunkPerQuery(texts), 1, shard)
     assert stats.counts["questions"] == 2
-    candidates = read_records(shard.data("vector_candidates"), VectorCandidates)
+    candidates = read_records(shard.vector_candidates, VectorCandidates)
     assert [(c.question_id, c.hits[0].chunk_id) for c in candidates] == [
         ("apart", "c0"),
         ("none", "c1"),
     ]
     stats = vector_judge(QUESTIONS, RuleJudge(), shard)
-    decisions = read_records(shard.data("vector_decisions"), Decision)
+    decisions = read_records(shard.vector_decisions, Decision)
     assert [(d.question_id, d.label) for d in decisions] == [
         ("apart", "answerable"),
         ("none", "unanswerable"),
     ]
-    instances = read_records(shard.data("instances"), VectorInstance)
+    instances = read_records(shard.instances, VectorInstance)
     assert [(i.question_id, i.relevant) for i in instances] == [("apart", True), ("none", False)]
     assert read_json(shard.stats("vector_judge"))["counts"]["prompts"] == 2

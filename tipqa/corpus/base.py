@@ -37,8 +37,12 @@ class Corpus(Protocol):
 
 
 CORPUS_READERS: Registry[Corpus] = Registry("corpus reader")
-CORPUS_READERS.add("files", "tipqa.corpus.files:FileCorpus")
-CORPUS_READERS.add("hub", "tipqa.corpus.hub:HubCorpus")
+CORPUS_READERS.add(
+    "files", "tipqa.corpus.files:open_files", settings="tipqa.corpus.files:FileCorpusSettings"
+)
+CORPUS_READERS.add(
+    "hub", "tipqa.corpus.hub:open_hub", settings="tipqa.corpus.hub:HubCorpusSettings"
+)
 
 
 def get_field(record: dict[str, Any], name: str) -> Any:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from tipqa.errors import ConfigError
 from tipqa.judges.base import JUDGE_SLOTS
 from tipqa.judges.parsing import parse_relevance
-from tipqa.llm.openai_client import ChatResult, Message, OpenAIChatClient, Usage
+from tipqa.llm.openai_client import ChatResult, Message, OpenAIServerSettings, Usage
 from tipqa.llm.prompts import load_template
 from tipqa.records import JudgeRequest, Judgment, Relevance
 from tipqa.stats import StageStats
@@ -17,57 +18,61 @@ from tipqa.stats import StageStats
 RAW_CHARS = 80
 
 
+JudgeMode = Literal["logprobs", "choice", "plain"]
+
+
+@dataclass(frozen=True)
+class OpenAIJudgeSettings(OpenAIServerSettings):
+    """[judge] of the OpenAI-compatible backend.
+
+    `mode`: "logprobs" asks for the answer token's log-probabilities (P(yes) is recorded),
+    "choice" also constrains decoding to yes/no (vLLM's `structured_outputs`), "plain" asks
+    for neither (servers that support no logprobs); every mode parses the answer strictly.
+    """
+
+    model: str = "meta-llama/Llama-3.1-8B-Instruct"
+    prompt: str = "judge-v1"
+    mode: JudgeMode = "logprobs"
+    max_tokens: int = 2
+    top_logprobs: int = 5
+    parse_retries: int = 2
+
+    def __post_init__(self) -> None:
+        if self.parse_retries < 0:
+            raise ConfigError(f"openai judge: parse_retries must be >= 0, got {self.parse_retries}")
+        if self.max_tokens < 1:
+            raise ConfigError(f"openai judge: max_tokens must be >= 1, got {self.max_tokens}")
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that decide the answers, with the prompt template's content hash."""
+        return {**super().identity(), "prompt_sha256": load_template(self.prompt).sha256}
+
+
 class OpenAIJudge:
     """Asks a chat model whether a text suffices to answer a question; strict yes/no parsing."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        prompt: str = "judge-v1",
-        max_concurrency: int = 8,
-        max_retries: int = 5,
-        parse_retries: int = 2,
-        timeout: float = 60.0,
-        logprobs: bool = True,
-        top_logprobs: int = 5,
-        choice: bool = False,
-        max_tokens: int = 2,
-        backoff_base: float = 0.5,
-        backoff_max: float = 30.0,
-        progress: bool = True,
-    ) -> None:
-        if parse_retries < 0:
-            raise ConfigError(f"openai judge: parse_retries must be >= 0, got {parse_retries}")
-        if max_tokens < 1:
-            raise ConfigError(f"openai judge: max_tokens must be >= 1, got {max_tokens}")
-        self.template = load_template(prompt)
+    def __init__(self, settings: OpenAIJudgeSettings, *, progress: bool = True) -> None:
+        self.settings = settings
+        self.template = load_template(settings.prompt)
         self.template.require_slots(*JUDGE_SLOTS)
-        self.model = model
-        self.name = f"openai:{model}:{self.template.short_hash}"
+        self.model = settings.model
+        self.name = f"openai:{settings.model}:{self.template.short_hash}"
         self.prompt_sha256 = self.template.sha256
-        self.parse_retries = parse_retries
+        self.parse_retries = settings.parse_retries
         self.stats = StageStats("judge")
-        self.client = OpenAIChatClient(
-            model,
-            base_url=base_url,
-            api_key=api_key,
-            max_concurrency=max_concurrency,
-            max_retries=max_retries,
-            timeout=timeout,
-            backoff_base=backoff_base,
-            backoff_max=backoff_max,
-            progress=progress,
-            stats=self.stats,
-        )
-        self.params: dict[str, Any] = {"max_tokens": max_tokens}
+        self.client = settings.client(self.stats, progress=progress)
+        logprobs = settings.mode != "plain"
+        choice = settings.mode == "choice"
+        self.params: dict[str, Any] = {"max_tokens": settings.max_tokens}
         if logprobs:
-            self.params.update(logprobs=True, top_logprobs=top_logprobs)
+            self.params.update(logprobs=True, top_logprobs=settings.top_logprobs)
         if choice:
             self.params["extra_body"] = {"structured_outputs": {"choice": ["yes", "no"]}}
-        self.cache_config = {"max_tokens": max_tokens, "logprobs": logprobs, "choice": choice}
+        self.cache_config = {
+            "max_tokens": settings.max_tokens,
+            "logprobs": logprobs,
+            "choice": choice,
+        }
 
     def __repr__(self) -> str:
         return f"OpenAIJudge(name={self.name!r}, base_url={self.client.base_url!r})"

@@ -23,6 +23,8 @@ from urllib.parse import urlparse
 from tqdm import tqdm
 
 from tipqa.errors import ConfigError, MissingExtraError
+from tipqa.llm.usage import Usage
+from tipqa.settings import Settings, knob
 from tipqa.stats import StageStats
 
 log = logging.getLogger(__name__)
@@ -33,35 +35,6 @@ RETRYABLE_STATUS = frozenset({408, 429})
 DETAIL_CHARS = 200
 
 Message = dict[str, str]
-
-
-@dataclass
-class Usage:
-    """Tokens spent on one or more chat completions."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.prompt_tokens + other.prompt_tokens,
-            self.completion_tokens + other.completion_tokens,
-        )
-
-    def to_dict(self) -> dict[str, int]:
-        """The JSON form (stored in the cache)."""
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Usage:
-        """Read the JSON form; anything unreadable counts as zero tokens."""
-        if not isinstance(data, dict):
-            return cls()
-        prompt, completion = data.get("prompt_tokens"), data.get("completion_tokens")
-        return cls(
-            prompt if isinstance(prompt, int) else 0,
-            completion if isinstance(completion, int) else 0,
-        )
 
 
 @dataclass
@@ -88,6 +61,37 @@ class ChatResult:
 def is_local_url(url: str) -> bool:
     """True when `url` points at this machine (a local vLLM server needs no real key)."""
     return (urlparse(url).hostname or "") in LOCAL_HOSTS
+
+
+@dataclass(frozen=True)
+class OpenAIServerSettings(Settings):
+    """How to reach an OpenAI-compatible server (the part every OpenAI backend shares).
+
+    The model name identifies the model: `base_url` and the knobs change where and how fast
+    it is asked, not what it answers, so they are not part of a step's fingerprint.
+    """
+
+    model: str = "gpt-4o-mini"
+    base_url: str = knob("", doc="empty: OPENAI_BASE_URL, else OpenAI")
+    max_concurrency: int = knob(8)
+    max_retries: int = knob(5, doc="retries on timeouts, 429 and 5xx")
+    timeout: float = knob(60.0, doc="seconds per request")
+    backoff_base: float = knob(0.5)
+    backoff_max: float = knob(30.0)
+
+    def client(self, stats: StageStats, *, progress: bool = True) -> OpenAIChatClient:
+        """A chat client for this server, counting into `stats` (the key from OPENAI_API_KEY)."""
+        return OpenAIChatClient(
+            self.model,
+            base_url=self.base_url or None,
+            max_concurrency=self.max_concurrency,
+            max_retries=self.max_retries,
+            timeout=self.timeout,
+            backoff_base=self.backoff_base,
+            backoff_max=self.backoff_max,
+            progress=progress,
+            stats=stats,
+        )
 
 
 class OpenAIChatClient:

@@ -6,11 +6,12 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Self
 
 from tipqa.corpus.paths import expand_paths
 from tipqa.corpus.streams import SUFFIXES, is_supported
 from tipqa.errors import InputError
-from tipqa.questions.base import QuestionCollector, make_question
+from tipqa.questions.base import QuestionCollector, QuestionFilesSettings, make_question
 from tipqa.questions.rows import iter_rows
 from tipqa.records import Question
 from tipqa.stats import StageStats
@@ -28,6 +29,11 @@ class _JsonlQuestions:
     def __init__(self, paths: Paths) -> None:
         self.files: list[Path] = expand_paths(paths, accept=is_supported)
         self.stats = StageStats("questions")
+
+    @classmethod
+    def from_settings(cls, settings: QuestionFilesSettings) -> Self:
+        """The source of a pool's `paths`."""
+        return cls(list(settings.paths))
 
     def load(self) -> list[Question]:
         """The questions of every file, in file order then line order."""
