@@ -51,6 +51,7 @@ class BuildSettings(Settings):
     k2: int = 10
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if not self.name or "/" in self.name:
             raise ConfigError(f"[build] name {self.name!r} must be a non-empty folder name")
         if min(self.shard_size, self.k1, self.k2) < 1:
@@ -333,5 +334,6 @@ class PoolLimit(Settings):
     limit: int | None = None
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.limit is not None and self.limit < 1:
             raise ConfigError(f"a pool's limit must be at least 1, got {self.limit}")

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import json
+import os
 import types
 import typing
 from collections.abc import Collection, Mapping
@@ -40,7 +42,18 @@ _NONE = {"", "none", "null"}
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
-    """Base of every settings dataclass (frozen, typed, compared by value)."""
+    """Base of every settings dataclass (frozen, typed, compared by value).
+
+    A subclass that checks its values in `__post_init__` calls `super().__post_init__()`.
+    """
+
+    def __post_init__(self) -> None:
+        """Check the fields that take one of listed values (`Literal[...]`), however built."""
+        for name, choices in _choices(type(self)).items():
+            value = getattr(self, name)
+            if value is not None and value not in choices:
+                listed = ", ".join(str(choice) for choice in choices)
+                raise ConfigError(f"{name} = {value!r}: expected one of {listed}")
 
     def identity(self) -> dict[str, Any]:
         """The settings that decide a step's output (knobs left out): a fingerprint's input."""
@@ -63,6 +76,22 @@ class Settings:
     def field_names(cls) -> list[str]:
         """The keys a config section of these settings may hold."""
         return [field.name for field in dataclasses.fields(cls)]
+
+
+@functools.cache
+def _choices(cls: type) -> dict[str, tuple[Any, ...]]:
+    """The fields of a settings class typed `Literal[...]` (or `Literal[...] | None`)."""
+    found = {}
+    for name, annotation in typing.get_type_hints(cls).items():
+        options = (
+            get_args(annotation)
+            if get_origin(annotation) in (typing.Union, types.UnionType)
+            else (annotation,)
+        )
+        for option in options:
+            if get_origin(option) is Literal:
+                found[name] = get_args(option)
+    return found
 
 
 def knob(default: Any, *, doc: str = "") -> Any:
@@ -187,6 +216,8 @@ def _convert(raw: Any, annotation: Any) -> Any:
     if annotation is str:
         if isinstance(raw, str):
             return _unquote(raw)
+        if isinstance(raw, os.PathLike):
+            return os.fspath(raw)
         raise _Mismatch("a string")
     if annotation is Any:
         return raw

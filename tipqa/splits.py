@@ -56,6 +56,7 @@ class SplitSettings(Settings):
     seed: int = 0
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.validation_per_label < 0:
             raise ConfigError("[splits] validation_per_label must be 0 or more")
         if self.train_pool and self.train_pool == self.test_pool:

@@ -69,6 +69,10 @@ def read_stats(path: str | os.PathLike[str], remedy: str) -> dict[str, Any]:
     `remedy` says what to do about an incompatible one (which folder to delete, which command
     to rerun); it ends the error message.
     """
+    if not Path(path).is_file():
+        raise InputError(
+            f"no stats file: the step that writes it has not finished; {remedy}", path=str(path)
+        )
     data = read_json(path)
     if not isinstance(data, dict):
         raise InputError("not a stats file", path=str(path))

@@ -41,6 +41,7 @@ class WindowStepSettings(Settings):
     cache: bool = knob(True, doc="cache every LLM answer under the run")
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.max_words is not None and self.max_words < 1:
             raise ConfigError(f"[judge] max_words must be at least 1, got {self.max_words}")
         if self.max_windows < 1:

@@ -35,6 +35,7 @@ class FileCorpusSettings(Settings):
     check_duplicates: bool = knob(True, doc="count repeated ids (memory grows with the corpus)")
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if not self.paths:
             raise ConfigError("[corpus] source = files needs `paths` (files, folders or globs)")
 

@@ -34,6 +34,7 @@ class HubCorpusSettings(Settings):
     check_duplicates: bool = knob(True, doc="count repeated ids (memory grows with the corpus)")
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if not self.name:
             raise ConfigError("[corpus] source = hub needs `name` (a dataset id or folder)")
 

@@ -90,6 +90,7 @@ class DemoSettings(Settings):
     files: int = 4
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.documents < 1 or self.files < 1:
             raise ConfigError("[demo] documents and files must be at least 1")
 

@@ -94,6 +94,7 @@ class SentenceTransformerSettings(Settings):
     device: str = knob("cpu")
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.batch_size < 1:
             raise ConfigError(f"embedder batch_size must be >= 1, got {self.batch_size}")
 
@@ -131,6 +132,11 @@ class SentenceTransformerEmbedder:
         native = _SIMILARITY_NAMES.get(str(self._model.similarity_fn_name), "cosine")
         self.similarity: Similarity = "cosine" if self.normalize else native
         self.name = self._make_name()
+
+    @classmethod
+    def of(cls, model: str = DEFAULT_MODEL, **settings: Any) -> SentenceTransformerEmbedder:
+        """The embedder of `model`, with `SentenceTransformerSettings(**settings)` (library use)."""
+        return cls(SentenceTransformerSettings(model=model, **settings))
 
     @staticmethod
     def _load(model: str, device: str) -> Any:

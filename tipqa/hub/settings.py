@@ -26,6 +26,7 @@ class HubSettings(Settings):
     revision: str = knob("main")
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.rows_per_file < 1:
             raise ConfigError(f"[hub] rows_per_file must be at least 1, got {self.rows_per_file}")
 

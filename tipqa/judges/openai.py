@@ -38,6 +38,7 @@ class OpenAIJudgeSettings(OpenAIServerSettings):
     parse_retries: int = 2
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.parse_retries < 0:
             raise ConfigError(f"openai judge: parse_retries must be >= 0, got {self.parse_retries}")
         if self.max_tokens < 1:

@@ -173,6 +173,7 @@ class VLLMJudgeSettings(Settings):
     enforce_eager: bool = knob(False)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.batch_size < 1:
             raise ConfigError(f"vllm judge: batch_size must be >= 1, got {self.batch_size}")
         if self.parse_retries < 0:
@@ -256,6 +257,11 @@ class VLLMJudge:
                 else "P(yes)/(P(yes)+P(no)) over the top logprobs of the answer token"
             ),
         )
+
+    @classmethod
+    def of(cls, model: str, **settings: Any) -> VLLMJudge:
+        """The judge of `model`, with `VLLMJudgeSettings(**settings)` (library use)."""
+        return cls(VLLMJudgeSettings(model=model, **settings))
 
     def __repr__(self) -> str:
         return f"VLLMJudge(name={self.name!r})"

@@ -56,6 +56,7 @@ class OpenAIKeywordSettings(OpenAIServerSettings):
     max_tokens: int = 64
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.max_tokens < 1:
             raise ConfigError(f"openai keywords: max_tokens must be >= 1, got {self.max_tokens}")
 

@@ -42,6 +42,7 @@ class QuestionFilesSettings(Settings):
     paths: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if not self.paths:
             raise ConfigError("a question source of files needs `paths` (files, folders or globs)")
 

@@ -65,6 +65,7 @@ class ElasticsearchTokenSettings(Settings):
     force_merge_segments: int | None = knob(None)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if min(self.bulk_chunk_docs, self.bulk_max_bytes, self.threads, self.max_doc_bytes) < 1:
             raise ConfigError(
                 "bulk_chunk_docs, bulk_max_bytes, threads, max_doc_bytes must be >= 1"
@@ -100,6 +101,14 @@ class ElasticsearchTokenIndex(EsIndexBase):
         self.initial_backoff = settings.initial_backoff
         self.max_doc_bytes = settings.max_doc_bytes
         self.progress = progress
+
+    @classmethod
+    def named(
+        cls, index: str, *, progress: bool = True, client: Any | None = None, **settings: Any
+    ) -> ElasticsearchTokenIndex:
+        """The index called `index` on the cluster of TIPQA_ES_URL (library use)."""
+        options = ElasticsearchTokenSettings(index=index, **settings)
+        return cls(options, None, progress=progress, client=client)
 
     def _creation_body(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """Settings and mappings of a new token index."""

@@ -90,6 +90,7 @@ class TantivySettings(Settings):
     commit_every: int = knob(100_000, doc="documents between commits (bounds memory)")
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.threads < 1:
             raise ConfigError(f"tantivy threads must be at least 1, got {self.threads}")
         if self.heap_mb < MIN_HEAP_MB_PER_THREAD * self.threads:
@@ -115,6 +116,11 @@ class TantivyTokenIndex:
         self.commit_every = settings.commit_every
         self._index: Any = None
         self._schema: Any = None
+
+    @classmethod
+    def at(cls, path: str | os.PathLike[str], **settings: Any) -> TantivyTokenIndex:
+        """The index in folder `path`, with `TantivySettings(**settings)` (library use)."""
+        return cls(TantivySettings(**settings), IndexPlace(Path(path)))
 
     def complete(self) -> bool:
         """True when `path` holds a finished index (its marker file exists)."""

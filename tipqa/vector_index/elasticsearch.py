@@ -55,6 +55,7 @@ class ElasticsearchVectorSettings(Settings):
     force_merge_segments: int | None = knob(None)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.num_candidates < 1 or self.search_batch < 1:
             raise ConfigError("num_candidates and search_batch must be >= 1")
         mappings.vector_index_settings(self.shards)
@@ -113,6 +114,20 @@ class ElasticsearchVectorIndex(EsIndexBase):
             0,
         )
         self._seconds = 0.0
+
+    @classmethod
+    def named(
+        cls,
+        index: str,
+        dimension: int,
+        similarity: str = "cosine",
+        *,
+        client: Any | None = None,
+        **settings: Any,
+    ) -> ElasticsearchVectorIndex:
+        """The index called `index` on the cluster of TIPQA_ES_URL (library use)."""
+        options = ElasticsearchVectorSettings(index=index, **settings)
+        return cls(options, None, dimension, similarity, client=client)
 
     def _creation_body(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """Settings and mappings of a new vector index."""

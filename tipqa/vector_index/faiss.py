@@ -36,7 +36,6 @@ FORMAT = "tipqa-faiss"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 DATABASE = "chunks.sqlite3"
-KINDS = ("flat", "hnsw")
 SIMILARITIES = ("cosine", "dot_product", "l2_norm")
 BLAS_THRESHOLD = 20
 _SQL_BATCH = 500
@@ -66,6 +65,7 @@ class FaissSettings(Settings):
     ef_search: int = search_only(256, doc="HNSW search depth")
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.hnsw_m < 2 or self.ef_construction < 1 or self.ef_search < 1:
             raise ConfigError(
                 "faiss index: ef_construction and ef_search must be >= 1 and hnsw_m >= 2"
@@ -124,6 +124,17 @@ class FaissVectorIndex:
         self._added = 0
         self._duplicates = 0
         self._nonfinite = 0
+
+    @classmethod
+    def at(
+        cls,
+        path: str | os.PathLike[str],
+        dimension: int,
+        similarity: str = "cosine",
+        **settings: Any,
+    ) -> FaissVectorIndex:
+        """The index in folder `path`, with `FaissSettings(**settings)` (library use)."""
+        return cls(FaissSettings(**settings), IndexPlace(Path(path)), dimension, similarity)
 
     def _read_manifest(self) -> dict[str, Any] | None:
         """The manifest of a finished index (checked against the parameters), or None."""

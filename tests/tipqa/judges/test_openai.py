@@ -6,7 +6,7 @@ import pytest
 
 from tipqa.errors import ConfigError
 from tipqa.judges.base import JUDGES
-from tipqa.judges.openai import OpenAIJudge, p_yes_from_logprobs
+from tipqa.judges.openai import OpenAIJudge, OpenAIJudgeSettings, p_yes_from_logprobs
 from tipqa.llm.prompts import load_template
 from tipqa.records import JudgeRequest
 
@@ -27,9 +27,9 @@ def request(text: str, answer: str = "Marlow Bay", index: int = 0) -> JudgeReque
 
 def make_judge(server, **options) -> OpenAIJudge:
     options.setdefault("backoff_base", 0.001)
-    options.setdefault("progress", False)
     options.setdefault("timeout", 2.0)
-    return OpenAIJudge("judge-model", base_url=server.base_url, **options)
+    settings = OpenAIJudgeSettings(model="judge-model", base_url=server.base_url, **options)
+    return OpenAIJudge(settings, progress=False)
 
 
 def test_prompt_and_parameters_sent(server) -> None:
@@ -59,13 +59,21 @@ def test_labels_and_p_yes_from_logprobs(server) -> None:
     assert judge.stats.counts["label_yes"] == 1 and judge.stats.counts["label_no"] == 1
 
 
-def test_without_logprobs_and_with_choice(server) -> None:
-    judge = make_judge(server, logprobs=False, choice=True)
+def test_plain_mode_asks_no_logprobs(server) -> None:
+    judge = make_judge(server, mode="plain")
     [judgment] = judge.judge([request("Marlow Bay")])
     body = server.bodies[0]
     assert "logprobs" not in body and "top_logprobs" not in body
-    assert body["structured_outputs"] == {"choice": ["yes", "no"]}
+    assert "structured_outputs" not in body
     assert judgment.label == "yes" and judgment.p_yes is None
+
+
+def test_choice_mode_constrains_the_answer(server) -> None:
+    judge = make_judge(server, mode="choice")
+    [judgment] = judge.judge([request("Marlow Bay")])
+    body = server.bodies[0]
+    assert body["structured_outputs"] == {"choice": ["yes", "no"]}
+    assert body["logprobs"] is True and judgment.label == "yes"
 
 
 def test_failures_do_not_lose_the_batch(server) -> None:
@@ -147,7 +155,8 @@ def test_template_without_slots_is_rejected(server, tmp_path) -> None:
 
 
 def test_created_from_the_registry(server) -> None:
-    judge = JUDGES.create("openai", model="m", base_url=server.base_url, progress=False)
+    settings = JUDGES.parse("openai", "judge", {"model": "m", "base_url": server.base_url})
+    judge = JUDGES.create("openai", settings, progress=False)
     assert isinstance(judge, OpenAIJudge)
     assert judge.judge([request("Marlow Bay")])[0].label == "yes"
 
