@@ -117,7 +117,7 @@ def plain(value: Any) -> Any:
 
 def closest(key: str, known: Collection[str]) -> str | None:
     """The known key nearest to a misspelled one, if any is near."""
-    matches = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    matches = difflib.get_close_matches(key, list(known), n=1, cutoff=0.5)
     return matches[0] if matches else None
 
 

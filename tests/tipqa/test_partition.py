@@ -8,10 +8,9 @@ import pytest
 from datasets import load_from_disk
 
 from tipqa.errors import InputError
-from tipqa.jsonl import read_json, read_records, write_records
-from tipqa.layout import ShardLayout
 from tipqa.fingerprint import StepRecord
-from tipqa.layout import PARTITION
+from tipqa.jsonl import read_json, read_records, write_records
+from tipqa.layout import PARTITION, ShardLayout
 from tipqa.partition import label_questions, write_partition
 from tipqa.records import (
     LABELS,
