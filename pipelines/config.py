@@ -2,7 +2,9 @@
 
 Luigi reads `luigi.cfg` in the working directory and the files in `LUIGI_CONFIG_PATH`; every
 section of ours in them is read into typed settings by `tipqa.config.read_config` (see the
-README's configuration reference). Parsing happens once per process and content.
+README's configuration reference). The files are read and parsed once per process: again
+only when Luigi is given another config file (`add_config_path`), which is what a
+`complete()` of any of a build's thousands of tasks relies on to stay cheap.
 """
 
 from __future__ import annotations
@@ -19,6 +21,13 @@ RawSections = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
 
 def _raw_sections() -> RawSections:
     """Every section of Luigi's configuration, as raw strings (interpolated as Luigi does)."""
+    parser = luigi.configuration.get_config()
+    return _read_parser(id(parser), tuple(luigi.configuration.LuigiConfigParser._config_paths))
+
+
+@functools.lru_cache(maxsize=4)
+def _read_parser(parser_id: int, paths: tuple[str, ...]) -> RawSections:
+    """The sections of the parser read from `paths` (the arguments are the cache's key)."""
     parser = luigi.configuration.get_config()
     return tuple(
         (section, tuple((key, parser.get(section, key)) for key in parser.options(section)))

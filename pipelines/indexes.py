@@ -100,9 +100,11 @@ class IndexFile(IndexStep):
         record, path = self.record(), self.stats_path()
         if self.index == TOKEN_INDEX:
             index = token_index(self.config, self.plan)
+            assert isinstance(index, indexing.ShardedTokenIndex)
             indexing.index_token_shard(corpus, self.file, index, path, record)
             return
         embedder, vectors = vector_index(self.config, self.plan)
+        assert isinstance(vectors, indexing.ShardedVectorIndex)
         overlap = self.config.vector_build.chunk_overlap_tokens
         indexing.index_vector_shard(corpus, self.file, embedder, vectors, path, record, overlap)
 

@@ -11,7 +11,7 @@ truncated by the embedder.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from tqdm import tqdm
@@ -148,6 +148,17 @@ class ChunkSplitter:
         return out
 
 
+@runtime_checkable
+class CountsTokens(Protocol):
+    """An embedder's tokenizer side: token counts and the longest sequence it embeds."""
+
+    max_seq_length: int
+
+    def count_tokens(self, texts: list[str]) -> list[int]:
+        """Token counts of texts (prefix included)."""
+        ...
+
+
 def make_splitter(
     source: Embedder | TokenCounter,
     max_tokens: int | None = None,
@@ -161,10 +172,9 @@ def make_splitter(
     The character budget comes from `chars_per_token` if given, else is calibrated on
     `calibration_texts` (a sample of the corpus), else is `DEFAULT_CHARS_PER_TOKEN`.
     """
-    if callable(getattr(source, "count_tokens", None)):
-        embedder: Any = source
-        count_tokens: TokenCounter = embedder.count_tokens
-        limit = int(embedder.max_seq_length)
+    if isinstance(source, CountsTokens):
+        count_tokens: TokenCounter = source.count_tokens
+        limit = int(source.max_seq_length)
         if max_tokens is None:
             max_tokens = limit
         elif max_tokens > limit:

@@ -14,7 +14,7 @@ import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from tipqa.annotation.settings import AnnotationSettings
 from tipqa.corpus.base import CORPUS_READERS
@@ -28,13 +28,14 @@ from tipqa.keywords.base import KEYWORD_EXTRACTORS
 from tipqa.layout import RunLayout
 from tipqa.questions.base import QUESTION_SOURCES
 from tipqa.registry import Registry
-from tipqa.settings import Settings, knob, parse, unknown_key
+from tipqa.settings import Settings, knob, parse, setting, unknown_key
 from tipqa.splits import SplitSettings
 from tipqa.token_index.base import TOKEN_INDEXES
 from tipqa.vector_index.base import VECTOR_INDEXES
 from tipqa.windows import WindowStepSettings
 
 Sections = Mapping[str, Mapping[str, Any]]
+S = TypeVar("S", bound=Settings)
 
 POOL_PREFIX = "pool."
 DEFAULT_POOLS = {"dev": {"source": DEMO}}
@@ -46,9 +47,9 @@ class BuildSettings(Settings):
 
     name: str = knob("demo", doc="run name: outputs go to <output_root>/<name>")
     output_root: str = knob("outputs")
-    shard_size: int = 200
-    k1: int = 100
-    k2: int = 10
+    shard_size: int = setting(200, doc="questions per shard (a failure costs one shard)")
+    k1: int = setting(100, doc="token-stage documents judged at most")
+    k2: int = setting(10, doc="vector-stage chunks judged")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -62,7 +63,7 @@ class BuildSettings(Settings):
 class VectorStepSettings(Settings):
     """[vector_index] keys of the index build itself, whatever the backend."""
 
-    chunk_overlap_tokens: int = 0
+    chunk_overlap_tokens: int = setting(0, doc="tokens shared by consecutive chunks")
 
 
 @dataclass(frozen=True)
@@ -169,29 +170,32 @@ KNOWN_SECTIONS = {*SIMPLE_SECTIONS, *SEAMS, "corpus", "questions"}
 def read_config(sections: Sections) -> Config:
     """The configuration of these config-file sections (strict: see the module docstring)."""
     check_section_names(sections)
-    simple = {
-        name: parse(cls, name, sections.get(name, {})) for name, cls in SIMPLE_SECTIONS.items()
-    }
+
+    def section(cls: type[S], name: str) -> S:
+        return parse(cls, name, sections.get(name, {}))
+
     seams = {name: read_seam(name, sections.get(name, {})) for name in SEAMS}
     pools = read_pools(sections)
-    splits: SplitSettings = simple["splits"]
+    splits = section(SplitSettings, "splits")
     splits.check_pools([pool.name for pool in pools])
+    vector_build, windows = seams["vector_index"][1], seams["judge"][1]
+    assert isinstance(vector_build, VectorStepSettings) and isinstance(windows, WindowStepSettings)
     return Config(
-        build=simple["build"],
-        demo=simple["demo"],
+        build=section(BuildSettings, "build"),
+        demo=section(DemoSettings, "demo"),
         pools=pools,
         corpus=read_corpus(sections.get("corpus", {})),
         token_index=seams["token_index"][0],
         embedder=seams["embedder"][0],
         vector_index=seams["vector_index"][0],
-        vector_build=seams["vector_index"][1],
+        vector_build=vector_build,
         keywords=seams["keywords"][0],
         judge=seams["judge"][0],
-        windows=seams["judge"][1],
-        elasticsearch=simple["elasticsearch"],
+        windows=windows,
+        elasticsearch=section(EsConnection, "elasticsearch"),
         splits=splits,
-        hub=simple["hub"],
-        annotation=simple["annotation"],
+        hub=section(HubSettings, "hub"),
+        annotation=section(AnnotationSettings, "annotation"),
     )
 
 
@@ -331,7 +335,7 @@ def read_pool(name: str, values: Mapping[str, Any]) -> Pool:
 class PoolLimit(Settings):
     """A pool's `limit`: keep only its first N questions."""
 
-    limit: int | None = None
+    limit: int | None = setting(None, doc="keep only the first N questions")
 
     def __post_init__(self) -> None:
         super().__post_init__()

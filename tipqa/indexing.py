@@ -66,9 +66,9 @@ class ShardedVectorIndex(ShardedIndex, VectorIndex, Protocol):
     """A vector index built in parts: chunks are added per part, then the part recorded."""
 
 
-def builds_in_parts(backend: type) -> bool:
+def builds_in_parts(backend: object) -> bool:
     """True for index backends that build in parts (one per corpus file) and finalize once."""
-    return issubclass(backend, ShardedIndex)
+    return isinstance(backend, type) and issubclass(backend, ShardedIndex)
 
 
 @runtime_checkable

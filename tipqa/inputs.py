@@ -11,7 +11,7 @@ from tipqa.errors import InputError
 from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import write_records
 from tipqa.layout import QUESTIONS, WORLD, PoolLayout, RunLayout
-from tipqa.questions.base import QUESTION_SOURCES, QuestionSource
+from tipqa.questions.base import QUESTION_SOURCES, FromFiles, QuestionSource
 from tipqa.stats import StageStats, read_stats
 
 
@@ -58,7 +58,7 @@ def prepare_questions(
     if pool.limit is not None:
         questions = questions[: pool.limit]
     if not questions:
-        files = [str(path) for path in getattr(source, "files", [])]
+        files = [str(path) for path in source.files] if isinstance(source, FromFiles) else []
         raise InputError(
             f"question pool {pool.name!r} has no questions (source {pool.source!r})",
             path=", ".join(files) or None,

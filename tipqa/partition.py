@@ -24,7 +24,9 @@ from tipqa.stats import StageStats
 
 def label_questions(questions: list[Question], shard: ShardLayout) -> list[LabeledQuestion]:
     """Join a shard's questions with their final decision (vector stage after token stage)."""
-    decisions = {d.question_id: d for d in read_records(shard.token_decisions, Decision)}
+    decisions: dict[str, Decision] = {
+        d.question_id: d for d in read_records(shard.token_decisions, Decision)
+    }
     for decision in read_records(shard.vector_decisions, Decision):
         decisions[decision.question_id] = decision
     keywords = {k.question_id: k.keywords for k in read_records(shard.keywords, Keywords)}
@@ -33,13 +35,14 @@ def label_questions(questions: list[Question], shard: ShardLayout) -> list[Label
     }
     rows = []
     for q in questions:
-        decision = decisions.get(q.id)
-        if decision is None:
+        found = decisions.get(q.id)
+        if found is None:
             raise InputError(
                 f"question {q.id} has no decision: the shard's steps did not run on its "
                 "questions; rerun luigi --module pipelines CreateDataset",
                 path=str(shard.token_decisions),
             )
+        decision = found
         if decision.label == "to_vector":
             raise RuntimeError(f"{shard.root}: question {q.id} has no vector-stage decision")
         rows.append(
@@ -76,7 +79,9 @@ def write_partition(
     for questions, shard in shards:
         rows.extend(label_questions(questions, shard))
         instances.extend(read_records(shard.instances, VectorInstance))
-    by_label = {label: [r for r in rows if r.label == label] for label in LABELS}
+    by_label: dict[str, list[LabeledQuestion]] = {
+        label: [r for r in rows if r.label == label] for label in LABELS
+    }
     for label, items in by_label.items():
         write_records(out / f"{label}.jsonl", items)
         stats.add(label, len(items))

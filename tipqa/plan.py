@@ -15,9 +15,10 @@ from typing import Any
 
 from tipqa import layout as steps
 from tipqa.config import Config, Pool
+from tipqa.corpus.base import ReadsFiles
 from tipqa.demo.world import DEMO
 from tipqa.fingerprint import StepRecord, content_hash, file_stat
-from tipqa.questions.base import QUESTION_SOURCES
+from tipqa.questions.base import QUESTION_SOURCES, FromFiles
 from tipqa.splits import SplitPlan
 
 
@@ -46,9 +47,8 @@ class Plan:
         if corpus.backend == DEMO:
             return {"source": DEMO, "world": self.world.fingerprint}
         identity = corpus.identity()
-        files = getattr(corpus.settings, "files", None)
-        if callable(files):
-            identity["files"] = [file_stat(path) for path in files()]
+        if isinstance(corpus.settings, ReadsFiles):
+            identity["files"] = [file_stat(path) for path in corpus.settings.files()]
         return identity
 
     def _index_inputs(self) -> dict[str, Any]:
@@ -102,9 +102,9 @@ class Plan:
         if pool.source == DEMO:
             return {"world": self.world.fingerprint}
         source = QUESTION_SOURCES.create(pool.source, pool.settings)
-        files = getattr(source, "files", None)
-        if not files:
+        if not isinstance(source, FromFiles):
             return {"dataset": pool.identity()}
+        files = source.files
         return {"files": [{"path": str(path), "sha256": content_hash(path)} for path in files]}
 
     def pool_step(self, pool: str, step: str) -> StepRecord:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -63,10 +63,10 @@ class Registry(Generic[T]):
             known = ", ".join(self.names)
             raise ConfigError(f"unknown {self.seam} {name!r}; known: {known}") from None
 
-    def resolve(self, name: str) -> type[T]:
-        """Import and return the implementation registered under `name`."""
-        cls: type[T] = _load(self._entry(name).target)
-        return cls
+    def resolve(self, name: str) -> Callable[..., T]:
+        """Import and return the implementation (a class or factory) registered under `name`."""
+        factory: Callable[..., T] = _load(self._entry(name).target)
+        return factory
 
     def settings_class(self, name: str) -> type[Settings]:
         """The settings class of the implementation registered under `name`."""

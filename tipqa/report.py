@@ -170,16 +170,13 @@ def write_report(run: RunLayout, record: StepRecord) -> StageStats:
         stats.add(
             f"{name}.questions", sum(s["answerable"] + s["unanswerable"] for s in matches[name])
         )
-    data = {
-        "funnel": {
-            "pools": {name: pool_funnel(p) for name, p in info["pools"].items()},
-            "splits": {name: split_funnel(info["splits"][name]) for name in names},
-        },
-        "matches": matches,
-        "validation": info.get("validation"),
+    funnel = {
+        "pools": {name: pool_funnel(p) for name, p in info["pools"].items()},
+        "splits": {name: split_funnel(info["splits"][name]) for name in names},
     }
+    data = {"funnel": funnel, "matches": matches, "validation": info.get("validation")}
     out = run.report
-    draw_funnel(data["funnel"], out / "funnel.png")
+    draw_funnel(funnel, out / "funnel.png")
     draw_matches(matches, out / "matches.png")
     write_json(out / "report.json", data)
     with atomic_open(out / "report.md") as handle:

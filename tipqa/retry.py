@@ -26,7 +26,8 @@ def first_failed_step(shard: ShardLayout) -> str | None:
         path = shard.stats(step)
         if not path.is_file():
             continue
-        errors = read_json(path).get("errors", {})
+        stats = read_json(path)
+        errors = stats.get("errors", {}) if isinstance(stats, dict) else {}
         if any(kind.startswith(FAILURE_PREFIXES) for kind in errors):
             return step
     return None

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import functools
 import json
 import os
 import types
@@ -78,9 +77,13 @@ class Settings:
         return [field.name for field in dataclasses.fields(cls)]
 
 
-@functools.cache
+_CHOICES: dict[type, dict[str, tuple[Any, ...]]] = {}
+
+
 def _choices(cls: type) -> dict[str, tuple[Any, ...]]:
     """The fields of a settings class typed `Literal[...]` (or `Literal[...] | None`)."""
+    if cls in _CHOICES:
+        return _CHOICES[cls]
     found = {}
     for name, annotation in typing.get_type_hints(cls).items():
         options = (
@@ -91,7 +94,13 @@ def _choices(cls: type) -> dict[str, tuple[Any, ...]]:
         for option in options:
             if get_origin(option) is Literal:
                 found[name] = get_args(option)
+    _CHOICES[cls] = found
     return found
+
+
+def setting(default: Any, *, doc: str) -> Any:
+    """A field that decides a step's output, with its meaning for the configuration reference."""
+    return dataclasses.field(default=default, metadata={"doc": doc})
 
 
 def knob(default: Any, *, doc: str = "") -> Any:

@@ -33,7 +33,7 @@ from tipqa.layout import SPLITS as SPLITS_STEP
 from tipqa.layout import RunLayout
 from tipqa.provenance import REMEDY, construction_parameters, shared_steps
 from tipqa.records import LABELS, LabeledQuestion, VectorInstance
-from tipqa.settings import Settings
+from tipqa.settings import Settings, setting
 from tipqa.stats import StageStats, read_stats
 
 log = logging.getLogger(__name__)
@@ -50,10 +50,10 @@ class SplitSettings(Settings):
     An empty `train_pool`, or one that is not a configured pool, means the test split only.
     """
 
-    test_pool: str = "dev"
-    train_pool: str = "train"
-    validation_per_label: int = 1000
-    seed: int = 0
+    test_pool: str = setting("dev", doc="pool of the test split")
+    train_pool: str = setting("train", doc="pool of train and validation (empty: test only)")
+    validation_per_label: int = setting(1000, doc="validation questions per label (balanced)")
+    seed: int = setting(0, doc="seed of the validation sample")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -147,7 +147,7 @@ def read_pool(name: str, folder: Path) -> PoolIndex:
     for path in [*(folder / f"{label}.jsonl" for label in LABELS), folder / "stats.json"]:
         if not path.is_file():
             raise InputError(f"pool {name!r} has no partition file here", path=str(path))
-    entries = []
+    entries: list[tuple[str, str, str]] = []
     for label in LABELS:
         path = folder / f"{label}.jsonl"
         for row in iter_records(path, LabeledQuestion):
@@ -248,21 +248,23 @@ def write_split_files(
                     counts[split]["pairs"].append((row.label, row.stage))
             path = pool.folder / "instances.jsonl"
             for instance in iter_records(path, VectorInstance) if path.is_file() else []:
-                split = membership.get(instance.question_id)
-                if split is not None:
-                    instances[split].write(orjson.dumps(instance.to_dict()) + b"\n")
+                target = membership.get(instance.question_id)
+                if target is not None:
+                    instances[target].write(orjson.dumps(instance.to_dict()) + b"\n")
                     relevant = instance.relevant
                     kind = "unknown" if relevant is None else ("yes" if relevant else "no")
-                    counts[split]["instances"][kind] += 1
+                    counts[target]["instances"][kind] += 1
     return counts
 
 
 def agreed_parameters(pools: list[PoolIndex]) -> dict[str, Any]:
     """The pools' common construction parameters; pools built otherwise are an InputError."""
-    builds = [pool.info.get("build") for pool in pools]
-    for pool, build in zip(pools, builds, strict=True):
+    builds: list[dict[str, Any]] = []
+    for pool in pools:
+        build = pool.info.get("build")
         if not isinstance(build, dict) or "steps" not in build:
             raise InputError(f"pool {pool.name!r}: {REMEDY}", path=str(pool.folder / "stats.json"))
+        builds.append(build)
     first = shared_steps(builds[0])
     for pool, build in zip(pools[1:], builds[1:], strict=True):
         other = shared_steps(build)

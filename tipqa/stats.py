@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ class StageStats:
     """
 
     stage: str
-    counts: Counter[str] = field(default_factory=Counter)
+    counts: dict[str, float] = field(default_factory=lambda: defaultdict[str, float](int))
     errors: Counter[str] = field(default_factory=Counter)
     info: dict[str, Any] = field(default_factory=dict)
     provenance: dict[str, Any] | None = None
@@ -41,7 +41,8 @@ class StageStats:
 
     def merge(self, other: StageStats, prefix: str = "") -> None:
         """Add another stats object's counts (names prefixed by `prefix`) and errors."""
-        self.counts.update({prefix + name: value for name, value in other.counts.items()})
+        for name, value in other.counts.items():
+            self.add(prefix + name, value)
         self.errors.update(other.errors)
 
     def to_dict(self) -> dict[str, Any]:

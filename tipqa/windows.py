@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from tipqa.errors import ConfigError
 from tipqa.records import Document, Window
-from tipqa.settings import Settings, knob
+from tipqa.settings import Settings, knob, setting
 from tipqa.text import contains_phrase, split_paragraphs, tokenize
 
 DEFAULT_MAX_WORDS = 30_000
@@ -36,8 +36,8 @@ class WindowStepSettings(Settings):
     length, such as vLLM's), else the paper's 30,000 words.
     """
 
-    max_words: int | None = None
-    max_windows: int = 16
+    max_words: int | None = setting(None, doc="window word limit (empty: fits the context)")
+    max_windows: int = setting(16, doc="windows judged per document")
     cache: bool = knob(True, doc="cache every LLM answer under the run")
 
     def __post_init__(self) -> None:

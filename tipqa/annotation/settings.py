@@ -5,19 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tipqa.annotation.sampling import SamplingSettings
-from tipqa.settings import Settings, knob
+from tipqa.settings import Settings, knob, setting
 
 
 @dataclass(frozen=True)
 class AnnotationSettings(Settings):
     """[annotation]: which pool is sampled, how, and where completed files are read from."""
 
-    pool: str = "dev"
-    triplets: int = 700
-    double: int = 200
-    annotators: int = 10
-    seed: int = 0
-    bootstrap: int = 1000
+    pool: str = setting("dev", doc="the question pool to sample from")
+    triplets: int = setting(700, doc="question-document-answer triplets")
+    double: int = setting(200, doc="triplets given to two annotators")
+    annotators: int = setting(10, doc="annotators")
+    seed: int = setting(0, doc="sampling, assignment and bootstrap seed")
+    bootstrap: int = setting(1000, doc="bootstrap resamples of the confidence intervals")
     completed_dir: str = knob("annotation/completed", doc="<annotator>.csv/.json files")
 
     def sampling(self) -> SamplingSettings:

@@ -33,7 +33,8 @@ def _shards(pool: PoolLayout) -> list[Path]:
 def _window_settings(shard: Path) -> WindowSettings:
     """The window settings a shard's token judge used (from its stats file)."""
     path = shard / "token_judge.stats.json"
-    info = read_json(path).get("info", {})  # type: ignore[union-attr]
+    stats = read_json(path)
+    info = stats.get("info", {}) if isinstance(stats, dict) else {}
     try:
         return WindowSettings(
             max_words=int(info["max_words"]), max_windows=int(info["max_windows"])

@@ -12,6 +12,7 @@ import hashlib
 import logging
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from tipqa.errors import InputError
@@ -33,6 +34,15 @@ class Corpus(Protocol):
 
     def __iter__(self) -> Iterator[Document]:
         """Yield the corpus's documents in a deterministic order."""
+        ...
+
+
+@runtime_checkable
+class ReadsFiles(Protocol):
+    """Corpus settings that name local files (they identify the corpus: path, size, time)."""
+
+    def files(self) -> list[Path]:
+        """The corpus files, sorted."""
         ...
 
 

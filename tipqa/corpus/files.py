@@ -16,7 +16,7 @@ from tipqa.corpus.paths import expand_paths
 from tipqa.corpus.streams import file_format, is_supported, iter_lines
 from tipqa.errors import ConfigError, InputError
 from tipqa.records import Document
-from tipqa.settings import Settings, knob
+from tipqa.settings import Settings, knob, setting
 from tipqa.stats import StageStats
 
 PARQUET_BATCH_ROWS = 1024
@@ -26,12 +26,12 @@ PARQUET_BATCH_ROWS = 1024
 class FileCorpusSettings(Settings):
     """[corpus] of local files (`source = files`); see `FileCorpus`."""
 
-    paths: tuple[str, ...] = ()
-    text_field: str = "text"
-    id_field: str | None = "id"
-    meta_fields: tuple[str, ...] | None = None
-    strict: bool = False
-    max_chars: int | None = None
+    paths: tuple[str, ...] = setting((), doc="JSONL(.gz/.zst) and Parquet files, folders or globs")
+    text_field: str = setting("text", doc="field of the text (dotted names work)")
+    id_field: str | None = setting("id", doc="field of the id (empty: file:line)")
+    meta_fields: tuple[str, ...] | None = setting(None, doc="fields kept as meta (empty: all)")
+    strict: bool = setting(False, doc="a bad record is an error, not a counted skip")
+    max_chars: int | None = setting(None, doc="skip longer documents (counted)")
     check_duplicates: bool = knob(True, doc="count repeated ids (memory grows with the corpus)")
 
     def __post_init__(self) -> None:

@@ -39,7 +39,7 @@ from tipqa.demo.names import NameMaker
 from tipqa.errors import ConfigError
 from tipqa.jsonl import atomic_open, write_json, write_records
 from tipqa.records import Document, Question, Record
-from tipqa.settings import Settings
+from tipqa.settings import Settings, setting
 from tipqa.text import word_count
 
 CASES = {
@@ -85,9 +85,9 @@ DEMO = "demo"
 class DemoSettings(Settings):
     """[demo]: the synthetic world used where a pool or the corpus has `source = demo`."""
 
-    documents: int = 2000
-    seed: int = 13
-    files: int = 4
+    documents: int = setting(2000, doc="documents of the synthetic corpus")
+    seed: int = setting(13, doc="seed of the generator")
+    files: int = setting(4, doc="corpus files (to exercise sharded builds)")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -13,7 +13,7 @@ import numpy as np
 
 from tipqa.embedders.base import Similarity
 from tipqa.errors import ConfigError, InputError
-from tipqa.settings import Settings, knob, search_only
+from tipqa.settings import Settings, knob, search_only, setting
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
@@ -85,11 +85,11 @@ class SentenceTransformerSettings(Settings):
     theirs); write a prefix that ends in a space as a JSON string, `"query: "`.
     """
 
-    model: str = DEFAULT_MODEL
+    model: str = setting(DEFAULT_MODEL, doc="the bundled MiniLM, a local folder or a Hub id")
     query_prefix: str | None = search_only(None)
     passage_prefix: str | None = None
-    bf16: bool = False
-    normalize: bool = True
+    bf16: bool = setting(False, doc="bfloat16 autocast (pays on GPUs and AMX CPUs)")
+    normalize: bool = setting(True, doc="unit-length vectors (cosine similarity)")
     batch_size: int = knob(64)
     device: str = knob("cpu")
 

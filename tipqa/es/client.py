@@ -8,7 +8,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from tipqa.errors import ConfigError, MissingExtraError
-from tipqa.settings import Settings, knob
+from tipqa.settings import Settings, knob, setting
 
 URL_ENV = "TIPQA_ES_URL"
 CA_CERTS_ENV = "TIPQA_ES_CA_CERTS"
@@ -22,7 +22,7 @@ class EsConnection(Settings):
     carry a user and password, which `identity()` (and so every stats file) leaves out.
     """
 
-    url: str = ""
+    url: str = setting("", doc="the cluster (empty: TIPQA_ES_URL); may hold user:password@")
     api_key_env: str = knob("ES_API_KEY", doc="environment variable holding the API key")
     ca_certs: str = knob("", doc="CA file of a self-signed cluster (or TIPQA_ES_CA_CERTS)")
     request_timeout: float = knob(120.0)

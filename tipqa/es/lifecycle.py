@@ -66,7 +66,7 @@ class EsIndexBase:
         mappings.serving_settings(replicas)
         self._es = import_elasticsearch()
         self.index = index
-        self.build = build
+        self.build_fingerprint = build
         self.ledger_index = index + LEDGER_SUFFIX
         self.shards = shards
         self.replicas = replicas
@@ -88,12 +88,12 @@ class EsIndexBase:
 
     def _meta(self) -> dict[str, Any]:
         """`_meta.tipqa` of this index: its kind's and the fingerprint of the build it holds."""
-        return {**self._expected_meta(), "build": self.build}
+        return {**self._expected_meta(), "build": self.build_fingerprint}
 
     def _check_meta(self) -> None:
         """Raise ConfigError when the existing index was made by other code or settings."""
         mapping = body(self.client.indices.get_mapping(index=self.index))
-        index_mapping = next(iter(mapping.values()), {})
+        index_mapping: dict[str, Any] = next(iter(mapping.values()), {})
         found = index_mapping.get("mappings", {}).get("_meta", {}).get("tipqa")
         if found != self._meta():
             raise ConfigError(

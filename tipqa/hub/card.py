@@ -7,6 +7,7 @@ component only, so the card does not reveal the builder's folders.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from tipqa.hub.folder import HubFolderStats
@@ -89,7 +90,7 @@ def card_metadata(files: dict[str, dict[str, list[str]]], card: dict[str, Any]) 
     return meta
 
 
-def _table(header: list[str], rows: list[list[Any]]) -> str:
+def _table(header: list[str], rows: Sequence[Sequence[Any]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(_cell(value) for value in row) + " |" for row in rows]
     return "\n".join(lines)
@@ -156,7 +157,7 @@ def statistics_section(info: dict[str, Any], rows: dict[str, dict[str, int]]) ->
 
 def splits_section(info: dict[str, Any]) -> str:
     """How each split was made."""
-    protocol, validation = info["protocol"], info.get("validation")
+    protocol, validation = info["protocol"], info.get("validation") or {}
     test = protocol["test_pool"]
     lines = ["## Splits", f"- **test**: every answerable and unanswerable question of `{test}`."]
     if protocol.get("train_pool") is None:
@@ -221,7 +222,7 @@ def parameters_section(params: dict[str, Any]) -> str:
     prefixes = [(k, embedder.get(k)) for k in ("query_prefix", "passage_prefix")]
     embedding += "".join(f", {k.replace('_', ' ')} `{v}`" for k, v in prefixes if v)
     judge = params["judge"]
-    rows = [
+    rows: list[list[Any]] = [
         ["k1 (token-stage documents judged at most)", params.get("k1")],
         ["k2 (vector-stage chunks judged)", params.get("k2")],
         ["corpus", _corpus(params["corpus"])],

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tipqa.errors import ConfigError
-from tipqa.settings import Settings, knob
+from tipqa.settings import Settings, knob, setting
 
 
 @dataclass(frozen=True)
@@ -16,10 +16,10 @@ class HubSettings(Settings):
     (`repo_id`, `private`, `endpoint`, `revision`) decide only where it goes.
     """
 
-    pretty_name: str = ""
-    language: str = "en"
-    license: str = ""
-    rows_per_file: int = 100_000
+    pretty_name: str = setting("", doc="the card's title")
+    language: str = setting("en", doc="the card's language code")
+    license: str = setting("", doc="the card's license id (empty: none)")
+    rows_per_file: int = setting(100_000, doc="rows per Parquet file")
     repo_id: str = knob("", doc="owner/name of the dataset repository")
     private: bool = knob(True, doc="create the repository private")
     endpoint: str = knob("", doc="Hub URL (default: HF_ENDPOINT or the Hub)")

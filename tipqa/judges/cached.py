@@ -79,7 +79,7 @@ class CachedJudge(_CacheCounter):
         for i, (request, key) in enumerate(zip(requests, keys, strict=True)):
             entry = stored.get(key)
             judgment = self._from_entry(request, entry) if entry is not None else None
-            if judgment is None:
+            if entry is None or judgment is None:
                 self.cache_stats.add("cache_misses")
                 misses.setdefault(key, []).append(i)
             else:
@@ -142,7 +142,7 @@ class CachedKeywordExtractor(_CacheCounter):
         for i, (question, key) in enumerate(zip(questions, keys, strict=True)):
             entry = stored.get(key)
             keywords = self._from_entry(question, entry) if entry is not None else None
-            if keywords is None:
+            if entry is None or keywords is None:
                 self.cache_stats.add("cache_misses")
                 misses.setdefault(key, []).append(i)
             else:

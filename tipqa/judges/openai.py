@@ -13,6 +13,7 @@ from tipqa.judges.parsing import parse_relevance
 from tipqa.llm.openai_client import ChatResult, Message, OpenAIServerSettings, Usage
 from tipqa.llm.prompts import load_template
 from tipqa.records import JudgeRequest, Judgment, Relevance
+from tipqa.settings import setting
 from tipqa.stats import StageStats
 
 RAW_CHARS = 80
@@ -31,11 +32,11 @@ class OpenAIJudgeSettings(OpenAIServerSettings):
     """
 
     model: str = "meta-llama/Llama-3.1-8B-Instruct"
-    prompt: str = "judge-v1"
-    mode: JudgeMode = "logprobs"
-    max_tokens: int = 2
-    top_logprobs: int = 5
-    parse_retries: int = 2
+    prompt: str = setting("judge-v1", doc="a shipped template or a file")
+    mode: JudgeMode = setting("logprobs", doc="logprobs, choice (constrained yes/no) or plain")
+    max_tokens: int = setting(2, doc="tokens of the answer")
+    top_logprobs: int = setting(5, doc="alternatives read for P(yes)")
+    parse_retries: int = setting(2, doc="re-asks of an answer other than yes or no")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tipqa.records import JudgeRequest, Judgment
+from tipqa.records import JudgeRequest, Judgment, Relevance
 from tipqa.settings import Settings
 from tipqa.text import contains_phrase, split_sentences, tokenize
 
@@ -65,16 +65,18 @@ class RuleJudge:
 
     def judge(self, requests: list[JudgeRequest]) -> list[Judgment]:
         """Judge each request by `is_relevant`."""
-        return [
-            Judgment(
-                question_id=r.question_id,
-                stage=r.stage,
-                doc_id=r.doc_id,
-                unit_id=r.unit_id,
-                label=label,
-                raw=label,
-                judge=self.name,
+        judgments = []
+        for r in requests:
+            label: Relevance = "yes" if is_relevant(r) else "no"
+            judgments.append(
+                Judgment(
+                    question_id=r.question_id,
+                    stage=r.stage,
+                    doc_id=r.doc_id,
+                    unit_id=r.unit_id,
+                    label=label,
+                    raw=label,
+                    judge=self.name,
+                )
             )
-            for r in requests
-            for label in ["yes" if is_relevant(r) else "no"]
-        ]
+        return judgments

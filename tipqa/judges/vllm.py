@@ -27,7 +27,7 @@ from tipqa.judges.parsing import parse_relevance
 from tipqa.llm.prompts import load_template
 from tipqa.llm.usage import Usage
 from tipqa.records import JudgeRequest, Judgment, Relevance
-from tipqa.settings import Settings, knob
+from tipqa.settings import Settings, knob, setting
 from tipqa.stats import StageStats
 
 MODES = ("logprobs", "choice")
@@ -161,12 +161,12 @@ class VLLMJudgeSettings(Settings):
     """[judge] of the vLLM offline-engine backend."""
 
     model: str = "meta-llama/Llama-3.1-8B-Instruct"
-    prompt: str = "judge-v1"
-    mode: Literal["logprobs", "choice"] = "logprobs"
-    max_model_len: int | None = None
-    dtype: str = "auto"
-    parse_retries: int = 1
-    seed: int = 0
+    prompt: str = setting("judge-v1", doc="a shipped template or a file")
+    mode: Literal["logprobs", "choice"] = setting("logprobs", doc="logprobs or choice")
+    max_model_len: int | None = setting(None, doc="context length (empty: the model's)")
+    dtype: str = setting("auto", doc="weights' dtype (auto, bfloat16, float16)")
+    parse_retries: int = setting(1, doc="seeded re-asks of an answer other than yes or no")
+    seed: int = setting(0, doc="seed of the re-asks and the engine")
     batch_size: int = knob(256, doc="prompts per engine call")
     tensor_parallel_size: int = knob(1)
     gpu_memory_utilization: float = knob(0.9)

@@ -11,6 +11,7 @@ from tipqa.errors import ConfigError
 from tipqa.llm.openai_client import Message, OpenAIServerSettings, Usage
 from tipqa.llm.prompts import PromptTemplate, load_template
 from tipqa.records import Keywords, Question
+from tipqa.settings import setting
 from tipqa.stats import StageStats
 from tipqa.text import contains_phrase, tokenize
 
@@ -52,8 +53,8 @@ def parse_keywords(raw: str, question: str) -> ParsedKeywords:
 class OpenAIKeywordSettings(OpenAIServerSettings):
     """[keywords] of the OpenAI-compatible backend (few-shot prompt, temperature 0)."""
 
-    prompt: str = "keywords-v1"
-    max_tokens: int = 64
+    prompt: str = setting("keywords-v1", doc="a shipped few-shot template or a JSON file")
+    max_tokens: int = setting(64, doc="tokens of the answer")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from tipqa.errors import ConfigError, InputError
 from tipqa.records import Question
 from tipqa.registry import Registry
-from tipqa.settings import Settings
+from tipqa.settings import Settings, setting
 from tipqa.stats import StageStats
 from tipqa.text import tokenize
 
@@ -39,7 +40,7 @@ class QuestionSource(Protocol):
 class QuestionFilesSettings(Settings):
     """A pool's question files (`paths`: files, folders or globs), for the file sources."""
 
-    paths: tuple[str, ...] = ()
+    paths: tuple[str, ...] = setting((), doc="question files, folders or globs")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -48,6 +49,15 @@ class QuestionFilesSettings(Settings):
 
 
 FILES = "tipqa.questions.base:QuestionFilesSettings"
+
+
+@runtime_checkable
+class FromFiles(Protocol):
+    """A question source that reads local files (they identify its questions)."""
+
+    files: list[Path]
+
+
 QUESTION_SOURCES: Registry[QuestionSource] = Registry("question source")
 QUESTION_SOURCES.add(
     "triviaqa-json", "tipqa.questions.triviaqa:TriviaQAJson.from_settings", settings=FILES

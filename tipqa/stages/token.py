@@ -18,6 +18,7 @@ from tipqa.records import (
     JudgeRequest,
     Judgment,
     Keywords,
+    Outcome,
     Question,
     TokenCandidates,
 )
@@ -162,6 +163,7 @@ def _decide(
 ) -> Decision:
     """Algorithm 1's token-stage rule, with failed judgments kept apart from "no"."""
     total = candidates.total
+    label: Outcome
     if evidence is not None:
         label, reason = "answerable", "a token-search document was judged relevant"
     elif failures:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -233,7 +233,7 @@ class ElasticsearchVectorIndex(EsIndexBase):
             results.extend(self._search_batch(batch, k))
         return results
 
-    def _search_batch(self, batch: Sequence[np.ndarray], k: int) -> list[list[VectorHit]]:
+    def _search_batch(self, batch: np.ndarray, k: int) -> list[list[VectorHit]]:
         """One `_msearch` request for a batch of query vectors."""
         bodies = [queries.knn_search_body(v, k, self.num_candidates) for v in batch]
         response = self.client.msearch(index=self.index, searches=queries.msearch_lines(bodies))

@@ -29,7 +29,7 @@ from tipqa.errors import ConfigError, InputError
 from tipqa.jsonl import read_json, write_json
 from tipqa.place import IndexPlace
 from tipqa.records import Chunk, VectorHit
-from tipqa.settings import Settings, search_only
+from tipqa.settings import Settings, search_only, setting
 from tipqa.vector_index.base import as_matrix
 
 FORMAT = "tipqa-faiss"
@@ -59,9 +59,9 @@ def _in_batches(items: list[Any], size: int = _SQL_BATCH) -> Iterator[list[Any]]
 class FaissSettings(Settings):
     """[vector_index] of the FAISS backend."""
 
-    kind: Literal["flat", "hnsw"] = "hnsw"
-    hnsw_m: int = 32
-    ef_construction: int = 80
+    kind: Literal["flat", "hnsw"] = setting("hnsw", doc="flat (exact) or hnsw")
+    hnsw_m: int = setting(32, doc="HNSW graph degree")
+    ef_construction: int = setting(80, doc="HNSW build depth")
     ef_search: int = search_only(256, doc="HNSW search depth")
 
     def __post_init__(self) -> None:
