@@ -23,5 +23,5 @@ JUDGE_SLOTS = ("document", "question", "answer")
 
 JUDGES: Registry[RelevanceJudge] = Registry("relevance judge")
 JUDGES.add("rules", "tipqa.judges.rules:RuleJudge")
-JUDGES.add("openai", "tipqa.judges.openai:OpenAIJudge")
+JUDGES.add("openai", "tipqa.judges.openai:from_section")  # wiring: lead
 JUDGES.add("vllm", "tipqa.judges.vllm:VLLMJudge")

@@ -20,4 +20,4 @@ class KeywordExtractor(Protocol):
 
 KEYWORD_EXTRACTORS: Registry[KeywordExtractor] = Registry("keyword extractor")
 KEYWORD_EXTRACTORS.add("rules", "tipqa.keywords.rules:RuleKeywordExtractor")
-KEYWORD_EXTRACTORS.add("openai", "tipqa.keywords.openai:OpenAIKeywordExtractor")
+KEYWORD_EXTRACTORS.add("openai", "tipqa.keywords.openai:from_section")  # wiring: lead

@@ -10,7 +10,7 @@ import pytest
 
 from tipqa.errors import ConfigError
 from tipqa.keywords.base import KEYWORD_EXTRACTORS
-from tipqa.keywords.openai import OpenAIKeywordExtractor, parse_keywords
+from tipqa.keywords.openai import OpenAIKeywordExtractor, OpenAIKeywordSettings, parse_keywords
 from tipqa.llm.prompts import load_template
 from tipqa.records import Question
 
@@ -39,9 +39,9 @@ def server(monkeypatch) -> Iterator:
 
 def make_extractor(server, **options) -> OpenAIKeywordExtractor:
     options.setdefault("backoff_base", 0.001)
-    options.setdefault("progress", False)
     options.setdefault("max_retries", 1)
-    return OpenAIKeywordExtractor("kw-model", base_url=server.base_url, **options)
+    settings = OpenAIKeywordSettings(model="kw-model", base_url=server.base_url, **options)
+    return OpenAIKeywordExtractor(settings, progress=False)
 
 
 def question(text: str, index: int = 0) -> Question:
