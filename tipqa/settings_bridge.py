@@ -27,7 +27,7 @@ class SectionFactory(Generic[T]):
         backend: Callable[..., T],
         settings_class: type[Settings],
         section: str,
-        runtime: Sequence[str] = ("api_key", "progress"),
+        runtime: Sequence[str] = ("progress",),
     ) -> None:
         self.backend = backend
         self.settings_class = settings_class

@@ -18,13 +18,7 @@ from typing import Any, Literal
 from tipqa.errors import ConfigError
 from tipqa.judges.base import JUDGE_SLOTS
 from tipqa.judges.parsing import parse_relevance
-from tipqa.llm.openai_client import (
-    ChatResult,
-    Message,
-    OpenAIChatClient,
-    OpenAIServerSettings,
-    Usage,
-)
+from tipqa.llm.openai_client import ChatResult, Message, OpenAIServerSettings, Usage
 from tipqa.llm.prompts import load_template
 from tipqa.records import JudgeRequest, Judgment, Relevance
 from tipqa.settings_bridge import SectionFactory
@@ -34,7 +28,7 @@ RAW_CHARS = 80
 ANSWERS = ["yes", "no"]
 MAX_TOP_LOGPROBS = 20
 DEFAULT_TOP_LOGPROBS = 5
-JudgeMode = Literal["logprobs", "plain", "choice"]
+JudgeMode = Literal["logprobs", "choice", "plain"]
 ChoiceVia = Literal["structured_outputs", "guided_choice", "grammar"]
 CHOICE_FIELDS: dict[str, dict[str, Any]] = {
     "structured_outputs": {"structured_outputs": {"choice": ANSWERS}},
@@ -48,15 +42,21 @@ REASONING_HINT = (
 
 @dataclass(frozen=True)
 class OpenAIJudgeSettings(OpenAIServerSettings):
-    """[judge] with backend = openai (with the server settings it inherits)."""
+    """[judge] of the OpenAI-compatible backend.
+
+    `mode`: "logprobs" asks for the answer token's log-probabilities (P(yes) is recorded),
+    "choice" also constrains decoding to yes/no (in the request field `choice_via` names),
+    "plain" asks for neither (servers that support no logprobs); every mode parses the answer
+    strictly. `extra_body`: more request fields for the server (say, thinking off).
+    """
 
     model: str = "meta-llama/Llama-3.1-8B-Instruct"
     prompt: str = "judge-v1"
     mode: JudgeMode = "logprobs"
-    choice_via: ChoiceVia = "structured_outputs"
-    top_logprobs: int = DEFAULT_TOP_LOGPROBS
     max_tokens: int = 2
+    top_logprobs: int = DEFAULT_TOP_LOGPROBS
     parse_retries: int = 2
+    choice_via: ChoiceVia = "structured_outputs"
     extra_body: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -68,6 +68,10 @@ class OpenAIJudgeSettings(OpenAIServerSettings):
             raise ConfigError(
                 f"openai judge: top_logprobs must be 0..{MAX_TOP_LOGPROBS}, got {self.top_logprobs}"
             )
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that decide the answers, with the prompt template's content hash."""
+        return {**super().identity(), "prompt_sha256": load_template(self.prompt).sha256}
 
     @property
     def asks_logprobs(self) -> bool:
@@ -107,13 +111,7 @@ class OpenAIJudgeSettings(OpenAIServerSettings):
 class OpenAIJudge:
     """Asks a chat model whether a text suffices to answer a question; strict yes/no parsing."""
 
-    def __init__(
-        self,
-        settings: OpenAIJudgeSettings,
-        *,
-        api_key: str | None = None,
-        progress: bool = True,
-    ) -> None:
+    def __init__(self, settings: OpenAIJudgeSettings, *, progress: bool = True) -> None:
         self.settings = settings
         self.template = load_template(settings.prompt)
         self.template.require_slots(*JUDGE_SLOTS)
@@ -122,9 +120,7 @@ class OpenAIJudge:
         self.prompt_sha256 = self.template.sha256
         self.parse_retries = settings.parse_retries
         self.stats = StageStats("judge")
-        self.client = OpenAIChatClient.from_settings(
-            settings.model, settings, api_key=api_key, progress=progress, stats=self.stats
-        )
+        self.client = settings.client(self.stats, progress=progress)
         self.params = settings.request_params()
         self.cache_config = settings.cache_config()
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tipqa.errors import ConfigError
-from tipqa.llm.openai_client import Message, OpenAIChatClient, OpenAIServerSettings, Usage
+from tipqa.llm.openai_client import Message, OpenAIServerSettings, Usage
 from tipqa.llm.prompts import PromptTemplate, load_template
 from tipqa.records import Keywords, Question
 from tipqa.settings_bridge import SectionFactory
@@ -51,9 +51,8 @@ def parse_keywords(raw: str, question: str) -> ParsedKeywords:
 
 @dataclass(frozen=True)
 class OpenAIKeywordSettings(OpenAIServerSettings):
-    """[keywords] with backend = openai (with the server settings it inherits)."""
+    """[keywords] of the OpenAI-compatible backend (few-shot prompt, temperature 0)."""
 
-    model: str = "gpt-4o-mini"
     prompt: str = "keywords-v1"
     max_tokens: int = 64
     extra_body: dict[str, Any] = field(default_factory=dict)
@@ -61,6 +60,10 @@ class OpenAIKeywordSettings(OpenAIServerSettings):
     def __post_init__(self) -> None:
         if self.max_tokens < 1:
             raise ConfigError(f"openai keywords: max_tokens must be >= 1, got {self.max_tokens}")
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that decide the answers, with the prompt template's content hash."""
+        return {**super().identity(), "prompt_sha256": load_template(self.prompt).sha256}
 
     def request_params(self) -> dict[str, Any]:
         """The request's parameters besides model, messages and temperature."""
@@ -80,13 +83,7 @@ class OpenAIKeywordSettings(OpenAIServerSettings):
 class OpenAIKeywordExtractor:
     """Few-shot keyword extraction: system prompt, example pairs, then the question."""
 
-    def __init__(
-        self,
-        settings: OpenAIKeywordSettings,
-        *,
-        api_key: str | None = None,
-        progress: bool = True,
-    ) -> None:
+    def __init__(self, settings: OpenAIKeywordSettings, *, progress: bool = True) -> None:
         self.settings = settings
         self.template = load_template(settings.prompt)
         self.prefix, self.user = few_shot_messages(self.template)
@@ -94,9 +91,7 @@ class OpenAIKeywordExtractor:
         self.name = f"openai:{settings.model}:{self.template.short_hash}"
         self.prompt_sha256 = self.template.sha256
         self.stats = StageStats("keywords")
-        self.client = OpenAIChatClient.from_settings(
-            settings.model, settings, api_key=api_key, progress=progress, stats=self.stats
-        )
+        self.client = settings.client(self.stats, progress=progress)
         self.params = settings.request_params()
         self.cache_config = settings.cache_config()
 

@@ -69,18 +69,6 @@ class Usage:
         )
 
 
-@dataclass(frozen=True)
-class OpenAIServerSettings(Settings):
-    """Where an OpenAI-compatible server is and how it is called (none of it changes answers)."""
-
-    base_url: str | None = knob(None, doc="empty: OPENAI_BASE_URL, else OpenAI")
-    max_concurrency: int = knob(8, doc="requests in flight at once")
-    max_retries: int = knob(5, doc="retries of a timeout, 408, 429 or 5xx")
-    timeout: float = knob(60.0, doc="seconds per request")
-    backoff_base: float = knob(0.5, doc="first retry delay in seconds, doubled each time")
-    backoff_max: float = knob(30.0, doc="longest retry delay in seconds")
-
-
 @dataclass
 class ChatResult:
     """One request's outcome: the answer text and logprobs, or the kind of error that ended it.
@@ -111,6 +99,37 @@ class ChatResult:
 def is_local_url(url: str) -> bool:
     """True when `url` points at this machine (a local vLLM server needs no real key)."""
     return (urlparse(url).hostname or "") in LOCAL_HOSTS
+
+
+@dataclass(frozen=True)
+class OpenAIServerSettings(Settings):
+    """How to reach an OpenAI-compatible server (the part every OpenAI backend shares).
+
+    The model name identifies the model: `base_url` and the knobs change where and how fast
+    it is asked, not what it answers, so they are not part of a step's fingerprint.
+    """
+
+    model: str = "gpt-4o-mini"
+    base_url: str = knob("", doc="empty: OPENAI_BASE_URL, else OpenAI")
+    max_concurrency: int = knob(8)
+    max_retries: int = knob(5, doc="retries on timeouts, 429 and 5xx")
+    timeout: float = knob(60.0, doc="seconds per request")
+    backoff_base: float = knob(0.5)
+    backoff_max: float = knob(30.0)
+
+    def client(self, stats: StageStats, *, progress: bool = True) -> OpenAIChatClient:
+        """A chat client for this server, counting into `stats` (the key from OPENAI_API_KEY)."""
+        return OpenAIChatClient(
+            self.model,
+            base_url=self.base_url or None,
+            max_concurrency=self.max_concurrency,
+            max_retries=self.max_retries,
+            timeout=self.timeout,
+            backoff_base=self.backoff_base,
+            backoff_max=self.backoff_max,
+            progress=progress,
+            stats=stats,
+        )
 
 
 class OpenAIChatClient:
@@ -164,30 +183,6 @@ class OpenAIChatClient:
         self._openai = openai
         self._client = openai.OpenAI(
             api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout
-        )
-
-    @classmethod
-    def from_settings(
-        cls,
-        model: str,
-        settings: OpenAIServerSettings,
-        *,
-        api_key: str | None = None,
-        progress: bool = True,
-        stats: StageStats | None = None,
-    ) -> OpenAIChatClient:
-        """A client for `model` on the server `settings` describe."""
-        return cls(
-            model,
-            base_url=settings.base_url,
-            api_key=api_key,
-            max_concurrency=settings.max_concurrency,
-            max_retries=settings.max_retries,
-            timeout=settings.timeout,
-            backoff_base=settings.backoff_base,
-            backoff_max=settings.backoff_max,
-            progress=progress,
-            stats=stats,
         )
 
     def __repr__(self) -> str:
