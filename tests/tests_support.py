@@ -67,7 +67,10 @@ def run_luigi(
 
 
 def rule_playing_server(body: dict, attempt: int, headers: dict) -> fake.Reply:
-    """Answer keyword prompts with the rule extractor and judge prompts with the rule judge."""
+    """Answer keyword prompts with the rule extractor and judge prompts with the rule judge.
+
+    Judge answers carry P(yes) = 0.9 or 0.1, sent where the server shape sends logprobs.
+    """
     content = fake.last_user_message(body)
     match = fake.JUDGE_LAYOUT.search(content)
     if match is None:
@@ -76,4 +79,5 @@ def rule_playing_server(body: dict, attempt: int, headers: dict) -> fake.Reply:
     request = JudgeRequest(
         "q", question, answer, [answer], extract_keywords(question), "token", "d", "u", passage
     )
-    return fake.Reply(text="yes" if is_relevant(request) else "no")
+    relevant = is_relevant(request)
+    return fake.Reply(text="yes" if relevant else "no", yes_probability=0.9 if relevant else 0.1)

@@ -55,6 +55,9 @@ class OpenAIKeywordSettings(OpenAIServerSettings):
 
     prompt: str = setting("keywords-v1", doc="a shipped few-shot template or a JSON file")
     max_tokens: int = setting(64, doc="tokens of the answer")
+    extra_body: dict[str, Any] = field(
+        default_factory=dict, metadata={"doc": "more request fields (a JSON object)"}
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -64,6 +67,20 @@ class OpenAIKeywordSettings(OpenAIServerSettings):
     def identity(self) -> dict[str, Any]:
         """The settings that decide the answers, with the prompt template's content hash."""
         return {**super().identity(), "prompt_sha256": load_template(self.prompt).sha256}
+
+    def request_params(self) -> dict[str, Any]:
+        """The request's parameters besides model, messages and temperature."""
+        params: dict[str, Any] = {"max_tokens": self.max_tokens}
+        if self.extra_body:
+            params["extra_body"] = dict(self.extra_body)
+        return params
+
+    def cache_config(self) -> dict[str, Any]:
+        """What besides model, prompt and question decides an answer (part of its cache key)."""
+        config: dict[str, Any] = {"max_tokens": self.max_tokens}
+        if self.extra_body:
+            config["extra_body"] = self.extra_body
+        return config
 
 
 class OpenAIKeywordExtractor:
@@ -78,8 +95,8 @@ class OpenAIKeywordExtractor:
         self.prompt_sha256 = self.template.sha256
         self.stats = StageStats("keywords")
         self.client = settings.client(self.stats, progress=progress)
-        self.params: dict[str, Any] = {"max_tokens": settings.max_tokens}
-        self.cache_config = {"max_tokens": settings.max_tokens}
+        self.params = settings.request_params()
+        self.cache_config = settings.cache_config()
 
     def __repr__(self) -> str:
         return f"OpenAIKeywordExtractor(name={self.name!r}, base_url={self.client.base_url!r})"

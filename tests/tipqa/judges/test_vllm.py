@@ -301,9 +301,12 @@ def vllm_server(vllm_environment: Path, tiny_model: Path) -> Iterator[str]:
 @pytest.mark.vllm
 @needs_vllm
 def test_openai_server_answers_under_choice(vllm_server: str, tiny_model: Path) -> None:
-    from tipqa.judges.openai import OpenAIJudge
+    from tipqa.judges.openai import OpenAIJudge, OpenAIJudgeSettings
 
-    judge = OpenAIJudge(model=str(tiny_model), base_url=vllm_server, choice=True, max_tokens=4)
+    settings = OpenAIJudgeSettings(
+        model=str(tiny_model), base_url=vllm_server, mode="choice", max_tokens=4
+    )
+    judge = OpenAIJudge(settings)
     judgments = judge.judge([request(i) for i in range(4)])
     assert [j.label in ("yes", "no") for j in judgments] == [True] * 4
     assert all(j.error is None and j.raw in ("yes", "no") for j in judgments)
