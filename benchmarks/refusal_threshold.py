@@ -136,7 +136,7 @@ def measure(results: Path) -> dict[str, Any]:
     from tipqa.embedders.sentence_transformers import SentenceTransformerEmbedder
 
     with stopwatch() as load:
-        embedder = SentenceTransformerEmbedder()
+        embedder = SentenceTransformerEmbedder.of()
     detector = RefusalDetector(RefusalSettings(), embedder)
     for text in REFUSALS + ANSWERS:
         if normalize_answer(text) in detector.normal_phrases:

@@ -97,7 +97,7 @@ def measure(sizes: list[int], embed: int) -> dict[str, Any]:
     if embed:
         from tipqa.embedders.sentence_transformers import SentenceTransformerEmbedder
 
-        embedded = RefusalDetector(RefusalSettings(), SentenceTransformerEmbedder())
+        embedded = RefusalDetector(RefusalSettings(), SentenceTransformerEmbedder.of())
         texts = [f"I think the answer might be number {i}." for i in range(embed)]
         with stopwatch() as timing:
             embedded.read(texts, [None] * embed)

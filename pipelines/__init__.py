@@ -2,7 +2,8 @@
 
 from pipelines.annotation import AnnotationAgreement, CompletedAnnotation, ExportAnnotation
 from pipelines.dataset import CreateDataset, Partition
-from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
+from pipelines.evaluate import Evaluate
+from pipelines.indexes import BuildTokenIndex, BuildVectorIndex, IndexFile, StartIndex
 from pipelines.inputs import MakeDemoWorld, PrepareQuestions
 from pipelines.preview import PreviewCost
 from pipelines.publish import BuildHubFolder, BuildReport, MakeSplits, PublishDataset
@@ -17,8 +18,10 @@ __all__ = [
     "BuildVectorIndex",
     "CompletedAnnotation",
     "CreateDataset",
+    "Evaluate",
     "ExportAnnotation",
     "ExtractKeywords",
+    "IndexFile",
     "MakeDemoWorld",
     "MakeSplits",
     "Partition",
@@ -26,6 +29,7 @@ __all__ = [
     "PreviewCost",
     "PublishDataset",
     "RetryFailed",
+    "StartIndex",
     "TokenJudge",
     "TokenSearch",
     "VectorJudge",

@@ -11,6 +11,7 @@ from typing import Any
 import openai_server as fake
 
 from tipqa.jsonl import write_records
+from tipqa.layout import RunLayout
 from tipqa.records import Evidence, LabeledQuestion
 from tipqa.splits import SplitsLayout
 from tipqa.stats import StageStats
@@ -47,7 +48,7 @@ def labeled(
 
 def write_split(root: Path, rows: list[LabeledQuestion], split: str = "test") -> Path:
     """A splits folder under `root` holding `rows` as `split`; returns the split's folder."""
-    layout = SplitsLayout(root / "splits")
+    layout = SplitsLayout(RunLayout(root).splits)
     write_records(layout.questions(split), rows)
     StageStats("splits", info={"splits": {split: {"questions": len(rows)}}}).write(layout.stats)
     return layout.questions(split).parent

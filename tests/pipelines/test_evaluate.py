@@ -13,12 +13,11 @@ from evaluate_support import ANSWER_LAYOUT
 from tests_support import luigi_config, run_luigi
 
 from tipqa.jsonl import read_json, read_records
+from tipqa.layout import RunLayout
 from tipqa.records import LabeledQuestion
 
 pytestmark = pytest.mark.slow
 
-# `Evaluate` lives in its own module until pipelines/__init__.py exports it.
-MODULE = ("--module", "pipelines.evaluate")
 REFUSAL = "Honestly, I have no clue about that one."
 
 
@@ -44,25 +43,19 @@ class SplitPlayingModel:
 
 
 def test_evaluate_scores_a_model_and_resumes(tmp_path: Path) -> None:
-    run = tmp_path / "outputs" / "t"
-    model = SplitPlayingModel(run / "splits" / "test" / "questions.jsonl")
+    run = RunLayout(tmp_path / "outputs" / "t")
+    model = SplitPlayingModel(run.splits / "test" / "questions.jsonl")
+    folder = run.evaluation("openai", "table", "test")
     with fake.FakeOpenAIServer(model) as server:
-        config = luigi_config(
-            tmp_path,
-            evaluate={"bootstrap": "50", "trials": "100"},
-            **{
-                "evaluate.openai": {
-                    "model": "table",
-                    "base_url": server.base_url,
-                    "max_retries": "0",
-                }
-            },
-        )
-        task = (*MODULE, "Evaluate", "--model-backend", "openai", "--split-name", "test")
+        answerer = {"model": "table", "base_url": server.base_url, "max_retries": "0"}
+        sections = {"evaluate": {"bootstrap": "50"}, "evaluate.openai": answerer}
+        config = luigi_config(tmp_path, **sections)
+        task = ("Evaluate", "--model-backend", "openai", "--split", "test")
         first = run_luigi(config, *task)
         assert first.returncode == 30, first.stderr[-3000:]
         assert "got no answer" in first.stderr
-        questions = read_records(run / "splits" / "test" / "questions.jsonl", LabeledQuestion)
+        assert not folder.predictions.exists() and not folder.stats.exists()
+        questions = read_records(run.splits / "test" / "questions.jsonl", LabeledQuestion)
         failed = sum(1 for i in range(len(questions)) if i % 3 == 0)
         assert server.statuses[500] == failed
         server.reset()
@@ -72,9 +65,13 @@ def test_evaluate_scores_a_model_and_resumes(tmp_path: Path) -> None:
         server.reset()
         third = run_luigi(config, *task)
         assert third.returncode == 0 and server.calls == 0
-    folder = run / "evaluation" / "openai-table" / "test"
-    scores = read_json(folder / "scores.json")
-    assert isinstance(scores, dict)
+        scores = read_json(folder.scores)
+        stats = read_json(folder.stats)
+        rescored = luigi_config(tmp_path, **{**sections, "evaluate": {"threshold": "0.99"}})
+        fourth = run_luigi(rescored, *task)
+        assert fourth.returncode == 0, fourth.stderr[-3000:]
+        assert server.calls == 0  # a new threshold rescores the same predictions
+    assert isinstance(scores, dict) and isinstance(stats, dict)
     answerable = sum(q.label == "answerable" for q in questions)
     metrics = scores["metrics"]
     assert metrics["counts"] == {
@@ -88,9 +85,16 @@ def test_evaluate_scores_a_model_and_resumes(tmp_path: Path) -> None:
     assert metrics["refusals_by_kind"]["embedding"] == len(questions) - answerable
     assert scores["confidence"]["predictions_with_confidence"] == len(questions)
     assert scores["model"]["backend"] == "openai" and scores["model"]["model"] == "table"
-    assert len((folder / "predictions.jsonl").read_text().splitlines()) == len(questions)
-    assert (folder / "report.md").is_file() and (folder / "reliability.png").is_file()
-    assert not (folder / "predictions.jsonl.partial").exists()
+    assert len(folder.predictions.read_text().splitlines()) == len(questions)
+    assert folder.report.is_file() and folder.figure("reliability").is_file()
+    assert not list(folder.root.glob("*.partial.jsonl"))
+    assert stats["provenance"]["settings"]["evaluate"]["bootstrap"] == 50
+    rescore = read_json(folder.stats)
+    assert isinstance(rescore, dict) and rescore["fingerprint"] != stats["fingerprint"]
+    assert rescore["provenance"]["inputs"] == stats["provenance"]["inputs"]
+    strict = read_json(folder.scores)
+    assert isinstance(strict, dict) and strict["settings"]["refusal"]["threshold"] == 0.99
+    assert strict["metrics"]["counts"]["FP_u"] == len(questions) - answerable
 
 
 @pytest.mark.vllm
@@ -112,16 +116,17 @@ def test_evaluate_on_the_vllm_engine_with_the_tiny_model(
     config = luigi_config(
         tmp_path, evaluate={"bootstrap": "20", "embedding": "false"}, **{"evaluate.vllm": engine}
     )
-    done = run_luigi(config, *MODULE, "Evaluate", "--model-backend", "vllm")
+    done = run_luigi(config, "Evaluate", "--model-backend", "vllm")
     assert done.returncode == 0, done.stderr[-3000:]
-    run = tmp_path / "outputs" / "t"
-    questions = read_records(run / "splits" / "test" / "questions.jsonl", LabeledQuestion)
-    folder = run / "evaluation" / f"vllm-{str(tiny_model).strip('/').replace('/', '--')}" / "test"
-    scores = read_json(folder / "scores.json")
+    run = RunLayout(tmp_path / "outputs" / "t")
+    questions = read_records(run.splits / "test" / "questions.jsonl", LabeledQuestion)
+    folder = run.evaluation("vllm", str(tiny_model), "test")
+    assert folder.root.parent.name.startswith(f"vllm-{tiny_model.name}-")
+    scores = read_json(folder.scores)
     assert isinstance(scores, dict)
     assert scores["metrics"]["questions"] == len(questions)
     assert sum(scores["metrics"]["counts"].values()) == len(questions)
     assert scores["confidence"]["predictions_with_confidence"] >= 1
-    stats = read_json(folder / "predictions.jsonl.stats.json")
+    stats = read_json(folder.predictions_stats)
     assert isinstance(stats, dict)
     assert stats["counts"]["backend.batches"] >= 1

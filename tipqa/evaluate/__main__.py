@@ -20,6 +20,7 @@ from tipqa.evaluate.gold import load_gold
 from tipqa.evaluate.refusal import DEFAULT_THRESHOLD, RefusalDetector, RefusalSettings
 from tipqa.evaluate.report import render_comparison
 from tipqa.evaluate.score import (
+    DEFAULT_TRIALS,
     ScoringSettings,
     compare_systems,
     score_file,
@@ -64,7 +65,9 @@ def parser_for(command: str) -> argparse.ArgumentParser:
         )
         _common(parser)
         parser.add_argument("predictions", nargs="+", help="two or more predictions JSONL files")
-        parser.add_argument("--trials", type=int, default=10_000, help="test trials [10000]")
+        parser.add_argument(
+            "--trials", type=int, default=DEFAULT_TRIALS, help=f"test trials [{DEFAULT_TRIALS}]"
+        )
         return parser
     parser = argparse.ArgumentParser(
         prog="python -m tipqa.evaluate",
@@ -88,7 +91,7 @@ def make_detector(args: argparse.Namespace) -> RefusalDetector:
     if settings.embedding:
         from tipqa.embedders.sentence_transformers import SentenceTransformerEmbedder
 
-        embedder = SentenceTransformerEmbedder()
+        embedder = SentenceTransformerEmbedder.of()
     return RefusalDetector(settings, embedder)
 
 
@@ -96,15 +99,17 @@ def run(argv: Sequence[str]) -> int:
     """Run the command line; return the exit status."""
     command = "compare" if argv[:1] == ["compare"] else "score"
     args = parser_for(command).parse_args(argv[1:] if command == "compare" else argv)
-    trials = getattr(args, "trials", 10_000)
-    settings = ScoringSettings(
-        bins=args.bins, bootstrap=args.bootstrap, trials=trials, seed=args.seed
-    )
+    settings = ScoringSettings(bins=args.bins, bootstrap=args.bootstrap, seed=args.seed)
     gold = load_gold(args.gold, args.split)
     detector = make_detector(args)
     if command == "compare":
         result = compare_systems(
-            gold, args.predictions, detector, settings, allow_missing=args.allow_missing
+            gold,
+            args.predictions,
+            detector,
+            settings,
+            trials=args.trials,
+            allow_missing=args.allow_missing,
         )
         if args.out:
             write_json(args.out / "compare.json", result)

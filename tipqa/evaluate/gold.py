@@ -1,11 +1,13 @@
 """The gold side of scoring: a built split's labelled questions, from any of the places it lives.
 
 A gold source is one of: a split folder (`outputs/<run>/splits/<split>/`, its rows are
-`LabeledQuestion`s in `questions.jsonl`), the splits folder itself with a split name, the
-Hub-ready folder (`outputs/<run>/hub`, read with `datasets.load_dataset`) with a split name, or
-a Hub dataset id (`owner/name`, its `questions` configuration). The schema version the split
-was written with is checked where it is recorded (the splits' `stats.json`, the Parquet files'
-metadata); a different version is an error.
+`LabeledQuestion`s in `questions.jsonl`), the splits folder itself or the run's folder
+(`outputs/<run>`) with a split name, the Hub-ready folder (`outputs/<run>/hub`, read with
+`datasets.load_dataset`) with a split name, or a Hub dataset id (`owner/name`, its `questions`
+configuration). The schema version the split was written with is checked where it is recorded
+(the splits' stats file, read with `tipqa.stats.read_stats`; the Parquet files' metadata); a
+different version is an error. A split folder copied out of its run (no stats file beside it)
+is read with a warning that its version is unchecked.
 """
 
 from __future__ import annotations
@@ -18,15 +20,21 @@ from pathlib import Path
 from typing import Any
 
 from tipqa.errors import InputError
-from tipqa.jsonl import iter_records, read_json
+from tipqa.jsonl import iter_records
+from tipqa.layout import RunLayout
 from tipqa.records import SCHEMA_VERSION, Evidence, LabeledQuestion, RecordError
 from tipqa.splits import SPLIT_LABELS, SplitsLayout
+from tipqa.stats import read_stats
 
 log = logging.getLogger(__name__)
 
 HUB_CONFIG = "questions"
 CARD_SCHEMA = re.compile(r"record schema (\d+)")
 SCHEMA_KEY = "tipqa_schema_version"
+REBUILD = (
+    "use the tipqa version that built the split, or rebuild it "
+    "(luigi --module pipelines MakeSplits --local-scheduler)"
+)
 
 
 @dataclass
@@ -57,11 +65,14 @@ def load_gold(
             return _split_folder(path, path.name)
         if (path / split / "questions.jsonl").is_file():
             return _split_folder(path / split, split)
+        run_splits = RunLayout(path).splits
+        if (run_splits / split / "questions.jsonl").is_file():
+            return _split_folder(run_splits / split, split)
         if (path / HUB_CONFIG).is_dir() and (path / "README.md").is_file():
             return _hub_folder(path, split, cache_dir)
         raise InputError(
-            f"not a split folder (no questions.jsonl), nor a splits folder with split {split!r}, "
-            "nor a Hub-ready folder (README.md and questions/)",
+            f"not a split folder (no questions.jsonl), nor a splits or run folder with split "
+            f"{split!r}, nor a Hub-ready folder (README.md and questions/)",
             path=str(path),
         )
     if path.exists():
@@ -72,13 +83,13 @@ def load_gold(
 
 
 def _split_folder(folder: Path, split: str) -> GoldSet:
-    """A split folder; its schema version is read from the splits' stats.json beside it."""
+    """A split folder; its schema version is checked in the splits' stats file beside it."""
     stats_path = SplitsLayout(folder.parent).stats
     version = None
     if stats_path.is_file():
-        stats = read_json(stats_path)
-        if isinstance(stats, dict) and stats.get("schema_version") is not None:
-            version = _check_version(stats["schema_version"], str(stats_path))
+        version = int(read_stats(stats_path, REBUILD)["schema_version"])
+    else:
+        log.warning("%s: no splits stats file beside it; schema version not checked", folder)
     path = folder / "questions.jsonl"
     questions = list(iter_records(path, LabeledQuestion))
     return _checked(GoldSet(questions, str(folder), split, version), str(path))

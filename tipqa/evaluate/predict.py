@@ -1,13 +1,17 @@
 """Predictions from a real model: cached answers, written resumably.
 
-Every answered question is appended at once to `<predictions>.partial` (flushed and synced per
-batch) and its answer stored in the LLM cache (key: backend, model, prompt-template hash, the
-question, the decoding settings). A rerun after a failure reads the partial file (a line cut by
-a crash is skipped and counted) and asks only for the questions not in it; a question whose
-answer failed is left out of it, so it is asked again. When every question has an answer the
-predictions file is written whole (in gold order, atomically) with its stats, and the partial
-file removed. Questions still without an answer then end the run with an error naming how many:
-nothing already answered is lost, and the next run retries just those.
+The predictions have a fingerprint (`record`: the answerer's settings and the split). Every
+answered question is appended at once to the partial file of that fingerprint (flushed and
+synced per batch) and its answer stored in the LLM cache (key: backend, model, prompt-template
+hash, the question, the decoding settings). A rerun after a failure reads the partial file (a
+line cut by a crash is skipped and counted) and asks only for the questions not in it; a
+question whose answer failed is left out of it, so it is asked again. When every question has
+an answer the predictions file is written whole (in gold order, atomically; the old stats file
+removed first), then its stats file recording the fingerprint, and the partial file is removed.
+A finished predictions file counts only while its stats record the same fingerprint: other
+settings make new predictions (their answers may still come from the cache). Questions still
+without an answer end the run with an error naming how many: nothing already answered is lost,
+and the next run retries just those.
 """
 
 from __future__ import annotations
@@ -27,26 +31,29 @@ from tipqa.errors import InputError, TipqaError
 from tipqa.evaluate.answerers.base import Answer, Answerer
 from tipqa.evaluate.gold import GoldSet
 from tipqa.evaluate.predictions import Prediction, parse_prediction, write_predictions
+from tipqa.fingerprint import StepRecord
+from tipqa.layout import PREDICTIONS, EvaluationLayout
 from tipqa.llm.cache import LLMCache, cache_key
-from tipqa.llm.openai_client import Usage
+from tipqa.llm.usage import Usage
 from tipqa.records import LabeledQuestion
-from tipqa.stats import StageStats
+from tipqa.stats import StageStats, recorded_fingerprint
 
 log = logging.getLogger(__name__)
 
 BATCH = 64
 
 
-def partial_path(out: str | os.PathLike[str]) -> Path:
-    """Where answers in progress are kept next to the predictions file."""
-    out = Path(out)
-    return out.with_name(out.name + ".partial")
-
-
-def stats_path(out: str | os.PathLike[str]) -> Path:
-    """The predictions' stats file, written with them."""
-    out = Path(out)
-    return out.with_name(out.name + ".stats.json")
+def answerer_record(answerer: Answerer, gold: GoldSet) -> StepRecord:
+    """The predictions' record when no build plan gives one: what the answerer says of itself."""
+    settings = {
+        "answerer": {
+            "backend": answerer.backend,
+            "model": answerer.model,
+            "prompt_sha256": answerer.template.sha256,
+            **answerer.decoding(),
+        }
+    }
+    return StepRecord(PREDICTIONS, settings, {"gold": gold.source, "split": gold.split})
 
 
 def read_done(path: Path, gold_ids: set[str], stats: StageStats) -> dict[str, Prediction]:
@@ -153,16 +160,18 @@ def _append(handle: IO[bytes], predictions: Sequence[Prediction]) -> None:
 def make_predictions(
     gold: GoldSet,
     answerer: Answerer,
-    out: str | os.PathLike[str],
+    folder: EvaluationLayout,
     *,
+    record: StepRecord | None = None,
     cache: LLMCache | None = None,
     batch: int = BATCH,
 ) -> StageStats:
-    """Answer every gold question with `answerer` and write the predictions file `out`."""
-    out = Path(out)
+    """Answer every gold question with `answerer`; write the predictions under `folder`."""
+    record = record or answerer_record(answerer, gold)
+    out, partial = folder.predictions, folder.predictions_partial(record.fingerprint)
     ids = set(gold.ids)
     stats = StageStats(
-        "predictions",
+        PREDICTIONS,
         info={
             "backend": answerer.backend,
             "model": answerer.model,
@@ -172,15 +181,18 @@ def make_predictions(
             "gold": gold.source,
             "split": gold.split,
         },
+        provenance=record.provenance(),
     )
-    done = read_done(out, ids, stats)
-    done.update(read_done(partial_path(out), ids, stats))
+    done: dict[str, Prediction] = {}
+    if recorded_fingerprint(folder.predictions_stats) == record.fingerprint:
+        done = read_done(out, ids, stats)
+    done.update(read_done(partial, ids, stats))
     stats.add("resumed", len(done))
     pending: list[LabeledQuestion] = [q for q in gold.questions if q.id not in done]
     answers = CachedAnswers(answerer, cache, stats)
     failures: Counter[str] = Counter()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(partial_path(out), "ab") as handle:
+    folder.root.mkdir(parents=True, exist_ok=True)
+    with open(partial, "ab") as handle:
         _end_line(handle)
         starts = range(0, len(pending), batch)
         for start in tqdm(starts, desc="predictions", unit="batch", disable=len(starts) < 2):
@@ -205,10 +217,11 @@ def make_predictions(
         raise TipqaError(
             f"{sum(failures.values())} of {len(gold.questions)} questions got no answer "
             f"({', '.join(f'{k}: {n}' for k, n in sorted(failures.items()))}); the "
-            f"{len(done)} answers so far are kept in {partial_path(out)}: rerun to retry the rest"
+            f"{len(done)} answers so far are kept in {partial}: rerun to retry the rest"
         )
+    folder.predictions_stats.unlink(missing_ok=True)
     write_predictions(out, [done[q.id] for q in gold.questions])
     stats.add("predictions", len(gold.questions))
-    stats.write(stats_path(out))
-    partial_path(out).unlink(missing_ok=True)
+    stats.write(folder.predictions_stats)
+    partial.unlink(missing_ok=True)
     return stats

@@ -17,17 +17,19 @@ the `Embedder` protocol; texts and phrases are both encoded as queries (symmetri
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from tipqa.embedders.base import Embedder
 from tipqa.errors import ConfigError
 from tipqa.evaluate.matching import normalize_answer
-from tipqa.settings import Settings
+from tipqa.settings import Settings, setting
 
 SHIPPED_PHRASES = "refusal-phrases.txt"
 # Measured by benchmarks/refusal_threshold.py with all-MiniLM-L6-v2: at 0.425, 38 of 40 authored
@@ -51,16 +53,22 @@ KINDS = (
 class RefusalSettings(Settings):
     """How refusals are recognised (the threshold's default is measured: see the README)."""
 
-    threshold: float = DEFAULT_THRESHOLD
-    phrases: str = ""
-    embedding: bool = True
-    boxed: bool = True
+    threshold: float = setting(DEFAULT_THRESHOLD, doc="refusal when the cosine is above t")
+    phrases: str = setting("", doc="refusal phrase file (empty: the shipped list)")
+    embedding: bool = setting(True, doc="the embedding rule, with the build's [embedder]")
+    boxed: bool = setting(True, doc="read the last \\boxed{} answer (UA-Bench)")
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if not -1.0 <= self.threshold <= 1.0:
             raise ConfigError(
                 f"refusal threshold must be a cosine in [-1, 1], got {self.threshold}"
             )
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that decide the readings, with the phrase list's content hash."""
+        phrases = "\n".join(load_phrases(self.phrases)).encode()
+        return {**super().identity(), "phrases_sha256": hashlib.sha256(phrases).hexdigest()}
 
 
 @dataclass(frozen=True)

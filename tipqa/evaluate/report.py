@@ -194,7 +194,7 @@ def render_report(result: dict[str, Any], figures: Sequence[str]) -> str:
 def render_comparison(result: dict[str, Any]) -> str:
     """The comparison of several systems in Markdown."""
     systems = result["systems"]
-    trials = result["settings"]["scoring"]["trials"]
+    trials = result["settings"]["trials"]
     rows = [
         [
             name,

@@ -36,30 +36,31 @@ from tipqa.evaluate.metrics import Scored, score_question, summary
 from tipqa.evaluate.predictions import PredictionSet, read_predictions
 from tipqa.evaluate.refusal import Reading, RefusalDetector
 from tipqa.evaluate.significance import compare_pair
+from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import atomic_open, write_json
-from tipqa.settings import Settings
+from tipqa.layout import EVALUATE, EvaluationLayout
+from tipqa.settings import Settings, setting
 from tipqa.stats import StageStats
 
 SCHEMES: tuple[Scheme, ...] = ("width", "mass")
+DEFAULT_TRIALS = 10_000
 
 
 @dataclass(frozen=True)
 class ScoringSettings(Settings):
-    """Bins of the calibration measures, the bootstrap, and the randomization test."""
+    """Bins of the calibration measures, and the bootstrap."""
 
-    bins: int = 10
-    min_bin_count: int = 30
-    bootstrap: int = 1000
-    trials: int = 10_000
-    seed: int = 0
+    bins: int = setting(10, doc="calibration bins (equal width, and equal mass)")
+    min_bin_count: int = setting(30, doc="bins with fewer predictions are marked")
+    bootstrap: int = setting(1000, doc="bootstrap resamples of the 95% intervals (0: none)")
+    seed: int = setting(0, doc="seed of the bootstrap")
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.bins < 1:
             raise ConfigError(f"bins must be at least 1, got {self.bins}")
         if self.bootstrap < 0:
             raise ConfigError(f"bootstrap must be 0 or more, got {self.bootstrap}")
-        if self.trials < 1:
-            raise ConfigError(f"trials must be at least 1, got {self.trials}")
 
 
 def score_all(gold: GoldSet, predictions: PredictionSet, detector: RefusalDetector) -> list[Scored]:
@@ -142,15 +143,26 @@ def score_file(
 
 
 def write_evaluation(
-    result: dict[str, Any], scored: Sequence[Scored], out: str | os.PathLike[str]
+    result: dict[str, Any],
+    scored: Sequence[Scored],
+    out: str | os.PathLike[str],
+    *,
+    record: StepRecord | None = None,
 ) -> StageStats:
-    """Write `scored.jsonl`, the figures, `report.md`, then `scores.json` (last) under `out`."""
+    """Write `scored.jsonl`, the figures, `report.md`, `scores.json`, then the stats file.
+
+    The stats file (with `record`'s provenance: the `Evaluate` step's fingerprint) is removed
+    first and written last, so that it never vouches for files of other settings.
+    """
     from tipqa.evaluate.figures import breakdown_png, reliability_png
     from tipqa.evaluate.report import render_report
 
-    folder = Path(out)
-    stats = StageStats("evaluate", info={"gold": result["gold"], **result["predictions"]})
-    with atomic_open(folder / "scored.jsonl") as handle:
+    folder = EvaluationLayout(Path(out))
+    provenance = record.provenance() if record is not None else None
+    info = {"gold": result["gold"], **result["predictions"]}
+    stats = StageStats(EVALUATE, info=info, provenance=provenance)
+    folder.stats.unlink(missing_ok=True)
+    with atomic_open(folder.scored) as handle:
         for item in scored:
             handle.write(orjson.dumps(vars(item)) + b"\n")
     figures = []
@@ -160,22 +172,23 @@ def write_evaluation(
             scheme: [Bin(**b) for b in bins] for scheme, bins in reliability.items()
         }
         minimum = result["settings"]["scoring"]["min_bin_count"]
-        reliability_png(folder / "reliability.png", diagrams, minimum, "Reliability")
-        figures.append("reliability.png")
+        reliability_png(folder.figure("reliability"), diagrams, minimum, "Reliability")
+        figures.append(folder.figure("reliability").name)
     for name, rows, xlabel in (
         ("stage", result["breakdowns"]["stage"], "stage that decided the label"),
         ("matches", result["breakdowns"]["matches"], "documents with all keywords and an alias"),
     ):
         if rows:
-            breakdown_png(folder / f"breakdown-{name}.png", rows, xlabel, f"Scores by {name}")
-            figures.append(f"breakdown-{name}.png")
-    with atomic_open(folder / "report.md") as handle:
+            figure = folder.figure(f"breakdown-{name}")
+            breakdown_png(figure, rows, xlabel, f"Scores by {name}")
+            figures.append(figure.name)
+    with atomic_open(folder.report) as handle:
         handle.write(render_report(result, figures).encode())
+    write_json(folder.scores, result)
     for cell, count in result["metrics"]["counts"].items():
         stats.add(cell, count)
     stats.add("figures", len(figures))
-    stats.write(folder / "scores.stats.json")
-    write_json(folder / "scores.json", result)
+    stats.write(folder.stats)
     return stats
 
 
@@ -185,11 +198,14 @@ def compare_systems(
     detector: RefusalDetector,
     settings: ScoringSettings,
     *,
+    trials: int = DEFAULT_TRIALS,
     allow_missing: bool = False,
 ) -> dict[str, Any]:
     """A table of every system's scores and the randomization tests between each pair."""
     if len(paths) < 2:
         raise ConfigError("compare needs at least two prediction files")
+    if trials < 1:
+        raise ConfigError(f"trials must be at least 1, got {trials}")
     names = system_names(paths)
     systems: dict[str, dict[str, Any]] = {}
     outcomes: dict[str, list[Scored]] = {}
@@ -203,13 +219,17 @@ def compare_systems(
         systems[name], outcomes[name] = row, scored
     tests = []
     for first, second in itertools.combinations(names, 2):
-        for test in compare_pair(outcomes[first], outcomes[second], settings.trials, settings.seed):
+        for test in compare_pair(outcomes[first], outcomes[second], trials, settings.seed):
             tests.append({"a": first, "b": second, **vars(test)})
     return {
         "gold": {"source": gold.source, "split": gold.split, "questions": len(gold.questions)},
         "systems": systems,
         "tests": tests,
-        "settings": {"refusal": detector.settings.to_dict(), "scoring": settings.to_dict()},
+        "settings": {
+            "refusal": detector.settings.to_dict(),
+            "scoring": settings.to_dict(),
+            "trials": trials,
+        },
     }
 
 

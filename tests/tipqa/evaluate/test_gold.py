@@ -10,29 +10,34 @@ from partition_fixtures import DEV, build_splits
 
 from tipqa.errors import InputError
 from tipqa.evaluate.gold import _hub_dataset, load_gold
+from tipqa.fingerprint import StepRecord
 from tipqa.hub.folder import build_hub_folder
+from tipqa.hub.settings import HubSettings
 from tipqa.jsonl import read_json, write_json, write_records
+from tipqa.layout import HUB_FOLDER
 from tipqa.records import SCHEMA_VERSION
 
 
 def test_split_folder_splits_folder_and_hub_folder_agree(tmp_path: Path) -> None:
-    splits = build_splits(tmp_path, per_label=3)
-    build_hub_folder(splits, tmp_path / "hub", {"repo_id": "someone/tip"})
+    run = build_splits(tmp_path / "run", per_label=3)
+    build_hub_folder(run, HubSettings(repo_id="someone/tip"), StepRecord(HUB_FOLDER, {}))
     cache = str(tmp_path / "cache")
-    by_folder = load_gold(splits / "test")
-    by_root = load_gold(splits, "validation")
-    by_hub = load_gold(tmp_path / "hub", "test", cache_dir=cache)
-    by_id = _hub_dataset(str(tmp_path / "hub"), "test", cache)
+    by_folder = load_gold(run.splits / "test")
+    by_splits = load_gold(run.splits, "validation")
+    by_run = load_gold(run.root, "test")
+    by_hub = load_gold(run.hub, "test", cache_dir=cache)
+    by_id = _hub_dataset(str(run.hub), "test", cache)
     assert len(by_folder.questions) == DEV["answerable"] + DEV["unanswerable"]
-    assert by_hub.questions == by_folder.questions
+    assert by_hub.questions == by_folder.questions == by_run.questions
     assert by_id.questions == by_folder.questions
-    assert len(by_root.questions) == 6 and by_root.split == "validation"
-    assert {g.schema_version for g in (by_folder, by_root, by_hub, by_id)} == {SCHEMA_VERSION}
+    assert len(by_splits.questions) == 6 and by_splits.split == "validation"
+    loaded = (by_folder, by_splits, by_run, by_hub, by_id)
+    assert {g.schema_version for g in loaded} == {SCHEMA_VERSION}
     assert any(q.evidence is not None for q in by_hub.questions)
     with pytest.raises(
         InputError, match=r"no split 'dev' \(splits here: test, train, validation\)"
     ):
-        load_gold(tmp_path / "hub", "dev", cache_dir=cache)
+        load_gold(run.hub, "dev", cache_dir=cache)
 
 
 def test_schema_version_is_checked(tmp_path: Path) -> None:
@@ -43,7 +48,7 @@ def test_schema_version_is_checked(tmp_path: Path) -> None:
     stats["schema_version"] = SCHEMA_VERSION + 1
     write_json(stats_path, stats)
     with pytest.raises(
-        InputError, match=rf"schema version {SCHEMA_VERSION + 1}; this scorer reads"
+        InputError, match=rf"schema version {SCHEMA_VERSION + 1}; this tipqa reads .*rebuild it"
     ):
         load_gold(folder)
     stats_path.unlink()

@@ -147,7 +147,7 @@ def test_settings_are_checked() -> None:
 def minilm_detector() -> RefusalDetector:
     from tipqa.embedders.sentence_transformers import SentenceTransformerEmbedder
 
-    return RefusalDetector(RefusalSettings(), SentenceTransformerEmbedder())
+    return RefusalDetector(RefusalSettings(), SentenceTransformerEmbedder.of())
 
 
 @pytest.mark.slow

@@ -64,11 +64,11 @@ def test_scores_report_and_figures(tmp_path: Path, gold, rules_detector: Refusal
     assert names == [
         "breakdown-matches.png",
         "breakdown-stage.png",
+        "evaluate.stats.json",
         "reliability.png",
         "report.md",
         "scored.jsonl",
         "scores.json",
-        "scores.stats.json",
     ]
     assert (out / "reliability.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     written = read_json(out / "scores.json")
@@ -100,7 +100,7 @@ def test_compare(tmp_path: Path, gold, rules_detector: RefusalDetector) -> None:
         write_lines(tmp_path / "oracle.jsonl", oracle),
         write_lines(tmp_path / "all.jsonl", everything),
     ]
-    result = compare_systems(gold, paths, rules_detector, ScoringSettings(trials=200))
+    result = compare_systems(gold, paths, rules_detector, ScoringSettings(), trials=200)
     assert result["systems"]["oracle"]["em_f1"] == 1.0
     # all answered: P = 3/5, R = 1, EM-F1 = 2 * 0.6 / 1.6 = 0.75
     assert result["systems"]["all"]["em_f1"] == pytest.approx(0.75)

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from tipqa.llm.openai_client import Usage
 from tipqa.llm.prompts import PromptTemplate, load_template
+from tipqa.llm.usage import Usage
 from tipqa.stats import StageStats
 
 ANSWER_SLOTS = ("question",)
@@ -69,4 +69,8 @@ class Answerer(Protocol):
 
     def answer(self, questions: Sequence[str]) -> list[Answer]:
         """One answer per question text, in order."""
+        ...
+
+    def close(self) -> None:
+        """Let go of what the answerer holds (connections); it answers no more."""
         ...

@@ -8,28 +8,29 @@ from typing import Any
 
 from tipqa.errors import ConfigError
 from tipqa.evaluate.answerers.base import DEFAULT_PROMPT, Answer, answer_template
-from tipqa.llm.openai_client import ChatResult, OpenAIChatClient
-from tipqa.settings import Settings, knob
+from tipqa.llm.openai_client import ChatResult, OpenAIServerSettings
+from tipqa.llm.prompts import load_template
+from tipqa.settings import setting
 from tipqa.stats import StageStats
 
 
 @dataclass(frozen=True)
-class OpenAIAnswererSettings(Settings):
-    """The model, prompt and decoding of the answerer; how it talks to the server (knobs)."""
+class OpenAIAnswererSettings(OpenAIServerSettings):
+    """[evaluate.openai]: the model under evaluation on an OpenAI-compatible server."""
 
-    model: str = "gpt-4o-mini"
-    base_url: str | None = None
-    prompt: str = DEFAULT_PROMPT
-    max_tokens: int = 64
-    stop: tuple[str, ...] = ("\n",)
-    logprobs: bool = True
-    max_concurrency: int = knob(8)
-    max_retries: int = knob(5)
-    timeout: float = knob(60.0)
+    prompt: str = setting(DEFAULT_PROMPT, doc="the answer prompt: a shipped template or a file")
+    max_tokens: int = setting(64, doc="tokens of an answer at most")
+    stop: tuple[str, ...] = setting(("\n",), doc="stop strings (JSON list; empty: none)")
+    logprobs: bool = setting(True, doc="ask for token logprobs (the answer's confidence)")
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.max_tokens < 1:
             raise ConfigError(f"answerer max_tokens must be >= 1, got {self.max_tokens}")
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that decide the answers, with the prompt template's content hash."""
+        return {**super().identity(), "prompt_sha256": load_template(self.prompt).sha256}
 
 
 class OpenAIAnswerer:
@@ -37,23 +38,12 @@ class OpenAIAnswerer:
 
     backend = "openai"
 
-    def __init__(
-        self, settings: OpenAIAnswererSettings, *, api_key: str | None = None, progress: bool = True
-    ) -> None:
+    def __init__(self, settings: OpenAIAnswererSettings, *, progress: bool = True) -> None:
         self.settings = settings
         self.model = settings.model
         self.template = answer_template(settings.prompt)
         self.stats = StageStats("answers")
-        self.client = OpenAIChatClient(
-            settings.model,
-            base_url=settings.base_url,
-            api_key=api_key,
-            max_concurrency=settings.max_concurrency,
-            max_retries=settings.max_retries,
-            timeout=settings.timeout,
-            progress=progress,
-            stats=self.stats,
-        )
+        self.client = settings.client(self.stats, progress=progress)
         self.params: dict[str, Any] = {"max_tokens": settings.max_tokens}
         if settings.stop:
             self.params["stop"] = list(settings.stop)

@@ -18,34 +18,40 @@ from tqdm import tqdm
 from tipqa.errors import ConfigError
 from tipqa.evaluate.answerers.base import DEFAULT_PROMPT, Answer, answer_template
 from tipqa.judges.vllm import EngineConfig, get_engine
-from tipqa.llm.openai_client import Usage
-from tipqa.settings import Settings, knob
+from tipqa.llm.prompts import load_template
+from tipqa.llm.usage import Usage
+from tipqa.settings import Settings, knob, setting
 from tipqa.stats import StageStats
 
 
 @dataclass(frozen=True)
 class VLLMAnswererSettings(Settings):
-    """The model, prompt and decoding of the answerer, and the engine's arguments."""
+    """[evaluate.vllm]: the model under evaluation on vLLM's offline engine."""
 
-    model: str = "EleutherAI/pythia-12b-deduped"
-    prompt: str = DEFAULT_PROMPT
-    chat: bool = False
-    max_tokens: int = 64
-    stop: tuple[str, ...] = ("\n",)
-    logprobs: bool = True
-    max_model_len: int | None = None
-    dtype: str = "auto"
-    seed: int = 0
-    batch_size: int = knob(256)
+    model: str = setting("EleutherAI/pythia-12b-deduped", doc="a Hub id or a local folder")
+    prompt: str = setting(DEFAULT_PROMPT, doc="the answer prompt: a shipped template or a file")
+    chat: bool = setting(False, doc="through the model's chat template (false: a base model)")
+    max_tokens: int = setting(64, doc="tokens of an answer at most")
+    stop: tuple[str, ...] = setting(("\n",), doc="stop strings (JSON list; empty: none)")
+    logprobs: bool = setting(True, doc="read the chosen tokens' logprobs (the confidence)")
+    max_model_len: int | None = setting(None, doc="context length (empty: the model's)")
+    dtype: str = setting("auto", doc="weights' dtype (auto, bfloat16, float16, float32)")
+    seed: int = setting(0, doc="the engine's seed")
+    batch_size: int = knob(256, doc="prompts per engine call")
     tensor_parallel_size: int = knob(1)
     gpu_memory_utilization: float = knob(0.9)
     enforce_eager: bool = knob(False)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.max_tokens < 1:
             raise ConfigError(f"answerer max_tokens must be >= 1, got {self.max_tokens}")
         if self.batch_size < 1:
             raise ConfigError(f"answerer batch_size must be >= 1, got {self.batch_size}")
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that decide the answers, with the prompt template's content hash."""
+        return {**super().identity(), "prompt_sha256": load_template(self.prompt).sha256}
 
     def engine_config(self) -> EngineConfig:
         """The engine these settings ask for."""
@@ -78,6 +84,9 @@ class VLLMAnswerer:
     def engine(self) -> Any:
         """The process's `vllm.LLM` engine for this model."""
         return get_engine(self.settings.engine_config())
+
+    def close(self) -> None:
+        """Nothing to let go of: the engine is the process's, shared (see `get_engine`)."""
 
     def decoding(self) -> dict[str, Any]:
         """Greedy decoding and the settings that shape the answer text and its logprobs."""

@@ -43,6 +43,24 @@ def test_answers_and_confidences_from_token_logprobs() -> None:
     assert answerer.stats.counts["without_logprobs"] == 2
 
 
+@pytest.mark.parametrize("shape", ["openai", "completions-logprobs", "ollama", "llama.cpp"])
+def test_confidence_from_each_servers_logprobs_layout(shape: str) -> None:
+    with FakeOpenAIServer(table_rule(TABLE), shape=shape) as server:
+        answerer = OpenAIAnswerer(settings(server), progress=False)
+        answers = answerer.answer(["Who wrote Hamlet?", "Which river is longest?"])
+    assert answers[0].token_logprobs == pytest.approx([math.log(0.9), math.log(0.5)])
+    assert answers[0].confidence == pytest.approx(0.45)
+    assert answers[1].text == "The Nile" and answers[1].confidence is None
+
+
+def test_a_server_without_logprobs_gives_no_confidence() -> None:
+    with FakeOpenAIServer(table_rule(TABLE), shape="no-logprobs") as server:
+        answerer = OpenAIAnswerer(settings(server), progress=False)
+        (answer,) = answerer.answer(["Who wrote Hamlet?"])
+    assert answer.text == "William Shakespeare" and answer.confidence is None
+    assert answerer.stats.counts["without_logprobs"] == 1
+
+
 def test_logprobs_off_and_no_stop() -> None:
     with FakeOpenAIServer(table_rule(TABLE)) as server:
         answerer = OpenAIAnswerer(settings(server, logprobs=False, stop=()), progress=False)
@@ -66,4 +84,6 @@ def test_sequence_probability_and_settings() -> None:
     assert sequence_probability([math.log(0.5)] * 3) == pytest.approx(0.125)
     with pytest.raises(ConfigError, match="max_tokens"):
         OpenAIAnswererSettings(max_tokens=0)
-    assert "max_concurrency" not in OpenAIAnswererSettings().identity()
+    identity = OpenAIAnswererSettings().identity()
+    assert "max_concurrency" not in identity and "base_url" not in identity
+    assert identity["prompt_sha256"] == load_template("answer-v1").sha256

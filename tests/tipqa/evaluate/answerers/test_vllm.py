@@ -15,7 +15,7 @@ import pytest
 from evaluate_support import labeled, write_split
 
 from tipqa.errors import ConfigError, MissingExtraError
-from tipqa.evaluate.answerers import make_answerer
+from tipqa.evaluate.answerers import ANSWERERS
 from tipqa.evaluate.answerers.vllm import VLLMAnswerer, VLLMAnswererSettings
 from tipqa.evaluate.gold import load_gold
 from tipqa.evaluate.pipeline import evaluate_model
@@ -23,6 +23,7 @@ from tipqa.evaluate.refusal import RefusalDetector, RefusalSettings
 from tipqa.evaluate.score import ScoringSettings
 from tipqa.judges import vllm as vllm_judge
 from tipqa.judges.vllm import shutdown_engine
+from tipqa.layout import EvaluationLayout
 from tipqa.llm.cache import LLMCache
 
 HAVE_VLLM = importlib.util.find_spec("vllm") is not None
@@ -50,8 +51,10 @@ def test_settings_are_checked_and_knobs_not_fingerprinted() -> None:
     identity = VLLMAnswererSettings().identity()
     assert "batch_size" not in identity and "model" in identity
     assert VLLMAnswererSettings(model="m", **ENGINE).engine_config().max_model_len == 1024
-    with pytest.raises(TypeError, match="takes VLLMAnswererSettings"):
-        make_answerer("vllm", RefusalSettings())
+    assert "prompt_sha256" in identity
+    with pytest.raises(ConfigError, match="takes VLLMAnswererSettings"):
+        ANSWERERS.create("vllm", RefusalSettings())
+    assert isinstance(ANSWERERS.create("vllm", VLLMAnswererSettings(model="m")), VLLMAnswerer)
 
 
 def test_no_questions_start_no_engine() -> None:
@@ -108,20 +111,19 @@ def test_predictions_and_scores_on_a_split(model_path: str, tmp_path: Path) -> N
     ]
     split = write_split(tmp_path, rows)
     detector = RefusalDetector(RefusalSettings(embedding=False))
-    scoring = ScoringSettings(bootstrap=20, trials=10)
+    scoring = ScoringSettings(bootstrap=20)
     cache = tmp_path / "cache.sqlite"
+    out = EvaluationLayout(tmp_path / "out")
     first = evaluate_model(
-        split, "test", answerer(model_path), detector, scoring, tmp_path / "out", cache_path=cache
+        split, "test", answerer(model_path), detector, scoring, out, cache_path=cache
     )
     assert first["metrics"]["questions"] == len(QUESTIONS)
     assert first["confidence"]["predictions_with_confidence"] >= 1
     assert sum(first["metrics"]["counts"].values()) == len(QUESTIONS)
     assert len(LLMCache(cache)) == len(QUESTIONS)
-    (tmp_path / "out" / "predictions.jsonl").unlink()
+    out.predictions.unlink()
     again = answerer(model_path)
-    second = evaluate_model(
-        split, "test", again, detector, scoring, tmp_path / "out", cache_path=cache
-    )
+    second = evaluate_model(split, "test", again, detector, scoring, out, cache_path=cache)
     assert again.stats.counts["batches"] == 0  # every answer came from the cache
     assert second["metrics"] == first["metrics"]
     assert load_gold(split).ids == [row.id for row in rows]
