@@ -86,7 +86,9 @@ def unknown_key(section: str, key: str, known: Collection[str], hint: str = "") 
     near = closest(key, known)
     suggestion = f"; did you mean {near!r}?" if near else ""
     listing = ", ".join(sorted(known)) or "none"
-    return ConfigError(f"[{section}] unknown key {key!r}{suggestion} (known keys: {listing}){hint}")
+    return ConfigError(
+        f"[{section}] unknown key {key!r}{suggestion} (known keys: {listing}){hint}"
+    )
 
 
 def parse(
