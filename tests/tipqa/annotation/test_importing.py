@@ -262,3 +262,63 @@ def test_missing_and_ambiguous_completed_files(exported, tmp_path) -> None:
         InputError, match=r"annotator-02\.csv and annotator-02\.json exist for annotator-02"
     ):
         load_completed(tmp_path / "done", items, [A, B, C])
+
+
+def _xlsx(exported, tmp_path: Path, edit=None, annotator: str = A) -> Path:
+    """The exported sheet filled in and saved as XLSX, as a spreadsheet program would."""
+    import openpyxl
+
+    out, items = exported
+    filled = tmp_path / "filled.csv"
+    fill_csv(out.csv(annotator), filled, _labels(items))
+    rows = list(csv.reader(io.StringIO(filled.read_text("utf-8-sig"), newline="")))
+    if edit:
+        edit(rows)
+    book = openpyxl.Workbook()
+    for row in rows:
+        book.active.append(row)
+    path = tmp_path / "done" / f"{annotator}.xlsx"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    book.save(path)
+    return path
+
+
+def test_xlsx_sheets_read_back_with_typed_cells(exported, tmp_path) -> None:
+    def typed(rows: list[list]) -> None:
+        header = rows[0]
+        rows[1][header.index("relevant")] = "NO"
+        rows[2][header.index("problematic")] = True
+        rows[3][header.index("problematic")] = 1.0
+        rows[4][header.index("comment")] = 'Zoë said "no"\nthen left'
+        rows.insert(3, [None] * len(header))
+
+    path = _xlsx(exported, tmp_path, typed)
+    labels = read_sheet(path, A, assignment_of(exported[1]))
+    assert [a.relevant for a in labels] == ["no", "yes", "yes", "yes"]
+    assert [a.problematic for a in labels] == [False, True, True, False]
+    assert labels[3].comment == 'Zoë said "no"\nthen left'
+    assert labels[-1].source == f"{A}.xlsx:row 6"
+
+
+def test_bad_xlsx_sheets_name_file_row_and_field(exported, tmp_path) -> None:
+    assigned = assignment_of(exported[1])
+    path = _xlsx(exported, tmp_path, _cell(3, "relevant", "maybe"))
+    with pytest.raises(InputError) as error:
+        read_sheet(path, A, assigned)
+    assert "row 3: label 'maybe' is not yes or no" in str(error.value)
+    assert error.value.path == str(path) and error.value.field == "relevant"
+
+    def drop_comment(rows: list[list]) -> None:
+        column = rows[0].index("comment")
+        for row in rows:
+            del row[column]
+
+    path = _xlsx(exported, tmp_path, drop_comment)
+    with pytest.raises(InputError, match="missing column 'comment'"):
+        read_sheet(path, A, assigned)
+    path.write_bytes(b"PK\x03\x04 this is no workbook")
+    with pytest.raises(InputError, match="not an XLSX workbook"):
+        read_sheet(path, A, assigned)
+    _csv(exported, tmp_path, A)
+    with pytest.raises(InputError, match=r"annotator-01\.csv and annotator-01\.xlsx exist"):
+        load_completed(tmp_path / "done", exported[1], [A, B, C])
