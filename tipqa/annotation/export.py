@@ -2,11 +2,12 @@
 
 The CSV is UTF-8 with a byte-order mark (so that spreadsheet programs detect the encoding),
 every field quoted, rows ended by CRLF, documents whole (paragraph breaks kept inside the
-quoted field). By default LibreOffice and Excel read a CSV cell that starts with = + - @ as a
-formula (formula injection), and cells such as "0123", "1/2", "July 4, 1776" or "10 pm" as
-numbers, dates or times, differently in every locale, even when quoted. So every non-empty text
-cell starts with an invisible WORD JOINER (U+2060): it is then text in every locale and shows
-exactly as written (the import reads only the id and label columns). A spreadsheet cell holds
+quoted field). With its default import options LibreOffice Calc (7.4, seen in the tests) reads
+a CSV cell that starts with = as a formula (formula injection), and cells such as "+49", "0123",
+"1/2", "July 4, 1776" or "10 pm" as numbers, dates or times, differently in every locale, even
+when quoted. So every non-empty text cell starts with an invisible WORD JOINER (U+2060): it is
+then text in every locale and shows exactly as written (an apostrophe, the usual guard, would
+show; the import reads only the id and label columns). A spreadsheet cell holds
 at most 32,767 characters: longer documents are still written whole, counted in the stats and
 listed in the manifest, and should be annotated in Label Studio. The Label Studio tasks match
 `annotation/label-studio.xml`: the document comes as HTML with the answer (and its aliases) and

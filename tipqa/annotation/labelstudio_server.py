@@ -96,7 +96,7 @@ class LabelStudioServer:
         self.settings = settings
         self._api_error = ApiError
         self._transport_error = httpx.HTTPError
-        self._client = self._call(
+        self._client: Any = self._call(
             "connecting",
             lambda: LabelStudio(
                 base_url=url,
@@ -138,7 +138,7 @@ class LabelStudioServer:
 
     def projects_titled(self, title: str) -> list[Project]:
         """Every project with exactly this title (the server's filter is a substring search)."""
-        found = self._call(
+        found: list[Any] = self._call(
             f"listing projects titled {title!r}",
             lambda: list(self._client.projects.list(title=title, page_size=100)),
         )
@@ -150,7 +150,7 @@ class LabelStudioServer:
 
     def create_project(self, title: str, description: str, label_config: str) -> int:
         """Create a project with our labelling config (no skipping, one annotation a task)."""
-        project = self._call(
+        project: Any = self._call(
             f"creating project {title!r}",
             lambda: self._client.projects.create(
                 title=title,
@@ -177,7 +177,7 @@ class LabelStudioServer:
 
     def task_items(self, project: int) -> list[tuple[int, str | None]]:
         """(task id, our item id or None) of every task of a project."""
-        tasks = self._call(
+        tasks: list[Any] = self._call(
             f"listing the tasks of project {project}",
             lambda: list(
                 self._client.tasks.list(
@@ -189,14 +189,15 @@ class LabelStudioServer:
 
     def import_tasks(self, project: int, tasks: list[dict[str, Any]]) -> int:
         """Import tasks (`{"data": ...}`) into a project; how many the server created."""
-        answer = self._call(
+        answer: Any = self._call(
             f"importing {len(tasks)} task(s) into project {project}",
             lambda: self._client.projects.import_tasks(
                 project, request=tasks, return_task_ids=True
             ),
         )
-        if answer.task_ids is not None:
-            return len(answer.task_ids)
+        created = getattr(answer, "task_ids", None)  # sent by the server, not in the SDK's model
+        if created is not None:
+            return len(created)
         return int(answer.task_count or 0)
 
     def export_json(self, project: int) -> list[Any]:
