@@ -99,7 +99,11 @@ def _exported_tasks(layout: AnnotationLayout, annotator: str, ids: list[str]) ->
     """The annotator's exported Label Studio tasks, checked against the manifest."""
     path = layout.label_studio(annotator)
     tasks = read_json(path)
-    found = [t.get("data", {}).get("item_id") for t in tasks] if isinstance(tasks, list) else None
+    found = (
+        [(t.get("data") or {}).get("item_id") if isinstance(t, dict) else None for t in tasks]
+        if isinstance(tasks, list)
+        else None
+    )
     if found != ids:
         raise InputError(
             f"the tasks of {annotator} differ from the manifest's items (export again)",
