@@ -8,7 +8,7 @@ of its tasks, so each annotator gets a project of their own, titled `<prefix> <a
 their project (`label-studio/projects.json`).
 
 **Push.** For each annotator: find the project by its title (or create it with
-`annotation/label-studio.xml`, no skip button, one annotation per task), list its tasks by our
+`[labelstudio] label_config`, no skip button, one annotation per task), list its tasks by our
 item id (`data.item_id`), and import only the annotator's tasks it lacks, then check that the
 project holds each of them exactly once. So a rerun (or a run after a crash midway) never
 duplicates projects or tasks. A project that holds tasks that are not the annotator's (the
@@ -19,9 +19,11 @@ twice, or a project of that title that tipqa did not make, is an error naming th
 `label-studio/pulled/<annotator>.json` (the raw export, kept even when incomplete), check it
 (extra tasks or annotations of unknown or foreign items, tasks missing from the project, tasks
 not annotated yet, then every check of `importing.read_label_studio`), and only then replace
-`<completed>/<annotator>.json` atomically. An annotator whose project has no annotation at all
-while a completed sheet (.csv / .xlsx) of theirs is present is skipped and counted (they worked
-in the spreadsheet). Problems of some annotators do not stop the others: their files are
+`<completed>/<annotator>.json` atomically, when its content changed: `AnnotationAgreement`
+knows the completed files by size and modification time, so it runs again exactly when some
+annotation changed. An annotator whose project has no annotation at all while a completed
+sheet (.csv / .xlsx) of theirs is present is skipped and counted (they worked in the
+spreadsheet). Problems of some annotators do not stop the others: their files are
 written, then one `PullIncomplete` lists every annotator that is not done and why; the stats
 file, which marks the pull finished, is written only when all are.
 """
@@ -33,16 +35,14 @@ from typing import Any
 
 from tqdm import tqdm
 
-from tipqa.annotation.importing import (
-    assignment_of,
-    completed_file,
-    read_label_studio,
-)
+from tipqa.annotation.importing import assignment_of, completed_file, read_label_studio
 from tipqa.annotation.items import AnnotationItem
 from tipqa.annotation.labelstudio_server import LabelStudioError, LabelStudioServer, shown_url
 from tipqa.annotation.layout import AnnotationLayout
 from tipqa.errors import ConfigError, InputError, TipqaError
+from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import atomic_open, read_json, read_records, write_json
+from tipqa.layout import ANNOTATION_PULL, ANNOTATION_PUSH
 from tipqa.stats import StageStats
 
 TITLE_LIMITS = (3, 50)
@@ -57,17 +57,6 @@ class PullIncomplete(TipqaError):
 def default_prefix(layout: AnnotationLayout) -> str:
     """`tipqa <run>/<pool>`: the run's name and the pool, from the annotation tree's path."""
     return f"tipqa {layout.root.parent.parent.name}/{layout.root.name}"
-
-
-def read_label_config(path: str) -> str:
-    """The labelling config at `path`; a relative path not found here is tried in the repository."""
-    candidates = [Path(path)]
-    if not Path(path).is_absolute():
-        candidates.append(Path(__file__).resolve().parents[2] / path)
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate.read_text("utf-8")
-    raise ConfigError(f"[labelstudio] label_config: no file {path!r}")
 
 
 def project_title(prefix: str, annotator: str) -> str:
@@ -198,16 +187,33 @@ def _push_one(
     return project
 
 
+def _stats(step: str, server: LabelStudioServer, record: StepRecord | None) -> StageStats:
+    """A push's or a pull's stats: the server (no credentials) and the token's user."""
+    provenance = record.provenance() if record is not None else None
+    stats = StageStats(step, info={"url": shown_url(server.url)}, provenance=provenance)
+    stats.info["user"] = server.check()
+    return stats
+
+
+def pushed_to(layout: AnnotationLayout) -> str | None:
+    """The server the last finished push went to (None before any): a push elsewhere reruns."""
+    if not layout.push_stats.exists():
+        return None
+    stats = read_json(layout.push_stats)
+    info = stats.get("info") if isinstance(stats, dict) else None
+    url = info.get("url") if isinstance(info, dict) else None
+    return url if isinstance(url, str) else None
+
+
 def push_annotation(
     server: LabelStudioServer,
     layout: AnnotationLayout,
     prefix: str,
     label_config: str,
-    info: dict[str, Any] | None = None,
+    record: StepRecord | None = None,
 ) -> StageStats:
     """Create (or find) every annotator's project and import their missing tasks; stats last."""
-    stats = StageStats("labelstudio_push", info={**(info or {}), "url": shown_url(server.url)})
-    stats.info["user"] = server.check()
+    stats = _stats(ANNOTATION_PUSH, server, record)
     projects: dict[str, dict[str, Any]] = {}
     for annotator, ids in tqdm(assignment(layout).items(), desc="push to Label Studio"):
         tasks = _exported_tasks(layout, annotator, ids)
@@ -266,7 +272,8 @@ def _pull_one(
     project = find_project(server, title)
     if project is None:
         raise InputError(
-            f"no project titled {title!r} at {shown_url(server.url)}: run PushAnnotation first"
+            f"no project titled {title!r} at {shown_url(server.url)}: run PushAnnotation (to "
+            f"push again after deleting projects, delete {layout.push_stats} first)"
         )
     tasks = server.export_json(project)
     raw = layout.pulled(annotator)
@@ -287,8 +294,13 @@ def _pull_one(
             f"project {title!r} ({server.project_url(project)}): {_shown(open_items)}"
         )
     annotations = read_label_studio(raw, annotator, assigned)
-    with atomic_open(Path(completed) / f"{annotator}.json") as handle:
-        handle.write(raw.read_bytes())
+    target, content = Path(completed) / f"{annotator}.json", raw.read_bytes()
+    if target.exists() and target.read_bytes() == content:
+        stats.add("annotators_unchanged")
+    else:
+        with atomic_open(target) as handle:
+            handle.write(content)
+        stats.add("annotators_updated")
     stats.add("annotators_pulled")
     stats.add("annotations_pulled", len(annotations))
     stats.add("problematic_flags", sum(a.problematic for a in annotations))
@@ -299,11 +311,10 @@ def pull_annotation(
     layout: AnnotationLayout,
     prefix: str,
     completed: Path,
-    info: dict[str, Any] | None = None,
+    record: StepRecord | None = None,
 ) -> StageStats:
     """Export every annotator's project into `completed/<annotator>.json`; stats when all are."""
-    stats = StageStats("labelstudio_pull", info={**(info or {}), "url": shown_url(server.url)})
-    stats.info["user"] = server.check()
+    stats = _stats(ANNOTATION_PULL, server, record)
     assigned = assignment_of(read_records(layout.key, AnnotationItem))
     problems: dict[str, str] = {}
     for annotator, ids in tqdm(assignment(layout).items(), desc="pull from Label Studio"):

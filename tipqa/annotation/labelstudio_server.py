@@ -16,32 +16,66 @@ import os
 import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 import orjson
 
 from tipqa.errors import ConfigError, MissingExtraError, TipqaError
-from tipqa.settings import Settings, knob
+from tipqa.fingerprint import content_hash
+from tipqa.settings import Settings, knob, setting
 
 URL_ENV = "LABEL_STUDIO_URL"
+REPOSITORY = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class LabelStudioSettings(Settings):
-    """[labelstudio]: which server and token, how projects are named, which config they get."""
+    """[labelstudio]: the Label Studio server, and the projects PushAnnotation makes there."""
 
-    url: str = ""  # empty: $LABEL_STUDIO_URL
-    api_key_env: str = "LABEL_STUDIO_API_KEY"
-    project_prefix: str = ""  # empty: "tipqa <run>/<pool>"
-    label_config: str = "annotation/label-studio.xml"
-    timeout: float = knob(60.0)
-    max_retries: int = knob(2)
-    import_batch: int = knob(100)
+    url: str = knob("", doc=f"the server (empty: ${URL_ENV}); any user:password is never shown")
+    api_key_env: str = knob(
+        "LABEL_STUDIO_API_KEY", doc="the environment variable that holds the API token"
+    )
+    project_prefix: str = setting(
+        "", doc="project titles are `<prefix> <annotator>` (empty: `tipqa <run>/<pool>`)"
+    )
+    label_config: str = knob(
+        "annotation/label-studio.xml", doc="the labelling config (its content is fingerprinted)"
+    )
+    timeout: float = knob(60.0, doc="seconds to wait for one answer of the server")
+    max_retries: int = knob(2, doc="retries of a request that failed to connect or timed out")
+    import_batch: int = knob(100, doc="tasks per import request and per page listed")
 
-    def shown(self) -> dict[str, Any]:
-        """Every field, the URL without credentials (for stats files)."""
-        return {**self.to_dict(), "url": shown_url(self.url) if self.url else ""}
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.timeout <= 0 or self.max_retries < 0 or self.import_batch < 1:
+            raise ConfigError(
+                "[labelstudio] timeout must be positive, max_retries at least 0 and "
+                "import_batch at least 1"
+            )
+
+    def identity(self) -> dict[str, Any]:
+        """The project prefix and the labelling config's content hash (not its path)."""
+        return {**super().identity(), "label_config_sha256": content_hash(self.config_path())}
+
+    def config_path(self) -> Path:
+        """The labelling config file; a relative path not found here is tried in the repository."""
+        path = Path(self.label_config)
+        candidates = [path] if path.is_absolute() else [path, REPOSITORY / path]
+        for candidate in candidates:
+            if candidate.is_file():
+                return candidate
+        raise ConfigError(f"[labelstudio] label_config: no file {self.label_config!r}")
+
+    def label_config_text(self) -> str:
+        """The labelling config a project gets."""
+        return self.config_path().read_text("utf-8")
+
+    def server_url(self) -> str:
+        """The server's URL (from the settings or the environment), empty when neither has one."""
+        return (self.url or os.environ.get(URL_ENV, "")).strip().rstrip("/")
 
 
 class LabelStudioError(TipqaError):
@@ -84,7 +118,7 @@ class LabelStudioServer:
             from label_studio_sdk.core.api_error import ApiError
         except ImportError as exc:
             raise MissingExtraError("label-studio-sdk", "labelstudio") from exc
-        url = (settings.url or os.environ.get(URL_ENV, "")).strip().rstrip("/")
+        url = settings.server_url()
         if not url:
             raise ConfigError(f"no Label Studio URL: set [labelstudio] url or {URL_ENV}")
         if not os.environ.get(settings.api_key_env, "").strip():
