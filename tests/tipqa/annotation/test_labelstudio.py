@@ -23,7 +23,6 @@ from tipqa.annotation.labelstudio import (
     project_items,
     pull_annotation,
     push_annotation,
-    read_label_config,
 )
 from tipqa.annotation.labelstudio_server import (
     LabelStudioError,
@@ -219,7 +218,7 @@ def test_push_page_annotate_pull_and_the_agreement_of_known_labels(
     label_studio, server, exported, tmp_path
 ) -> None:
     layout, prefix = exported, _prefix()
-    config = read_label_config("annotation/label-studio.xml")
+    config = LabelStudioSettings().label_config_text()
     first = push_annotation(server, layout, prefix, config)
     assert dict(first.counts) == {
         "projects": 3,
@@ -247,7 +246,13 @@ def test_push_page_annotate_pull_and_the_agreement_of_known_labels(
     completed = tmp_path / "completed"
     pulled = pull_annotation(server, layout, prefix, completed)
     assert pulled.counts["annotators_pulled"] == 3 and pulled.counts["annotations_pulled"] == 50
+    assert pulled.counts["annotators_updated"] == 3
     assert sorted(p.name for p in completed.iterdir()) == [f"{a}.json" for a in (A, B, C)]
+    times = {p.name: p.stat().st_mtime_ns for p in completed.iterdir()}
+    unchanged = pull_annotation(server, layout, prefix, completed)
+    assert unchanged.counts["annotators_unchanged"] == 3
+    assert "annotators_updated" not in unchanged.counts
+    assert {p.name: p.stat().st_mtime_ns for p in completed.iterdir()} == times
 
     agreement_report(layout, completed, resamples=20, seed=0)
     report = read_json(layout.report_json)
@@ -274,7 +279,7 @@ def _judge(items: list[AnnotationItem], item_id: str) -> str:
 
 def test_push_refuses_a_project_holding_tasks_of_another_annotator(server, exported) -> None:
     layout, prefix = exported, _prefix()
-    config = read_label_config("annotation/label-studio.xml")
+    config = LabelStudioSettings().label_config_text()
     push_annotation(server, layout, prefix, config)
     projects = read_json(layout.label_studio_projects)
     foreign = read_json(layout.label_studio(B))[0]
@@ -290,7 +295,7 @@ def test_pull_names_every_incomplete_project_and_keeps_what_was_pulled(
     label_studio, server, exported, tmp_path
 ) -> None:
     layout, prefix = exported, _prefix()
-    config = read_label_config("annotation/label-studio.xml")
+    config = LabelStudioSettings().label_config_text()
     push_annotation(server, layout, prefix, config)
     items = read_records(layout.key, AnnotationItem)
     agreeing = {(i.item_id, a): (i.judge_label, False, "") for i in items for a in i.annotators}
@@ -336,7 +341,7 @@ def test_a_wrong_token_is_a_clear_error_that_does_not_show_it(
     wrong = "0badc0de" * 4
     monkeypatch.setenv("LABEL_STUDIO_URL", label_studio.url)
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", wrong)
-    config = read_label_config("annotation/label-studio.xml")
+    config = LabelStudioSettings().label_config_text()
     with pytest.raises(LabelStudioError) as error:
         push_annotation(LabelStudioServer(LabelStudioSettings()), exported, _prefix(), config)
     message = str(error.value)

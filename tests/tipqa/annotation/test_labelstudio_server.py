@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 from webdriver import free_port
 
-from tipqa.annotation.labelstudio import default_prefix, project_title, read_label_config
+from tipqa.annotation.labelstudio import default_prefix, project_title
 from tipqa.annotation.labelstudio_server import (
     LabelStudioError,
     LabelStudioServer,
@@ -49,10 +49,14 @@ def test_settings_parse_strictly_and_show_no_credentials() -> None:
     }
     settings = parse(LabelStudioSettings, "labelstudio", raw)
     assert settings.timeout == 5.0 and settings.api_key_env == "LABEL_STUDIO_API_KEY"
-    assert settings.shown()["url"] == "http://127.0.0.1:8080"
-    assert "timeout" not in settings.identity() and "import_batch" not in settings.identity()
+    assert settings.server_url() == "http://me:secret@127.0.0.1:8080"
+    assert sorted(settings.identity()) == ["label_config_sha256", "project_prefix"]
+    assert "secret" not in str(settings.identity())
     with pytest.raises(ConfigError, match="unknown key 'token'"):
         parse(LabelStudioSettings, "labelstudio", {"token": TOKEN})
+    with pytest.raises(ConfigError, match="import_batch at least 1"):
+        parse(LabelStudioSettings, "labelstudio", {"import_batch": "0"})
+    assert shown_url("http://me:secret@127.0.0.1:8080/") == "http://127.0.0.1:8080"
     assert shown_url("https://label.example.org/ls/") == "https://label.example.org/ls"
 
 
@@ -62,9 +66,9 @@ def test_project_titles_are_stable_and_within_label_studios_limit(tmp_path) -> N
     assert project_title("tipqa paper/dev", "annotator-01") == "tipqa paper/dev annotator-01"
     with pytest.raises(ConfigError, match=r"has 56 characters \(Label Studio allows 3 to 50\)"):
         project_title("tipqa " + "x" * 37, "annotator-01")
-    assert '<Choices name="relevant"' in read_label_config("annotation/label-studio.xml")
+    assert '<Choices name="relevant"' in LabelStudioSettings().label_config_text()
     with pytest.raises(ConfigError, match=r"label_config: no file 'nowhere\.xml'"):
-        read_label_config("nowhere.xml")
+        LabelStudioSettings(label_config="nowhere.xml").label_config_text()
 
 
 def test_missing_url_or_token_names_the_setting(sdk, monkeypatch) -> None:
