@@ -5,6 +5,7 @@ from pipelines.dataset import CreateDataset, Partition
 from pipelines.evaluate import Evaluate
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex, IndexFile, StartIndex
 from pipelines.inputs import MakeDemoWorld, PrepareQuestions
+from pipelines.labelstudio import PullAnnotation, PushAnnotation
 from pipelines.preview import PreviewCost
 from pipelines.publish import BuildHubFolder, BuildReport, MakeSplits, PublishDataset
 from pipelines.retry import RetryFailed
@@ -28,6 +29,8 @@ __all__ = [
     "PrepareQuestions",
     "PreviewCost",
     "PublishDataset",
+    "PullAnnotation",
+    "PushAnnotation",
     "RetryFailed",
     "StartIndex",
     "TokenJudge",

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from tipqa.annotation.labelstudio_server import LabelStudioSettings
 from tipqa.annotation.settings import AnnotationSettings
 from tipqa.corpus.base import CORPUS_READERS
 from tipqa.demo.world import DEMO, DemoSettings
@@ -122,6 +123,7 @@ class Config:
     splits: SplitSettings
     hub: HubSettings
     annotation: AnnotationSettings
+    labelstudio: LabelStudioSettings
     evaluate: EvaluateSettings
     answerers: tuple[Choice, ...]
 
@@ -167,6 +169,7 @@ SIMPLE_SECTIONS: dict[str, type[Settings]] = {
     "splits": SplitSettings,
     "hub": HubSettings,
     "annotation": AnnotationSettings,
+    "labelstudio": LabelStudioSettings,
     "evaluate": EvaluateSettings,
 }
 SEAMS: dict[str, tuple[Registry[Any], str, str, type[Settings] | None]] = {
@@ -208,6 +211,7 @@ def read_config(sections: Sections) -> Config:
         splits=splits,
         hub=section(HubSettings, "hub"),
         annotation=section(AnnotationSettings, "annotation"),
+        labelstudio=section(LabelStudioSettings, "labelstudio"),
         evaluate=section(EvaluateSettings, "evaluate"),
         answerers=read_answerers(sections),
     )

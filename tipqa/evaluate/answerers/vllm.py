@@ -9,6 +9,7 @@ question unanswered with an error (questions are short; that means a wrong `max_
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -54,16 +55,9 @@ class VLLMAnswererSettings(Settings):
         return {**super().identity(), "prompt_sha256": load_template(self.prompt).sha256}
 
     def engine_config(self) -> EngineConfig:
-        """The engine these settings ask for."""
-        return EngineConfig(
-            model=self.model,
-            tensor_parallel_size=self.tensor_parallel_size,
-            max_model_len=self.max_model_len,
-            dtype=self.dtype,
-            gpu_memory_utilization=self.gpu_memory_utilization,
-            enforce_eager=self.enforce_eager,
-            seed=self.seed,
-        )
+        """The engine these settings ask for (the same engine as a vLLM judge's of that model)."""
+        names = [field.name for field in dataclasses.fields(EngineConfig)]
+        return EngineConfig(**{name: getattr(self, name) for name in names})
 
 
 class VLLMAnswerer:
