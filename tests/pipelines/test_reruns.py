@@ -45,7 +45,7 @@ FROM_TOKEN_SEARCH = {TOKEN_SEARCH, *FROM_TOKEN_JUDGE}
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A demo world's files, read as a plain corpus and question file (so k1 sizes nothing)."""
     folder = tmp_path_factory.mktemp("inputs")
-    make_world(DemoSettings(600, 5, 2), 20, RunLayout(folder), StepRecord("world", {}))
+    make_world(DemoSettings(300, 5, 2), 20, RunLayout(folder), StepRecord("world", {}))
     return folder / "world"
 
 
