@@ -21,7 +21,7 @@ from tipqa.embedders.sentence_transformers import SentenceTransformerEmbedder
 from tipqa.errors import ConfigError, InputError
 from tipqa.records import Document
 from tipqa.stats import StageStats
-from tipqa.vector_index.faiss import FaissVectorIndex
+from tipqa.vector_index.faiss import FaissSettings, FaissVectorIndex
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "chunking"
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "corpus"
@@ -208,7 +208,7 @@ def test_embed_chunks_into_an_index_and_resume(tmp_path, embedder) -> None:
     docs = [Document(id=name, text=text) for name, text in ARTICLES.items()]
     splitter = make_splitter(embedder, 96, calibration_texts=ARTICLES.values())
     chunks = list(iter_chunks(docs, splitter))
-    index = FaissVectorIndex(tmp_path / "vi", embedder.dimension, kind="flat")
+    index = FaissVectorIndex(FaissSettings(kind="flat"), tmp_path / "vi", embedder.dimension)
     stats = StageStats("vector_index")
     counts = embed_chunks(
         embedder, iter(chunks), index, batch_size=4, checkpoint_every=8, stats=stats
@@ -221,7 +221,7 @@ def test_embed_chunks_into_an_index_and_resume(tmp_path, embedder) -> None:
     assert "Ganymede" in hits[0].text
     index.close()
 
-    again = FaissVectorIndex(tmp_path / "vi", embedder.dimension, kind="flat")
+    again = FaissVectorIndex(FaissSettings(kind="flat"), tmp_path / "vi", embedder.dimension)
     counts = embed_chunks(embedder, iter(chunks), again, batch_size=5, progress=False)
     assert counts["chunks_present"] == len(chunks)
     assert counts["chunks_embedded"] == 0

@@ -50,5 +50,5 @@ class VectorIndex(Protocol):
 
 
 VECTOR_INDEXES: Registry[VectorIndex] = Registry("vector index")
-VECTOR_INDEXES.add("faiss", "tipqa.vector_index.faiss:FaissVectorIndex")
+VECTOR_INDEXES.add("faiss", "tipqa.vector_index.faiss:create")
 VECTOR_INDEXES.add("elasticsearch", "tipqa.vector_index.elasticsearch:ElasticsearchVectorIndex")

@@ -10,23 +10,32 @@ An index is a folder:
 The manifest is the commit point: `finish` writes the FAISS file and then the manifest; on
 opening, SQLite rows beyond the manifest's count (an add that was never finished) are dropped.
 A folder without a manifest is an unfinished first build and starts empty.
+
+Defaults (`FaissSettings`): HNSW with M=32, efConstruction=200 and efSearch=256 kept recall@10
+at or above 0.95 against exact search on real MiniLM embeddings of 100k chunks and on 1M
+vectors drawn from their statistics, at more than 10x the speed of exact search
+(`python -m benchmarks.vector_recall`). FAISS runs its searches on OpenMP threads: on cores
+shared with other work, fewer threads (`threads`) can be faster than all of them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import sqlite3
 import tempfile
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from tipqa.errors import ConfigError, InputError
 from tipqa.jsonl import read_json, write_json
 from tipqa.records import Chunk, VectorHit
+from tipqa.settings import Settings, knob
 from tipqa.vector_index.base import as_matrix
 
 FORMAT = "tipqa-faiss"
@@ -53,38 +62,59 @@ def _in_batches(items: list[Any], size: int = _SQL_BATCH) -> Iterator[list[Any]]
         yield items[start : start + size]
 
 
+@dataclass(frozen=True)
+class FaissSettings(Settings):
+    """[vector_index] settings of the faiss backend.
+
+    `kind`, `hnsw_m` and `ef_construction` decide the built index; `ef_search` decides only
+    what a search returns (a reopened index takes the current value).
+    """
+
+    kind: Literal["hnsw", "flat"] = "hnsw"
+    hnsw_m: int = 32
+    ef_construction: int = 200
+    ef_search: int = 256
+    threads: int = knob(0, doc="OpenMP threads of FAISS (0: its default, every core)")
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ConfigError(f"unknown faiss index kind {self.kind!r}; known: {', '.join(KINDS)}")
+        if self.hnsw_m < 2 or self.ef_construction < 1 or self.ef_search < 1:
+            raise ConfigError(
+                "faiss index: ef_construction and ef_search must be >= 1 and hnsw_m >= 2"
+            )
+        if self.threads < 0:
+            raise ConfigError(f"faiss index: threads must be >= 0, got {self.threads}")
+
+
 class FaissVectorIndex:
     """A `VectorIndex` on disk: FAISS vectors plus chunk metadata in SQLite."""
 
     def __init__(
         self,
+        settings: FaissSettings,
         path: str | os.PathLike[str],
         dimension: int,
         *,
         similarity: str = "cosine",
-        kind: str = "hnsw",
-        hnsw_m: int = 32,
-        ef_construction: int = 80,
-        ef_search: int = 64,
     ) -> None:
-        if kind not in KINDS:
-            raise ConfigError(f"unknown faiss index kind {kind!r}; known: {', '.join(KINDS)}")
         if similarity not in SIMILARITIES:
             raise ConfigError(
                 f"unknown similarity {similarity!r}; known: {', '.join(SIMILARITIES)}"
             )
-        if dimension < 1 or hnsw_m < 2 or ef_construction < 1 or ef_search < 1:
-            raise ConfigError(
-                "faiss index: dimension, ef_construction and ef_search must be >= 1 and hnsw_m >= 2"
-            )
+        if dimension < 1:
+            raise ConfigError(f"faiss index: dimension must be >= 1, got {dimension}")
+        self.settings = settings
         self.path = Path(path)
         self.dimension = dimension
         self.similarity = similarity
-        self.kind = kind
-        self.hnsw_m = hnsw_m
-        self.ef_construction = ef_construction
-        self.ef_search = ef_search
+        self.kind = settings.kind
+        self.hnsw_m = settings.hnsw_m
+        self.ef_construction = settings.ef_construction
+        self.ef_search = settings.ef_search
         self._faiss = _import_faiss()
+        if settings.threads:
+            self._faiss.omp_set_num_threads(settings.threads)
         self.path.mkdir(parents=True, exist_ok=True)
         manifest = self._read_manifest()
         self._clear(everything=manifest is None)
@@ -337,3 +367,21 @@ class FaissVectorIndex:
     def __exit__(self, *exc: object) -> None:
         """Close the index."""
         self.close()
+
+
+def create(**options: Any) -> FaissVectorIndex:
+    """The index from a flat [vector_index] mapping, as `Registry.create_from` passes it.
+
+    wiring: lead -- transitional, until registries take settings objects.
+    """
+    runtime = {name: options.pop(name) for name in ("path", "dimension") if name in options}
+    similarity = options.pop("similarity", "cosine")
+    return FaissVectorIndex(FaissSettings(**options), similarity=similarity, **runtime)
+
+
+create.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY)
+        for name in ("path", "dimension", "similarity", *FaissSettings.keys())
+    ]
+)

@@ -70,7 +70,9 @@ def test_finish_counts(built: tuple) -> None:
 def test_search_agrees_with_exact_faiss(built: tuple, tmp_path: Path) -> None:
     faiss_module = pytest.importorskip("tipqa.vector_index.faiss")
     index, _ = built
-    exact = faiss_module.FaissVectorIndex(tmp_path / "flat", DIM, kind="flat")
+    exact = faiss_module.FaissVectorIndex(
+        faiss_module.FaissSettings(kind="flat"), tmp_path / "flat", DIM
+    )
     exact.add(CHUNKS, VECTORS)
     exact.finish()
     ours, truth = index.search(QUERIES, K), exact.search(QUERIES, K)
