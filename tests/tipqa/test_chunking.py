@@ -17,7 +17,10 @@ from tipqa.chunking import (
     iter_chunks,
     make_splitter,
 )
-from tipqa.embedders.sentence_transformers import SentenceTransformerEmbedder
+from tipqa.embedders.sentence_transformers import (
+    SentenceTransformerEmbedder,
+    SentenceTransformerSettings,
+)
 from tipqa.errors import ConfigError, InputError
 from tipqa.records import Document
 from tipqa.stats import StageStats
@@ -162,7 +165,7 @@ def test_embedder_splitter_fits_the_model(embedder: SentenceTransformerEmbedder)
 
 
 def test_prefix_tokens_are_reserved(embedder: SentenceTransformerEmbedder) -> None:
-    prefixed = SentenceTransformerEmbedder(passage_prefix="passage: ")
+    prefixed = SentenceTransformerEmbedder(SentenceTransformerSettings(passage_prefix="passage: "))
     splitter = make_splitter(prefixed, 64)
     assert splitter.overhead == embedder.count_tokens(["passage:"])[0]
     chunks = splitter.split("\n\n".join(ARTICLES.values()))

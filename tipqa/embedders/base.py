@@ -33,6 +33,4 @@ class Embedder(Protocol):
 
 
 EMBEDDERS: Registry[Embedder] = Registry("embedder")
-EMBEDDERS.add(
-    "sentence-transformers", "tipqa.embedders.sentence_transformers:SentenceTransformerEmbedder"
-)
+EMBEDDERS.add("sentence-transformers", "tipqa.embedders.sentence_transformers:create")

