@@ -50,7 +50,7 @@ def test_a_cached_export_is_reused_without_torch(exported, monkeypatch) -> None:
 
 
 def test_a_changed_model_exports_into_another_folder(tmp_path: Path, exported, monkeypatch) -> None:
-    copy = tmp_path / "all-MiniLM-L6-v2"
+    copy = tmp_path / MODEL.name
     shutil.copytree(MODEL, copy)
     assert export_folder(copy, tmp_path)[0].name == exported.folder.name
     (copy / "config_sentence_transformers.json").write_text('{"similarity_fn_name": "cosine"}')
