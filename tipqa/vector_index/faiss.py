@@ -11,11 +11,14 @@ The manifest is the commit point: `finish` writes the FAISS file and then the ma
 opening, SQLite rows beyond the manifest's count (an add that was never finished) are dropped.
 A folder without a manifest is an unfinished first build and starts empty.
 
-Defaults (`FaissSettings`): HNSW with M=32, efConstruction=200 and efSearch=256 kept recall@10
-at or above 0.95 against exact search on real MiniLM embeddings of 100k chunks and on 1M
-vectors drawn from their statistics, at more than 10x the speed of exact search
-(`python -m benchmarks.vector_recall`). FAISS runs its searches on OpenMP threads: on cores
-shared with other work, fewer threads (`threads`) can be faster than all of them.
+Defaults (`FaissSettings`): HNSW with M=64, efConstruction=400, efSearch=512, the one setting
+measured at recall@10 >= 0.95 against exact search on real MiniLM embeddings (0.953 on 49k
+chunks; M=32/200/256 gave 0.89; `python -m benchmarks.vector_recall`, results in
+`benchmarks/results/vectors.md`). Larger sizes lose recall at a fixed efSearch: raise it, or use
+`kind = "flat"` (exact), which on a CPU is also faster for batches of queries up to about 100k
+chunks. FAISS runs on OpenMP threads: on two cores shared with other work, one thread
+(`threads = 1`) made batched exact search 4.6x faster than two in one round and 0.8x in the
+next; under load, try `threads = 1`.
 """
 
 from __future__ import annotations
@@ -71,9 +74,9 @@ class FaissSettings(Settings):
     """
 
     kind: Literal["hnsw", "flat"] = "hnsw"
-    hnsw_m: int = 32
-    ef_construction: int = 200
-    ef_search: int = 256
+    hnsw_m: int = 64
+    ef_construction: int = 400
+    ef_search: int = 512
     threads: int = knob(0, doc="OpenMP threads of FAISS (0: its default, every core)")
 
     def __post_init__(self) -> None:

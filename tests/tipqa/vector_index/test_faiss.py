@@ -245,9 +245,9 @@ def test_settings_defaults_and_identity() -> None:
     settings = FaissSettings()
     assert (settings.kind, settings.hnsw_m, settings.ef_construction, settings.ef_search) == (
         "hnsw",
-        32,
-        200,
-        256,
+        64,
+        400,
+        512,
     )
     assert "threads" not in settings.identity()
     assert FaissSettings(threads=1).identity() == settings.identity()
