@@ -48,15 +48,10 @@ DEFAULT_EF = FaissSettings().ef_search
 
 def embedder(bf16: bool) -> Any:
     """The pipeline's embedder (the packaged MiniLM) on torch, as plain encode runs it."""
-    from tipqa.embedders.sentence_transformers import (
-        SentenceTransformerEmbedder,
-        SentenceTransformerSettings,
-    )
+    from tipqa.embedders.sentence_transformers import SentenceTransformerEmbedder
 
     precision = "bf16" if bf16 else "fp32"
-    return SentenceTransformerEmbedder(
-        SentenceTransformerSettings(runtime="torch", precision=precision)
-    )
+    return SentenceTransformerEmbedder.of(runtime="torch", precision=precision)
 
 
 def chunks_of(world: Path, model: Any, limit: int | None) -> tuple[list[Chunk], dict[str, Any]]:
@@ -96,7 +91,7 @@ def embedding_rows(chunks: list[Chunk], folder: Path) -> list[dict[str, Any]]:
     for bf16 in (False, True):
         model = embedder(bf16)
         shutil.rmtree(folder, ignore_errors=True)
-        index = FaissVectorIndex(FaissSettings(kind="flat"), folder, model.dimension)
+        index = FaissVectorIndex.at(folder, model.dimension, kind="flat")
         with stopwatch() as clock:
             embed_chunks(model, chunks, index, progress=False)
         mine = clock["seconds"]
@@ -158,7 +153,7 @@ def synthetic(anchors: np.ndarray, count: int, seed: int = 0) -> tuple[np.ndarra
 def build(folder: Path, kind: str, vectors: np.ndarray, texts: list[str], which) -> Any:
     """A FaissVectorIndex of `kind` holding the vectors (chunk rows carry the anchor's text)."""
     shutil.rmtree(folder, ignore_errors=True)
-    index = FaissVectorIndex(FaissSettings(kind=kind), folder, vectors.shape[1])
+    index = FaissVectorIndex.at(folder, vectors.shape[1], kind=kind)
     for start in range(0, len(vectors), ADD_BATCH):
         block = range(start, min(len(vectors), start + ADD_BATCH))
         chunks = [Chunk(f"c{i}", f"d{i}", 0, texts[which[i]]) for i in block]
@@ -202,7 +197,7 @@ def index_rows(size: int, anchors: np.ndarray, texts: list[str], queries: np.nda
     with stopwatch() as clock:
         build(folder, "hnsw", vectors, texts, which).close()
     for ef in EF_SEARCH:
-        index = FaissVectorIndex(FaissSettings(kind="hnsw", ef_search=ef), folder, vectors.shape[1])
+        index = FaissVectorIndex.at(folder, vectors.shape[1], kind="hnsw", ef_search=ef)
         found = [[h.chunk_id for h in hits] for hits in index.search(queries, K)]
         row = {**base, "kind": f"hnsw ef={ef}", "recall_at_10": _recall(found, exact)}
         if ef == DEFAULT_EF:

@@ -21,6 +21,7 @@ from tipqa.jsonl import read_records
 from tipqa.judges.rules import RuleJudge
 from tipqa.keywords.rules import RuleKeywordExtractor
 from tipqa.layout import ShardLayout
+from tipqa.place import IndexPlace
 from tipqa.records import Chunk, Decision, VectorCandidates
 from tipqa.token_index.tantivy import TantivyTokenIndex
 from tipqa.vector_index.faiss import FaissSettings, FaissVectorIndex
@@ -32,7 +33,7 @@ ADD = 20_000
 
 def _index(folder: Path, settings: FaissSettings, chunks: list[Chunk], vectors: np.ndarray) -> Any:
     """A finished FaissVectorIndex of the chunks with their cached vectors."""
-    index = FaissVectorIndex(settings, folder, vectors.shape[1])
+    index = FaissVectorIndex(settings, IndexPlace(folder), vectors.shape[1])
     for start in range(0, len(chunks), ADD):
         index.add(chunks[start : start + ADD], vectors[start : start + ADD])
     index.finish()

@@ -10,16 +10,17 @@ precision are part of the embedder's name and settings, so they identify the vec
 
 from __future__ import annotations
 
-import inspect
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Any, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 import numpy as np
 
 from tipqa.embedders.base import Similarity
 from tipqa.errors import ConfigError, InputError
-from tipqa.settings import Settings, knob
+from tipqa.settings import Settings, knob, search_only, setting
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
@@ -66,41 +67,78 @@ Precision = Literal["auto", "fp32", "bf16", "fp16"]
 CPU_RUNTIME = "onnx"
 
 
+def model_folder(model: str, *, weights: bool = False) -> Path:
+    """The local folder of a model: packaged, a folder, or a Hub id in the Hugging Face cache.
+
+    Without `weights` only the cached configuration files are needed (nothing is downloaded);
+    with them, a Hub id not cached yet is downloaded, as sentence-transformers itself would.
+    """
+    location = Path(resolve_model_location(model))
+    if location.is_dir():
+        return location
+    from huggingface_hub import snapshot_download
+
+    options: dict[str, Any] = (
+        {} if weights else {"local_files_only": True, "allow_patterns": ["*.json"]}
+    )
+    try:
+        return Path(snapshot_download(model, **options))
+    except Exception as exc:  # the hub client raises many kinds; all mean "not available"
+        raise ConfigError(
+            f"embedder {model!r} is neither a folder nor in the Hugging Face cache "
+            f"({type(exc).__name__}: {exc})"
+        ) from exc
+
+
 @dataclass(frozen=True)
 class SentenceTransformerSettings(Settings):
-    """[embedder] settings of the sentence-transformers backend.
+    """[embedder] of the sentence-transformers backend.
 
     `runtime` "auto" is the CPU default (`CPU_RUNTIME`) on device "cpu" and torch elsewhere;
     `precision` "auto" is fp32 on a CPU and fp16 on a GPU. "openvino" and "onnx" run an fp32
     ONNX export on the CPU; "torch" is plain sentence-transformers (fp32, bf16 autocast or
-    fp16 weights).
+    fp16 weights). The fingerprint holds what "auto" resolves to, so moving a build from a
+    CPU to a GPU re-embeds. `query_prefix` / `passage_prefix` None: the model's own (known
+    models such as e5 get theirs); write a prefix that ends in a space as a JSON string,
+    `"query: "`.
     """
 
-    model: str = DEFAULT_MODEL
-    runtime: Runtime = "auto"
-    precision: Precision = "auto"
-    device: str = "cpu"
-    query_prefix: str | None = None
+    RETIRED_KEYS: ClassVar[Mapping[str, str]] = {
+        "bf16": "bf16 = true is now runtime = torch with precision = bf16",
+    }
+
+    model: str = setting(DEFAULT_MODEL, doc="the bundled MiniLM, a local folder or a Hub id")
+    runtime: Runtime = setting(
+        "auto", doc="auto (onnx on a CPU, torch elsewhere), onnx, openvino or torch"
+    )
+    precision: Precision = setting(
+        "auto", doc="auto (fp32; fp16 on a GPU); bf16 and fp16 need runtime = torch"
+    )
+    query_prefix: str | None = search_only(None)
     passage_prefix: str | None = None
-    normalize: bool = True
+    normalize: bool = setting(True, doc="unit-length vectors (cosine similarity)")
+    device: str = knob("cpu", doc="cpu, cuda, cuda:1, mps ... (onnx and openvino: cpu only)")
     batch_size: int = knob(64, doc="texts per forward pass")
     threads: int = knob(0, doc="CPU threads of the ONNX runtimes (0: all cores)")
-    export_dir: str | None = knob(None, doc="ONNX export cache (default ~/.cache/tipqa)")
+    export_dir: str | None = knob(
+        None, doc="ONNX export cache (default $TIPQA_CACHE_DIR or ~/.cache/tipqa)"
+    )
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.batch_size < 1:
-            raise ConfigError(f"embedder batch_size must be >= 1, got {self.batch_size}")
+            raise ConfigError(f"[embedder] batch_size must be >= 1, got {self.batch_size}")
         if self.threads < 0:
-            raise ConfigError(f"embedder threads must be >= 0 (0: all cores), got {self.threads}")
+            raise ConfigError(f"[embedder] threads must be >= 0 (0: all cores), got {self.threads}")
         runtime, precision = self.resolved()
         if runtime != "torch" and not self.device.startswith("cpu"):
             raise ConfigError(
-                f"embedder runtime {runtime} runs on the CPU, not on {self.device!r}: "
+                f"[embedder] runtime {runtime} runs on the CPU, not on device = {self.device}: "
                 "use runtime = torch"
             )
         if runtime != "torch" and precision != "fp32":
             raise ConfigError(
-                f"embedder precision {precision} needs runtime = torch ({runtime} runs fp32)"
+                f"[embedder] precision = {precision} needs runtime = torch ({runtime} runs fp32)"
             )
 
     def resolved(self) -> tuple[str, str]:
@@ -111,6 +149,24 @@ class SentenceTransformerSettings(Settings):
         if precision == "auto":
             precision = "fp32" if on_cpu or runtime != "torch" else "fp16"
         return runtime, precision
+
+    def identity(self) -> dict[str, Any]:
+        """The fingerprinted settings, with runtime and precision as "auto" resolves them."""
+        runtime, precision = self.resolved()
+        return {**super().identity(), "runtime": runtime, "precision": precision}
+
+    def max_seq_length(self) -> int:
+        """The model's maximum sequence length, from its configuration files (no weights)."""
+        folder = model_folder(self.model)
+        for name, key in (("sentence_bert_config.json", "max_seq_length"), ("config.json", None)):
+            path = folder / name
+            if not path.is_file():
+                continue
+            data = json.loads(path.read_text())
+            value = data.get(key) if key else data.get("max_position_embeddings")
+            if isinstance(value, int) and value > 0:
+                return value
+        raise ConfigError(f"embedder {self.model!r}: no maximum sequence length in {folder}")
 
 
 class _Encoder(Protocol):
@@ -126,28 +182,12 @@ class _Encoder(Protocol):
     def count(self, texts: list[str]) -> list[int]: ...
 
 
-def _local_folder(model: str) -> Path:
-    """A local folder of the model: the path itself, or its snapshot in the Hugging Face cache."""
-    location = resolve_model_location(model)
-    if Path(location).is_dir():
-        return Path(location)
-    from huggingface_hub import snapshot_download
-
-    try:
-        return Path(snapshot_download(location))
-    except Exception as exc:  # the hub client raises many kinds; all mean "not available"
-        raise ConfigError(
-            f"cannot load embedding model {model!r}: not a local folder, and the Hugging Face "
-            f"cache has no copy ({type(exc).__name__}: {exc})"
-        ) from exc
-
-
 def _onnx_encoder(settings: SentenceTransformerSettings, runtime: str) -> _Encoder:
     """An ONNX export of the model (made now if not cached) on OpenVINO or ONNX Runtime."""
     from tipqa.embedders.export import ensure_export
     from tipqa.embedders.onnx_encoder import OnnxEncoder
 
-    folder = _local_folder(settings.model)
+    folder = model_folder(settings.model, weights=True)
     root = Path(settings.export_dir) if settings.export_dir else None
     info = ensure_export(folder, root)
     engine = "openvino" if runtime == "openvino" else "onnxruntime"
@@ -184,8 +224,8 @@ def _check_texts(texts: list[str]) -> None:
 class SentenceTransformerEmbedder:
     """An `Embedder` backed by a sentence-transformers model (local folder or Hub id)."""
 
-    def __init__(self, settings: SentenceTransformerSettings | None = None) -> None:
-        self.settings = settings or SentenceTransformerSettings()
+    def __init__(self, settings: SentenceTransformerSettings) -> None:
+        self.settings = settings
         self.runtime, self.precision = self.settings.resolved()
         self.model_name = self.settings.model
         self.batch_size = self.settings.batch_size
@@ -200,6 +240,11 @@ class SentenceTransformerEmbedder:
         native = _SIMILARITY_NAMES.get(self._encoder.similarity_fn_name, "cosine")
         self.similarity: Similarity = "cosine" if self.normalize else native
         self.name = self._make_name()
+
+    @classmethod
+    def of(cls, model: str = DEFAULT_MODEL, **settings: Any) -> SentenceTransformerEmbedder:
+        """The embedder of `model`, with `SentenceTransformerSettings(**settings)` (library use)."""
+        return cls(SentenceTransformerSettings(model=model, **settings))
 
     def _load(self) -> _Encoder:
         """The runtime's encoder with the model loaded."""
@@ -262,25 +307,3 @@ class SentenceTransformerEmbedder:
         if not texts:
             return []
         return self._encoder.count([self.passage_prefix + text for text in texts])
-
-
-_LEGACY_KEYS = ("bf16",)
-
-
-def create(**options: Any) -> SentenceTransformerEmbedder:
-    """The embedder from a flat [embedder] mapping, as `Registry.create_from` passes it.
-
-    wiring: lead -- transitional, until registries take settings objects; `bf16 = true` of
-    the old configuration means runtime torch with precision bf16.
-    """
-    if options.pop("bf16", False):
-        options = {"runtime": "torch", "precision": "bf16", **options}
-    return SentenceTransformerEmbedder(SentenceTransformerSettings(**options))
-
-
-create.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-    [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY)
-        for name in (*SentenceTransformerSettings.keys(), *_LEGACY_KEYS)
-    ]
-)

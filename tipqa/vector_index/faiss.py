@@ -24,7 +24,6 @@ next; under load, try `threads = 1`.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import os
 import sqlite3
 import tempfile
@@ -37,15 +36,15 @@ import numpy as np
 
 from tipqa.errors import ConfigError, InputError
 from tipqa.jsonl import read_json, write_json
+from tipqa.place import IndexPlace
 from tipqa.records import Chunk, VectorHit
-from tipqa.settings import Settings, knob
+from tipqa.settings import Settings, knob, search_only, setting
 from tipqa.vector_index.base import as_matrix
 
 FORMAT = "tipqa-faiss"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 DATABASE = "chunks.sqlite3"
-KINDS = ("flat", "hnsw")
 SIMILARITIES = ("cosine", "dot_product", "l2_norm")
 BLAS_THRESHOLD = 20
 _SQL_BATCH = 500
@@ -67,21 +66,20 @@ def _in_batches(items: list[Any], size: int = _SQL_BATCH) -> Iterator[list[Any]]
 
 @dataclass(frozen=True)
 class FaissSettings(Settings):
-    """[vector_index] settings of the faiss backend.
+    """[vector_index] of the FAISS backend.
 
     `kind`, `hnsw_m` and `ef_construction` decide the built index; `ef_search` decides only
     what a search returns (a reopened index takes the current value).
     """
 
-    kind: Literal["hnsw", "flat"] = "hnsw"
-    hnsw_m: int = 64
-    ef_construction: int = 400
-    ef_search: int = 512
+    kind: Literal["flat", "hnsw"] = setting("hnsw", doc="flat (exact) or hnsw")
+    hnsw_m: int = setting(64, doc="HNSW graph degree")
+    ef_construction: int = setting(400, doc="HNSW build depth")
+    ef_search: int = search_only(512, doc="HNSW search depth")
     threads: int = knob(0, doc="OpenMP threads of FAISS (0: its default, every core)")
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ConfigError(f"unknown faiss index kind {self.kind!r}; known: {', '.join(KINDS)}")
+        super().__post_init__()
         if self.hnsw_m < 2 or self.ef_construction < 1 or self.ef_search < 1:
             raise ConfigError(
                 "faiss index: ef_construction and ef_search must be >= 1 and hnsw_m >= 2"
@@ -96,9 +94,8 @@ class FaissVectorIndex:
     def __init__(
         self,
         settings: FaissSettings,
-        path: str | os.PathLike[str],
+        place: IndexPlace,
         dimension: int,
-        *,
         similarity: str = "cosine",
     ) -> None:
         if similarity not in SIMILARITIES:
@@ -108,7 +105,7 @@ class FaissVectorIndex:
         if dimension < 1:
             raise ConfigError(f"faiss index: dimension must be >= 1, got {dimension}")
         self.settings = settings
-        self.path = Path(path)
+        self.path = Path(place.path)
         self.dimension = dimension
         self.similarity = similarity
         self.kind = settings.kind
@@ -145,6 +142,17 @@ class FaissVectorIndex:
         self._added = 0
         self._duplicates = 0
         self._nonfinite = 0
+
+    @classmethod
+    def at(
+        cls,
+        path: str | os.PathLike[str],
+        dimension: int,
+        similarity: str = "cosine",
+        **settings: Any,
+    ) -> FaissVectorIndex:
+        """The index in folder `path`, with `FaissSettings(**settings)` (library use)."""
+        return cls(FaissSettings(**settings), IndexPlace(Path(path)), dimension, similarity)
 
     def _read_manifest(self) -> dict[str, Any] | None:
         """The manifest of a finished index (checked against the parameters), or None."""
@@ -262,6 +270,10 @@ class FaissVectorIndex:
         self._added += len(keep)
         self._dirty = True
 
+    def checkpoint(self) -> dict[str, float]:
+        """Make what was added durable (the same as `finish` for FAISS)."""
+        return self.finish()
+
     def finish(self) -> dict[str, float]:
         """Write the vectors and the manifest atomically; return counts for the stats file."""
         if self._dirty:
@@ -370,21 +382,3 @@ class FaissVectorIndex:
     def __exit__(self, *exc: object) -> None:
         """Close the index."""
         self.close()
-
-
-def create(**options: Any) -> FaissVectorIndex:
-    """The index from a flat [vector_index] mapping, as `Registry.create_from` passes it.
-
-    wiring: lead -- transitional, until registries take settings objects.
-    """
-    runtime = {name: options.pop(name) for name in ("path", "dimension") if name in options}
-    similarity = options.pop("similarity", "cosine")
-    return FaissVectorIndex(FaissSettings(**options), similarity=similarity, **runtime)
-
-
-create.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-    [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY)
-        for name in ("path", "dimension", "similarity", *FaissSettings.keys())
-    ]
-)

@@ -111,5 +111,5 @@ def test_bad_input(cpu) -> None:
 def test_a_hub_id_without_a_cached_copy_is_a_config_error(exports, monkeypatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     settings = SentenceTransformerSettings(model="nobody/no-such-model", export_dir=exports)
-    with pytest.raises(ConfigError, match="cache has no copy"):
+    with pytest.raises(ConfigError, match="neither a folder nor in the Hugging Face cache"):
         SentenceTransformerEmbedder(settings)

@@ -17,7 +17,7 @@ from tipqa.errors import ConfigError, InputError
 
 def torch_embedder(**options) -> SentenceTransformerEmbedder:
     """An embedder on the torch runtime (the plain sentence-transformers path)."""
-    return SentenceTransformerEmbedder(SentenceTransformerSettings(runtime="torch", **options))
+    return SentenceTransformerEmbedder.of(runtime="torch", **options)
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +45,7 @@ def test_default_model_is_the_packaged_folder() -> None:
 def test_loads_offline_with_normalised_384_d_vectors(embedder: SentenceTransformerEmbedder) -> None:
     assert embedder.dimension == 384
     assert embedder.max_seq_length == 256
+    assert embedder.settings.max_seq_length() == 256  # from the config files, no weights
     assert embedder.similarity == "cosine"
     vectors = embedder.encode_passages(["The river flows east.", "Bees make honey.", "x"])
     assert vectors.shape == (3, 384)
@@ -181,19 +182,31 @@ def test_inconsistent_settings_are_config_errors(options: dict, message: str) ->
 
 def test_only_knobs_stay_out_of_the_identity() -> None:
     identity = SentenceTransformerSettings().identity()
-    assert {"model", "runtime", "precision", "device", "normalize"} <= identity.keys()
-    assert not {"batch_size", "threads", "export_dir"} & identity.keys()
+    assert {"model", "runtime", "precision", "normalize"} <= identity.keys()
+    assert not {"device", "batch_size", "threads", "export_dir"} & identity.keys()
 
 
-def test_registry_creates_it_from_a_flat_section() -> None:
-    created = EMBEDDERS.create_from(
-        "sentence-transformers",
-        {"backend": "sentence-transformers", "batch_size": 8, "bf16": False},
+def test_the_identity_holds_what_auto_resolves_to() -> None:
+    cpu, gpu = SentenceTransformerSettings(), SentenceTransformerSettings(device="cuda")
+    assert (cpu.identity()["runtime"], cpu.identity()["precision"]) == ("onnx", "fp32")
+    assert (gpu.build_identity()["runtime"], gpu.build_identity()["precision"]) == ("torch", "fp16")
+    pinned = SentenceTransformerSettings(runtime="torch", precision="fp32")
+    assert (
+        pinned.identity()
+        == SentenceTransformerSettings(runtime="torch", precision="fp32", device="cuda").identity()
     )
+
+
+def test_registry_creates_it() -> None:
+    settings = EMBEDDERS.parse("sentence-transformers", "embedder", {"batch_size": "8"})
+    created = EMBEDDERS.create("sentence-transformers", settings)
     assert isinstance(created, SentenceTransformerEmbedder)
     assert created.batch_size == 8
     assert created.runtime == "onnx"
-    legacy = EMBEDDERS.create_from(
-        "sentence-transformers", {"bf16": True, "model": "all-MiniLM-L6-v2"}
-    )
-    assert (legacy.runtime, legacy.precision) == ("torch", "bf16")
+
+
+def test_the_retired_bf16_key_says_what_replaces_it() -> None:
+    with pytest.raises(
+        ConfigError, match=r"unknown key 'bf16'.*runtime = torch with precision = bf16"
+    ):
+        EMBEDDERS.parse("sentence-transformers", "embedder", {"bf16": "true"})
