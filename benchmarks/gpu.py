@@ -67,7 +67,7 @@ def judge_requests(
     documents: list[Document], questions: list[Question], folder: Path, words: int
 ) -> list[JudgeRequest]:
     """Every window of every first-k1 token candidate of `questions` in `documents`."""
-    index = TantivyTokenIndex(folder)
+    index = TantivyTokenIndex.at(folder)
     index.build(iter(documents))
     requests: list[JudgeRequest] = []
     for question, found in zip(questions, RuleKeywordExtractor().extract(questions), strict=True):
@@ -111,10 +111,10 @@ def measure_judge(model: Path, requests: list[JudgeRequest], args: argparse.Name
     """The judge's prompts/s and prompt tokens/s against vLLM's own generate, same prompts."""
     from vllm import SamplingParams
 
-    from tipqa.judges.vllm import VLLMJudge, shutdown_engine
+    from tipqa.judges.vllm import VLLMJudge, VLLMJudgeSettings, shutdown_engine
 
-    judge = VLLMJudge(
-        str(model),
+    settings = VLLMJudgeSettings(
+        model=str(model),
         batch_size=args.batch_size,
         max_model_len=args.max_model_len,
         dtype=args.dtype,
@@ -122,6 +122,7 @@ def measure_judge(model: Path, requests: list[JudgeRequest], args: argparse.Name
         enforce_eager=args.smoke,
         gpu_memory_utilization=args.gpu_memory_utilization,
     )
+    judge = VLLMJudge(settings)
     engine = judge.engine
     judge.judge(requests[: min(8, len(requests))])
     prompts = [p.token_ids for p in judge.prompts(requests) if p.error is None]

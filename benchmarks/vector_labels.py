@@ -17,6 +17,7 @@ import numpy as np
 from benchmarks.common import K1, corpus_files, world_questions
 from tipqa import steps
 from tipqa.corpus.files import FileCorpus
+from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_records
 from tipqa.judges.rules import RuleJudge
 from tipqa.keywords.rules import RuleKeywordExtractor
@@ -29,6 +30,7 @@ from tipqa.windows import WindowSettings
 
 K2 = 10
 ADD = 20_000
+RECORD = StepRecord("vector_labels", {})  # the steps' stats files record it; nothing reads them
 
 
 def _index(folder: Path, settings: FaissSettings, chunks: list[Chunk], vectors: np.ndarray) -> Any:
@@ -59,18 +61,18 @@ def label_changes(
     questions = world_questions(world)
     root = workdir / "labels"
     shutil.rmtree(root, ignore_errors=True)
-    token = TantivyTokenIndex(root / "token")
+    token = TantivyTokenIndex.at(root / "token")
     token.build(iter(FileCorpus(corpus_files(world), progress=False)))
     out = ShardLayout(root / "shard")
-    steps.extract_keywords(questions, RuleKeywordExtractor(), out)
-    steps.token_search(questions, token, K1, out)
-    steps.token_judge(questions, token.get, RuleJudge(), K1, WindowSettings(), out)
+    steps.extract_keywords(questions, RuleKeywordExtractor(), out, RECORD)
+    steps.token_search(questions, token, K1, out, RECORD)
+    steps.token_judge(questions, token.get, RuleJudge(), K1, WindowSettings(), out, RECORD)
     labels: dict[str, dict[str, str]] = {}
     hits: dict[str, dict[str, list[str]]] = {}
     for name, settings in (("default", FaissSettings()), ("exact", FaissSettings(kind="flat"))):
         index = _index(root / name, settings, chunks, vectors)
-        steps.vector_search(questions, embedder, index, K2, out)
-        steps.vector_judge(questions, RuleJudge(), out)
+        steps.vector_search(questions, embedder, index, K2, out, RECORD)
+        steps.vector_judge(questions, RuleJudge(), out, RECORD)
         index.close()
         decided = read_records(out.data("vector_decisions"), Decision)
         labels[name] = {d.question_id: d.label for d in decided}
