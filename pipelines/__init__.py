@@ -4,6 +4,7 @@ from pipelines.annotation import AnnotationAgreement, CompletedAnnotation, Expor
 from pipelines.dataset import CreateDataset, Partition
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex, IndexFile, StartIndex
 from pipelines.inputs import MakeDemoWorld, PrepareQuestions
+from pipelines.labelstudio import PullAnnotation, PushAnnotation
 from pipelines.preview import PreviewCost
 from pipelines.publish import BuildHubFolder, BuildReport, MakeSplits, PublishDataset
 from pipelines.retry import RetryFailed
@@ -26,6 +27,8 @@ __all__ = [
     "PrepareQuestions",
     "PreviewCost",
     "PublishDataset",
+    "PullAnnotation",
+    "PushAnnotation",
     "RetryFailed",
     "StartIndex",
     "TokenJudge",

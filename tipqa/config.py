@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from tipqa.annotation.labelstudio_server import LabelStudioSettings
 from tipqa.annotation.settings import AnnotationSettings
 from tipqa.corpus.base import CORPUS_READERS
 from tipqa.demo.world import DEMO, DemoSettings
@@ -120,6 +121,7 @@ class Config:
     splits: SplitSettings
     hub: HubSettings
     annotation: AnnotationSettings
+    labelstudio: LabelStudioSettings
 
     def layout(self) -> RunLayout:
         """The run's output tree."""
@@ -156,6 +158,7 @@ SIMPLE_SECTIONS: dict[str, type[Settings]] = {
     "splits": SplitSettings,
     "hub": HubSettings,
     "annotation": AnnotationSettings,
+    "labelstudio": LabelStudioSettings,
 }
 SEAMS: dict[str, tuple[Registry[Any], str, str, type[Settings] | None]] = {
     "token_index": (TOKEN_INDEXES, "backend", "tantivy", None),
@@ -196,6 +199,7 @@ def read_config(sections: Sections) -> Config:
         splits=splits,
         hub=section(HubSettings, "hub"),
         annotation=section(AnnotationSettings, "annotation"),
+        labelstudio=section(LabelStudioSettings, "labelstudio"),
     )
 
 

@@ -26,6 +26,8 @@ REPORT = "report"
 COST_PREVIEW = "cost_preview"
 ANNOTATION_EXPORT = "annotation_export"
 ANNOTATION_AGREEMENT = "annotation_agreement"
+ANNOTATION_PUSH = "annotation_push"
+ANNOTATION_PULL = "annotation_pull"
 
 SHARD_STEPS = (KEYWORDS, TOKEN_SEARCH, TOKEN_JUDGE, VECTOR_SEARCH, VECTOR_JUDGE)
 """The steps of Algorithm 1 that run per block of questions, in order."""

@@ -211,3 +211,17 @@ class Plan:
             "completed": [file_stat(path) for path in completed],
         }
         return StepRecord(steps.ANNOTATION_AGREEMENT, settings, inputs)
+
+    @functools.cached_property
+    def annotation_push(self) -> StepRecord:
+        """The Label Studio projects: the export, the project prefix and the labelling config."""
+        settings = {"labelstudio": self.config.labelstudio.identity()}
+        inputs = {steps.ANNOTATION_EXPORT: self.annotation_export.fingerprint}
+        return StepRecord(steps.ANNOTATION_PUSH, settings, inputs)
+
+    @functools.cached_property
+    def annotation_pull(self) -> StepRecord:
+        """A pull from Label Studio (it runs whenever asked: people's work is not an input)."""
+        settings = {"labelstudio": self.config.labelstudio.identity()}
+        inputs = {steps.ANNOTATION_PUSH: self.annotation_push.fingerprint}
+        return StepRecord(steps.ANNOTATION_PULL, settings, inputs)

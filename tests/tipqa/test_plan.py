@@ -11,6 +11,8 @@ from tipqa.config import read_config
 from tipqa.errors import ConfigError
 from tipqa.layout import (
     ANNOTATION_EXPORT,
+    ANNOTATION_PULL,
+    ANNOTATION_PUSH,
     COST_PREVIEW,
     HUB_FOLDER,
     KEYWORDS,
@@ -28,7 +30,8 @@ from tipqa.layout import (
 from tipqa.plan import Plan
 
 LOCAL = "http://127.0.0.1:9/v1"
-AFTER_JUDGING = {PARTITION, SPLITS, HUB_FOLDER, REPORT, ANNOTATION_EXPORT}
+LABEL_STUDIO = {ANNOTATION_PUSH, ANNOTATION_PULL}
+AFTER_JUDGING = {PARTITION, SPLITS, HUB_FOLDER, REPORT, ANNOTATION_EXPORT, *LABEL_STUDIO}
 FROM_VECTOR_SEARCH = {VECTOR_SEARCH, VECTOR_JUDGE, *AFTER_JUDGING}
 FROM_TOKEN_JUDGE = {TOKEN_JUDGE, *FROM_VECTOR_SEARCH, COST_PREVIEW}
 FROM_TOKEN_SEARCH = {TOKEN_SEARCH, *FROM_TOKEN_JUDGE}
@@ -73,6 +76,8 @@ def fingerprints(sections: dict[str, dict[str, str]]) -> dict[str, str]:
         REPORT: plan.report,
         COST_PREVIEW: plan.cost_preview("dev"),
         ANNOTATION_EXPORT: plan.annotation_export,
+        ANNOTATION_PUSH: plan.annotation_push,
+        ANNOTATION_PULL: plan.annotation_pull,
     }
     for step in (KEYWORDS, TOKEN_SEARCH, TOKEN_JUDGE, VECTOR_SEARCH, VECTOR_JUDGE):
         steps[step] = plan.shard("dev", step, 0)
@@ -124,7 +129,8 @@ CHANGES = [
     ("pool limit", "pool.dev", {"limit": "1"}, {QUESTIONS, *SHARD_STEPS_ON}),
     ("splits seed", "splits", {"seed": "3"}, {SPLITS, HUB_FOLDER, REPORT}),
     ("card name", "hub", {"pretty_name": "Mine"}, {HUB_FOLDER}),
-    ("annotation sample", "annotation", {"triplets": "100"}, {ANNOTATION_EXPORT}),
+    ("annotation sample", "annotation", {"triplets": "100"}, {ANNOTATION_EXPORT, *LABEL_STUDIO}),
+    ("Label Studio projects", "labelstudio", {"project_prefix": "paper"}, LABEL_STUDIO),
     ("judge concurrency (a knob)", "judge", {"max_concurrency": "2", "timeout": "5"}, set()),
     ("judge server (a knob)", "judge", {"base_url": "http://127.0.0.1:8/v1"}, set()),
     ("tantivy threads (knobs)", "token_index", {"threads": "1", "heap_mb": "64"}, set()),
@@ -133,6 +139,9 @@ CHANGES = [
     ("LLM cache (a knob)", "judge", {"cache": "false"}, set()),
     ("run name (a knob)", "build", {"name": "other", "output_root": "elsewhere"}, set()),
     ("publishing (knobs)", "hub", {"repo_id": "me/x", "private": "false"}, set()),
+    ("Label Studio server (knobs)", "labelstudio",
+     {"url": "http://127.0.0.1:8/", "api_key_env": "MY_TOKEN", "timeout": "5"}, set()),
+    ("completed files' folder (a knob)", "annotation", {"completed_dir": "elsewhere"}, set()),
 ]  # fmt: skip
 
 
@@ -223,3 +232,17 @@ def test_an_elasticsearch_cluster_is_part_of_the_index_without_credentials(
     assert Plan(read_config(other)).token_index.fingerprint != record.fingerprint
     with pytest.raises(ConfigError, match="TIPQA_ES_URL"):
         _ = Plan(read_config(merged(sections, "elasticsearch", url=""))).token_index
+
+
+def test_the_labelling_config_counts_by_its_content_not_its_path(tmp_path: Path) -> None:
+    shipped = Path(__file__).resolve().parents[2] / "annotation" / "label-studio.xml"
+    copy = tmp_path / "copy.xml"
+    copy.write_text(shipped.read_text())
+    before = fingerprints({})
+    moved = fingerprints({"labelstudio": {"label_config": str(copy)}})
+    assert moved == before
+    copy.write_text(shipped.read_text().replace("Choose yes or no", "Choose one"))
+    edited = fingerprints({"labelstudio": {"label_config": str(copy)}})
+    assert {step for step in before if before[step] != edited[step]} == LABEL_STUDIO
+    with pytest.raises(ConfigError, match=r"\[labelstudio\] label_config: no file 'nowhere.xml'"):
+        _ = Plan(read_config({"labelstudio": {"label_config": "nowhere.xml"}})).annotation_push
