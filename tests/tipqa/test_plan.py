@@ -119,7 +119,17 @@ CHANGES = [
      FROM_VECTOR_SEARCH | {COST_PREVIEW}),
     ("passage prefix", "embedder", {"passage_prefix": '"passage: "'},
      {VECTOR_INDEX, *FROM_VECTOR_SEARCH, COST_PREVIEW}),
+    ("embedder runtime", "embedder", {"runtime": "torch"},
+     {VECTOR_INDEX, *FROM_VECTOR_SEARCH, COST_PREVIEW}),
+    ("embedder precision", "embedder", {"runtime": "torch", "precision": "bf16"},
+     {VECTOR_INDEX, *FROM_VECTOR_SEARCH, COST_PREVIEW}),
+    ("device under runtime auto", "embedder", {"device": "cuda"},
+     {VECTOR_INDEX, *FROM_VECTOR_SEARCH, COST_PREVIEW}),
+    ("what auto means, spelled out", "embedder", {"runtime": "onnx", "precision": "fp32"}, set()),
     ("HNSW M", "vector_index", {"hnsw_m": "16"}, {VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
+    ("efConstruction", "vector_index", {"ef_construction": "200"},
+     {VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
+    ("faiss kind", "vector_index", {"kind": "flat"}, {VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
     ("efSearch", "vector_index", {"ef_search": "64"}, FROM_VECTOR_SEARCH),
     ("chunk overlap", "vector_index", {"chunk_overlap_tokens": "16"},
      {VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
@@ -142,7 +152,8 @@ CHANGES = [
     ("judge concurrency (a knob)", "judge", {"max_concurrency": "2", "timeout": "5"}, set()),
     ("judge server (a knob)", "judge", {"base_url": "http://127.0.0.1:8/v1"}, set()),
     ("tantivy threads (knobs)", "token_index", {"threads": "1", "heap_mb": "64"}, set()),
-    ("embedder batch (a knob)", "embedder", {"batch_size": "8", "device": "cuda"}, set()),
+    ("embedder knobs", "embedder", {"batch_size": "8", "threads": "1", "export_dir": "x"}, set()),
+    ("faiss threads (a knob)", "vector_index", {"threads": "1"}, set()),
     ("LLM cache (a knob)", "judge", {"cache": "false"}, set()),
     ("run name (a knob)", "build", {"name": "other", "output_root": "elsewhere"}, set()),
     ("publishing (knobs)", "hub", {"repo_id": "me/x", "private": "false"}, set()),
@@ -165,6 +176,13 @@ def test_a_setting_changes_exactly_the_steps_it_decides(
     sections = base(inputs)
     after = merged(sections, section, **values) if values else {**sections, section: {}}
     assert changed(sections, after) == expected, what
+
+
+def test_the_device_is_a_knob_once_runtime_and_precision_are_given(
+    inputs: dict[str, Path],
+) -> None:
+    pinned = merged(base(inputs), "embedder", runtime="torch", precision="fp32")
+    assert changed(pinned, merged(pinned, "embedder", device="cuda")) == set()
 
 
 def test_the_prompt_counts_by_its_content_not_its_name(inputs: dict[str, Path]) -> None:
