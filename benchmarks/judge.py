@@ -33,7 +33,7 @@ from tipqa.llm.prompts import load_template
 from tipqa.records import JudgeRequest, Judgment, Keywords, TokenCandidates
 from tipqa.stages.token import judge_token_candidates, search_tokens
 from tipqa.stats import StageStats
-from tipqa.token_index.tantivy import TantivySettings, TantivyTokenIndex
+from tipqa.token_index.tantivy import TantivyTokenIndex
 from tipqa.windows import WindowSettings
 
 
@@ -110,7 +110,7 @@ def run_size(size: int, workdir: Path, tokenizer: Any) -> dict[str, Any]:
     world = ensure_world(size, workdir)
     folder = workdir / f"judge-{size}"
     shutil.rmtree(folder, ignore_errors=True)
-    index = TantivyTokenIndex(TantivySettings(), path=folder)
+    index = TantivyTokenIndex.at(folder)
     index.build(iter(FileCorpus(corpus_files(world), progress=False)))
     questions = world_questions(world)
     keywords = {q.id: Keywords(q.id, extract_keywords(q.text)) for q in questions}

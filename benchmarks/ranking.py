@@ -46,7 +46,7 @@ from tipqa.records import (
 )
 from tipqa.stages.token import judge_token_candidates, search_tokens
 from tipqa.stats import StageStats
-from tipqa.token_index.tantivy import TantivySettings, TantivyTokenIndex
+from tipqa.token_index.tantivy import TantivyTokenIndex
 from tipqa.windows import WindowSettings
 
 ACCEPTED_PER_MILLE = 20
@@ -126,10 +126,10 @@ def latency(
 def run(folder: Path, workdir: Path, repeats: int) -> dict[str, Any]:
     """Every measurement on one world."""
     questions = read_records(folder / "questions.jsonl", Question)
-    index = TantivyTokenIndex(TantivySettings(), path=workdir / f"ranking-index-{folder.name}")
+    index = TantivyTokenIndex.at(workdir / f"ranking-index-{folder.name}")
     if not index.complete():
         index.build(iter(FileCorpus(corpus_files(folder), progress=False)))
-    pooled = TantivyTokenIndex(TantivySettings(ranking="bm25-pool"), path=index.path)
+    pooled = TantivyTokenIndex.at(index.path, ranking="bm25-pool")
     keywords = {q.id: Keywords(q.id, extract_keywords(q.text)) for q in questions}
     exact = search_tokens(questions, keywords, index, K1, StageStats("exact"))
     approx = search_tokens(questions, keywords, pooled, K1, StageStats("pool"))

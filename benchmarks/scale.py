@@ -47,7 +47,7 @@ from benchmarks.common import (
 )
 from benchmarks.lucene import Lucene, available
 from benchmarks.token_index import broad_queries, name_queries
-from tipqa.token_index.tantivy import TantivySettings, TantivyTokenIndex
+from tipqa.token_index.tantivy import TantivyTokenIndex
 from tipqa.token_index.tantivy_build import available_cores
 
 HUGE = 10_000_000
@@ -198,8 +198,8 @@ def searches(
     world: Path, files: list[Path], scratch: Path, threads: int, repeats: int, options: Any
 ) -> list[dict]:
     """Latency of each engine on each query set; Lucene's results must equal tantivy's."""
-    exact = TantivyTokenIndex(TantivySettings(), path=scratch / f"tantivy-{threads}")
-    pooled = TantivyTokenIndex(TantivySettings(ranking="bm25-pool"), path=exact.path)
+    exact = TantivyTokenIndex.at(scratch / f"tantivy-{threads}")
+    pooled = TantivyTokenIndex.at(exact.path, ranking="bm25-pool")
     sets = {"entity": name_queries(world), "broad": broad_queries(files, BROAD)}
     rows = []
     for name, asked in sets.items():
@@ -221,9 +221,7 @@ def searches(
                     raise AssertionError(f"Lucene and tantivy differ on {kw} / {al}")
             rows.append(_row(name, "lucene", matches, timings))
         if options.recount and name == "broad":
-            recount = TantivyTokenIndex(
-                TantivySettings(ranking="bm25-pool", rank_pool=10**7), path=exact.path
-            )
+            recount = TantivyTokenIndex.at(exact.path, ranking="bm25-pool", rank_pool=10**7)
             times = []
             for kw, al in asked[:RECOUNT_QUERIES]:
                 times.append(_timed(recount, kw, al))
@@ -303,7 +301,7 @@ def child(mode: str, args: list[str]) -> None:
         print(json.dumps([documents, corpus.stats.counts["text_bytes"]]))
         return
     folder, threads, files = Path(args[0]), int(args[1]), [Path(a) for a in args[2:]]
-    index = TantivyTokenIndex(TantivySettings(threads=threads), path=folder)
+    index = TantivyTokenIndex.at(folder, threads=threads)
     print(json.dumps(index.build(iter(FileCorpus(files, progress=False)))))
 
 

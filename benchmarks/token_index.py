@@ -34,7 +34,7 @@ from benchmarks.common import (
 from tipqa.corpus.files import FileCorpus
 from tipqa.keywords.rules import extract_keywords
 from tipqa.text import tokenize
-from tipqa.token_index.tantivy import TantivySettings, TantivyTokenIndex, frequency
+from tipqa.token_index.tantivy import TantivyTokenIndex, frequency
 
 FTS_BATCH = 2000
 RANK_POOL = 1000
@@ -62,7 +62,7 @@ def _rates(name: str, documents: int, text_bytes: int, seconds: float) -> dict[s
 
 def build_tantivy(files: list[Path], folder: Path) -> tuple[TantivyTokenIndex, dict[str, Any]]:
     """Build the tantivy index as the pipeline does (default heap and threads)."""
-    index = TantivyTokenIndex(TantivySettings(), path=folder)
+    index = TantivyTokenIndex.at(folder)
     corpus = FileCorpus(files, progress=False)
     with stopwatch() as clock:
         counts = index.build(iter(corpus))

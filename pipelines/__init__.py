@@ -2,8 +2,10 @@
 
 from pipelines.annotation import AnnotationAgreement, CompletedAnnotation, ExportAnnotation
 from pipelines.dataset import CreateDataset, Partition
-from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
+from pipelines.evaluate import Evaluate
+from pipelines.indexes import BuildTokenIndex, BuildVectorIndex, IndexFile, StartIndex
 from pipelines.inputs import MakeDemoWorld, PrepareQuestions
+from pipelines.labelstudio import PullAnnotation, PushAnnotation
 from pipelines.preview import PreviewCost
 from pipelines.publish import BuildHubFolder, BuildReport, MakeSplits, PublishDataset
 from pipelines.retry import RetryFailed
@@ -17,15 +19,20 @@ __all__ = [
     "BuildVectorIndex",
     "CompletedAnnotation",
     "CreateDataset",
+    "Evaluate",
     "ExportAnnotation",
     "ExtractKeywords",
+    "IndexFile",
     "MakeDemoWorld",
     "MakeSplits",
     "Partition",
     "PrepareQuestions",
     "PreviewCost",
     "PublishDataset",
+    "PullAnnotation",
+    "PushAnnotation",
     "RetryFailed",
+    "StartIndex",
     "TokenJudge",
     "TokenSearch",
     "VectorJudge",

@@ -23,7 +23,7 @@ from tipqa.corpus.files import FileCorpus
 from tipqa.errors import InputError
 from tipqa.jsonl import read_json, read_records
 from tipqa.records import Decision
-from tipqa.token_index.tantivy import TantivySettings, TantivyTokenIndex
+from tipqa.token_index.tantivy import TantivyTokenIndex
 
 NO_LOCK = {"log_level": "WARNING", "no_lock": "true"}
 QUESTION = {"id": "q1", "text": "Who founded Vellmar Abbey?", "answer": "Ana Brisk", "aliases": []}
@@ -108,7 +108,7 @@ def test_an_enormous_single_line_is_read_whole_and_indexed(tmp_path: Path) -> No
     path.write_bytes(doc(1) + orjson.dumps({"id": "big", "text": text}))  # no final newline
     documents = list(FileCorpus([path], progress=False))
     assert [d.id for d in documents] == ["d1", "big"] and documents[1].text == text
-    index = TantivyTokenIndex(TantivySettings(threads=1), path=tmp_path / "index")
+    index = TantivyTokenIndex.at(tmp_path / "index", threads=1)
     index.build(iter(documents))
     found = index.search(["Vellmar Abbey"], ["Ana Brisk"], 5)
     assert found.total == 1 and found.hits[0].doc_id == "big"

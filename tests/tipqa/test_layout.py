@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tipqa.layout import PoolLayout, RunLayout, ShardLayout
+from tipqa.layout import EvaluationLayout, PoolLayout, RunLayout, ShardLayout, model_slug
 
 
 def test_run_layout_paths(tmp_path: Path) -> None:
@@ -25,7 +25,7 @@ def test_pool_and_shard_paths(tmp_path: Path) -> None:
     assert pool.partition == pool.root / "partition"
     shard = pool.shard(7)
     assert shard == ShardLayout(pool.root / "shards" / "shard-00007")
-    assert shard.data("token_decisions") == shard.root / "token_decisions.jsonl"
+    assert shard.token_decisions == shard.root / "token_decisions.jsonl"
     assert shard.stats("token_judge") == shard.root / "token_judge.stats.json"
     assert pool.shard(123456).root.name == "shard-123456"
 
@@ -33,3 +33,19 @@ def test_pool_and_shard_paths(tmp_path: Path) -> None:
 def test_layouts_create_nothing(tmp_path: Path) -> None:
     RunLayout.of(tmp_path, "r").pool("dev").shard(0).data("x")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_evaluation_paths_and_model_folders(tmp_path: Path) -> None:
+    run = RunLayout.of(tmp_path, "r")
+    evaluation = run.evaluation("vllm", "EleutherAI/pythia-12b-deduped", "test")
+    root = tmp_path / "r" / "evaluate" / "vllm-EleutherAI--pythia-12b-deduped" / "test"
+    assert evaluation == EvaluationLayout(root)
+    assert evaluation.predictions == root / "predictions.jsonl"
+    assert evaluation.stats == root / "evaluate.stats.json"
+    assert evaluation.predictions_partial("0123456789abcdef").name == (
+        "predictions.0123456789ab.partial.jsonl"
+    )
+    assert model_slug("gpt-4o-mini") == "gpt-4o-mini"
+    assert model_slug("/models/a/llama") != model_slug("/models/b/llama")
+    assert model_slug("/models/a/llama").startswith("llama-")
+    assert model_slug("./llama").startswith("llama-") and model_slug("") == "model"

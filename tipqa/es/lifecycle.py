@@ -2,12 +2,14 @@
 the shard ledger and the completion marker.
 
 A build may be split into named shards (one per corpus file, one Luigi task each, many
-workers in parallel). Each finished shard is recorded as a document `shard:<name>` in the
-small index `<index>-tipqa-meta`; `finalize` checks that every expected shard is recorded,
-restores the serving settings, refreshes (and optionally force-merges), and writes the
-completion marker `complete` with the document count. `is_complete` is true only while the
-marker exists and the index still holds that many documents, so a finished index is never
-rebuilt and a deleted or damaged one is. Every record carries the index's UUID, so the
+workers in parallel). `start_build` creates the index (or puts an existing one into build
+mode: no replicas, no refresh) once, before the first shard; workers then only add to it.
+Each finished shard is recorded as a document `shard:<name>` in the small index
+`<index>-tipqa-meta`; `finalize`, once after the last shard, checks that every expected shard
+is recorded, restores the serving settings, refreshes (and optionally force-merges), and
+writes the completion marker `complete` with the document count. `is_complete` is true only
+while the marker exists and the index still holds that many documents, so a finished index is
+never rebuilt and a deleted or damaged one is. Every record carries the index's UUID, so the
 records of a deleted index never mark shards of a new index of the same name as done.
 """
 
@@ -16,18 +18,45 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 from tipqa.errors import ConfigError, TipqaError
 from tipqa.es import mappings
-from tipqa.es.client import body, error_type, import_elasticsearch, make_client
+from tipqa.es.client import (
+    EsConnection,
+    body,
+    error_type,
+    import_elasticsearch,
+    make_client,
+)
+from tipqa.settings import Settings, knob
 
 log = logging.getLogger(__name__)
 
 LEDGER_SUFFIX = "-tipqa-meta"
 COMPLETE_ID = "complete"
 FORCE_MERGE_POLL = "60s"
+
+
+@dataclass(frozen=True)
+class EsBuildSettings(Settings):
+    """What both Elasticsearch indexes share: how a build loads the cluster (all knobs)."""
+
+    replicas: int | None = knob(None, doc="replicas once built (None: the cluster's default)")
+    bulk_chunk_docs: int = knob(500, doc="documents per bulk request")
+    bulk_max_bytes: int = knob(50_000_000, doc="bytes per bulk request")
+    threads: int = knob(4, doc="parallel bulk requests")
+    max_retries: int = knob(8, doc="retries of bulk items rejected with 429")
+    initial_backoff: float = knob(1.0, doc="seconds before the first retry")
+    force_merge_segments: int | None = knob(None, doc="merge to this many segments once built")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if min(self.bulk_chunk_docs, self.bulk_max_bytes, self.threads) < 1:
+            raise ConfigError("bulk_chunk_docs, bulk_max_bytes and threads must be >= 1")
+        mappings.serving_settings(self.replicas)
 
 
 class IncompleteBuild(TipqaError):
@@ -40,14 +69,12 @@ class EsIndexBase:
     def __init__(
         self,
         index: str,
+        connection: EsConnection | None,
+        build: str,
         *,
-        url: str | None,
-        api_key_env: str,
-        ca_certs: str | None,
         shards: int,
         replicas: int | None,
         threads: int,
-        request_timeout: float,
         force_merge_segments: int | None,
         client: Any | None,
     ) -> None:
@@ -60,19 +87,13 @@ class EsIndexBase:
         mappings.serving_settings(replicas)
         self._es = import_elasticsearch()
         self.index = index
+        self.build_fingerprint = build
         self.ledger_index = index + LEDGER_SUFFIX
         self.shards = shards
         self.replicas = replicas
         self.threads = threads
         self.force_merge_segments = force_merge_segments
-        self.client = client or make_client(
-            url,
-            api_key_env=api_key_env,
-            ca_certs=ca_certs,
-            request_timeout=request_timeout,
-            connections=threads + 2,
-        )
-        self._building = False
+        self.client = client or make_client(connection, connections=threads + 2)
 
     def _creation_body(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """Settings and mappings of a new index (defined by each index kind)."""
@@ -86,21 +107,27 @@ class EsIndexBase:
         """True when the index exists in the cluster."""
         return bool(self.client.indices.exists(index=self.index))
 
+    def _meta(self) -> dict[str, Any]:
+        """`_meta.tipqa` of this index: its kind's and the fingerprint of the build it holds."""
+        return {**self._expected_meta(), "build": self.build_fingerprint}
+
     def _check_meta(self) -> None:
-        """Raise ConfigError when the existing index was made by other code or options."""
+        """Raise ConfigError when the existing index was made by other code or settings."""
         mapping = body(self.client.indices.get_mapping(index=self.index))
-        index_mapping = next(iter(mapping.values()), {})
+        index_mapping: dict[str, Any] = next(iter(mapping.values()), {})
         found = index_mapping.get("mappings", {}).get("_meta", {}).get("tipqa")
-        if found != self._expected_meta():
+        if found != self._meta():
             raise ConfigError(
-                f"Elasticsearch index {self.index!r} has _meta.tipqa={found!r}, "
-                f"expected {self._expected_meta()!r}: use another index name or delete it"
+                f"Elasticsearch index {self.index!r} has _meta.tipqa={found!r}, expected "
+                f"{self._meta()!r}: it was built with other settings or inputs; delete it "
+                "(and its -tipqa-meta ledger) or use another index name"
             )
 
     def _ensure_index(self) -> bool:
         """Create the index in build mode if missing; True if this call created it."""
         if not self.exists():
             settings, mapping = self._creation_body()
+            mapping = {**mapping, "_meta": {"tipqa": self._meta()}}
             try:
                 self.client.indices.create(index=self.index, settings=settings, mappings=mapping)
             except self._es.BadRequestError as exc:
@@ -112,13 +139,11 @@ class EsIndexBase:
         self._check_meta()
         return False
 
-    def _start_building(self) -> None:
-        """Make sure the index exists and is in build mode (once per object)."""
-        if self._building:
-            return
+    def start_build(self) -> None:
+        """Create the index in build mode, or put an existing one into build mode (once per
+        build, before the first shard: workers adding shards never change settings)."""
         if not self._ensure_index():
             self.client.indices.put_settings(index=self.index, settings=mappings.build_settings())
-        self._building = True
 
     def _serve(self) -> None:
         """Restore the serving settings and refresh, so that everything indexed is searchable."""
@@ -126,7 +151,6 @@ class EsIndexBase:
             index=self.index, settings=mappings.serving_settings(self.replicas)
         )
         self.client.indices.refresh(index=self.index)
-        self._building = False
 
     def _force_merge(self) -> None:
         """Merge to `force_merge_segments` segments per shard, waiting on the task."""
@@ -247,8 +271,7 @@ class EsIndexBase:
                 + (f" and {len(missing) - 20} more" if len(missing) > 20 else "")
             )
         started = time.perf_counter()
-        if not self._building:
-            self._ensure_index()
+        self._ensure_index()
         self._serve()
         self._force_merge()
         documents = self.count()

@@ -34,8 +34,9 @@ import orjson
 
 from tipqa.errors import ConfigError, InputError
 from tipqa.jsonl import read_json, write_json
+from tipqa.place import IndexPlace
 from tipqa.records import Document
-from tipqa.settings import Settings, knob
+from tipqa.settings import Settings, knob, search_only
 from tipqa.token_index import tantivy_schema as fields
 from tipqa.token_index.base import TokenResult
 from tipqa.token_index.tantivy_analysis import analyzer, tokenization
@@ -59,21 +60,21 @@ _GET_BATCH = 1024
 
 @dataclass(frozen=True)
 class TantivySettings(Settings):
-    """Settings of the tantivy token index (the path is given to the index itself).
+    """[token_index] of the tantivy backend.
 
-    `ranking`: "exact" (the default) ranks by frequency exactly at any number of matches;
-    "bm25-pool" is the former approximation: the `rank_pool` best matches by tantivy's BM25
-    ranked by frequency (exact only up to `rank_pool` matches). `threads`: worker processes
-    that write the index (0: one per core this process may use); `heap_mb`: the writers'
-    memory, shared among them.
+    `ranking = "bm25-pool"` is the former approximation: the `rank_pool` best matches by
+    tantivy's BM25, ranked by frequency (exact only up to `rank_pool` matches).
     """
 
-    ranking: Literal["exact", "bm25-pool"] = "exact"
-    rank_pool: int = 1000
-    heap_mb: int = knob(512)
-    threads: int = knob(0)
+    ranking: Literal["exact", "bm25-pool"] = search_only(
+        "exact", doc="frequency ranking: exact at any number of matches, or bm25-pool"
+    )
+    rank_pool: int = search_only(1000, doc="with bm25-pool: matches ranked by frequency")
+    heap_mb: int = knob(512, doc="writer memory in MB, shared by the worker processes")
+    threads: int = knob(0, doc="worker processes that write the index (0: one per core)")
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.threads < 0:
             raise ConfigError(f"tantivy threads must be at least 0 (all cores), got {self.threads}")
         if self.heap_mb < MIN_HEAP_MB_PER_WRITER:
@@ -82,8 +83,6 @@ class TantivySettings(Settings):
             )
         if self.rank_pool < 1:
             raise ConfigError(f"rank_pool must be at least 1, got {self.rank_pool}")
-        if self.ranking not in ("exact", "bm25-pool"):
-            raise ConfigError(f"tantivy ranking must be exact or bm25-pool, got {self.ranking!r}")
 
     def workers(self) -> int:
         """The number of processes a build uses."""
@@ -93,13 +92,16 @@ class TantivySettings(Settings):
 class TantivyTokenIndex:
     """A `TokenIndex` in a tantivy folder; phrase queries with exact counts, frequency ranking."""
 
-    def __init__(
-        self, settings: TantivySettings = TantivySettings(), *, path: str | os.PathLike[str]
-    ) -> None:
+    def __init__(self, settings: TantivySettings, place: IndexPlace) -> None:
         self.settings = settings
-        self.path = Path(path)
+        self.path = Path(place.path)
         self._index: Any = None
         self._ids: IdTable | None = None
+
+    @classmethod
+    def at(cls, path: str | os.PathLike[str], **settings: Any) -> TantivyTokenIndex:
+        """The index in folder `path`, with `TantivySettings(**settings)` (library use)."""
+        return cls(TantivySettings(**settings), IndexPlace(Path(path)))
 
     def complete(self) -> bool:
         """True when `path` holds a finished index (its marker file exists)."""

@@ -80,10 +80,10 @@ def test_lucene_ranks_the_query_body_as_the_definition_says(tmp_path: Path) -> N
 
 def test_lucene_and_tantivy_agree_where_ranking_is_hard(tmp_path: Path) -> None:
     """Long rare best documents, ties, overlapping phrases, more than 1,000 matches."""
-    from tipqa.token_index.tantivy import TantivySettings, TantivyTokenIndex
+    from tipqa.token_index.tantivy import TantivyTokenIndex
 
     documents = RANKING.corpus()
-    index = TantivyTokenIndex(TantivySettings(threads=1, heap_mb=64), path=tmp_path / "tantivy")
+    index = TantivyTokenIndex.at(tmp_path / "tantivy", threads=1, heap_mb=64)
     index.build(documents)
     results = lucene_results(tmp_path, documents, RANKING.QUERIES)
     for (keywords, aliases), result in zip(RANKING.QUERIES, results, strict=True):

@@ -18,7 +18,7 @@ from tipqa.records import (
 )
 from tipqa.stages.token import judge_token_candidates, search_tokens
 from tipqa.stats import StageStats
-from tipqa.token_index.tantivy import TantivySettings, TantivyTokenIndex
+from tipqa.token_index.tantivy import TantivyTokenIndex
 from tipqa.windows import WindowSettings, judge_windows
 
 KW = "Kellan Dusk"
@@ -259,7 +259,7 @@ def test_no_candidates_go_to_vector_without_judging() -> None:
 
 
 def test_search_tokens_keeps_k1_hits_and_the_total(tmp_path: Path) -> None:
-    index = TantivyTokenIndex(TantivySettings(heap_mb=64, threads=1), path=tmp_path / "token")
+    index = TantivyTokenIndex.at(tmp_path / "token", heap_mb=64, threads=1)
     index.build(
         [
             Document("a", f"{KW} was born in {ALIAS}. {KW} again."),

@@ -20,7 +20,7 @@ from tipqa.records import Document, Keywords, TokenCandidates, TokenHit
 from tipqa.stages.token import judge_token_candidates, search_tokens
 from tipqa.stats import StageStats
 from tipqa.text import contains_phrase, count_phrase, tokenize
-from tipqa.token_index.tantivy import TantivySettings, TantivyTokenIndex
+from tipqa.token_index.tantivy import TantivyTokenIndex
 from tipqa.windows import WindowSettings
 
 K1 = 100
@@ -55,7 +55,7 @@ def brute_force(
 def test_labels_with_exact_ranking_equal_brute_force_and_construction(tmp_path: Path) -> None:
     world = World(SPEC)
     documents = list(world.documents())
-    index = TantivyTokenIndex(TantivySettings(threads=2, heap_mb=64), path=tmp_path / "token")
+    index = TantivyTokenIndex.at(tmp_path / "token", threads=2, heap_mb=64)
     index.build(documents)
     questions = world.questions
     keywords = {q.id: Keywords(q.id, extract_keywords(q.text)) for q in questions}
@@ -85,7 +85,7 @@ def test_labels_with_exact_ranking_equal_brute_force_and_construction(tmp_path: 
     by_construction = {e.question_id: e.label for e in world.expected()}
     assert exact == by_construction
 
-    pooled = TantivyTokenIndex(TantivySettings(ranking="bm25-pool"), path=index.path)
+    pooled = TantivyTokenIndex.at(index.path, ranking="bm25-pool")
     approximate = labels(search_tokens(questions, keywords, pooled, K1, StageStats("pool")))
     crowded = [e.question_id for e in world.expected() if e.case == "crowded"]
     assert {approximate[q] for q in crowded} == {"discarded"}

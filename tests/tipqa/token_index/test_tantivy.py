@@ -37,7 +37,7 @@ TRICKY: list[str] = orjson.loads(
 
 def index_at(path: Path, **options: object) -> TantivyTokenIndex:
     """A tantivy index at `path` (one writer unless `threads` is given)."""
-    return TantivyTokenIndex(TantivySettings(**{"threads": 1, **options}), path=path)
+    return TantivyTokenIndex.at(path, **{"threads": 1, **options})
 
 
 def build(path: Path, documents: list[Document], **options: object) -> TantivyTokenIndex:

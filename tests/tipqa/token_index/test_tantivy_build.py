@@ -14,7 +14,7 @@ from tipqa.errors import InputError
 from tipqa.records import Document
 from tipqa.text import tokenize
 from tipqa.token_index import tantivy_build, tantivy_schema
-from tipqa.token_index.tantivy import TantivySettings, TantivyTokenIndex
+from tipqa.token_index.tantivy import TantivyTokenIndex
 from tipqa.token_index.tantivy_analysis import analyse, prepare, tokenization
 from tipqa.token_index.tantivy_build import WorkerError
 
@@ -43,7 +43,7 @@ def first_texts(docs: list[Document]) -> dict[str, Document]:
 
 
 def built(path: Path, docs: list[Document], threads: int) -> TantivyTokenIndex:
-    index = TantivyTokenIndex(TantivySettings(threads=threads, heap_mb=64), path=path)
+    index = TantivyTokenIndex.at(path, threads=threads, heap_mb=64)
     index.build(docs)
     return index
 
@@ -94,19 +94,19 @@ def test_a_broken_stream_leaves_nothing_and_stops_the_workers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(tantivy_build, "BATCH_DOCS", 10)
-    index = TantivyTokenIndex(TantivySettings(threads=2, heap_mb=64), path=tmp_path / "i")
+    index = TantivyTokenIndex.at(tmp_path / "i", threads=2, heap_mb=64)
     with pytest.raises(OSError, match="disk went away"):
         index.build(failing(corpus(200), 150))
     assert list(tmp_path.iterdir()) == []
 
 
 def test_a_failing_worker_names_its_part_and_leaves_nothing(tmp_path: Path) -> None:
-    index = TantivyTokenIndex(TantivySettings(threads=2, heap_mb=64), path=tmp_path / "i")
+    index = TantivyTokenIndex.at(tmp_path / "i", threads=2, heap_mb=64)
     docs = [*corpus(20), Document("bad", "lone surrogate \ud800 here")]
     with pytest.raises(WorkerError, match=r"(?s)part-000\d.*InputError: .*'bad'.*UTF-8"):
         index.build(docs)
     assert list(tmp_path.iterdir()) == []
-    one = TantivyTokenIndex(TantivySettings(threads=1, heap_mb=64), path=tmp_path / "i")
+    one = TantivyTokenIndex.at(tmp_path / "i", threads=1, heap_mb=64)
     with pytest.raises(InputError, match=r"'bad'.*UTF-8"):
         one.build(docs)
     assert list(tmp_path.iterdir()) == []

@@ -15,7 +15,7 @@ from tipqa.records import Document
 from tipqa.text import tokenize
 from tipqa.token_index import tantivy_rank
 from tipqa.token_index.base import TokenResult
-from tipqa.token_index.tantivy import TantivySettings, TantivyTokenIndex
+from tipqa.token_index.tantivy import TantivyTokenIndex
 
 
 def _load(name: str) -> Any:
@@ -48,9 +48,8 @@ def first(result: TokenResult, k: int) -> TokenResult:
 @pytest.fixture(scope="module", params=[1, 2], ids=["one-writer", "two-workers"])
 def index(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The ranking corpus, built by one writer and by two worker processes."""
-    built = TantivyTokenIndex(
-        TantivySettings(threads=request.param, heap_mb=64),
-        path=tmp_path_factory.mktemp("rank") / "index",
+    built = TantivyTokenIndex.at(
+        tmp_path_factory.mktemp("rank") / "index", threads=request.param, heap_mb=64
     )
     counts = built.build(CORPUS)
     assert counts["workers"] == request.param and counts["duplicates"] == 1
@@ -79,7 +78,7 @@ def test_the_corpus_is_hard_where_it_should_be(index: TantivyTokenIndex) -> None
 
 
 def test_bm25_pool_misses_the_long_documents(index: TantivyTokenIndex) -> None:
-    pooled = TantivyTokenIndex(TantivySettings(ranking="bm25-pool", rank_pool=100), path=index.path)
+    pooled = TantivyTokenIndex.at(index.path, ranking="bm25-pool", rank_pool=100)
     exact = index.search(["New York"], ["New York City"], 10)
     approximate = pooled.search(["New York"], ["New York City"], 10)
     assert approximate.total == exact.total
@@ -119,7 +118,7 @@ def test_random_corpora_equal_brute_force(tmp_path: Path) -> None:
         n = rng.choice([3, 5, 8, 20, 50]) if rng.random() > 0.03 else rng.choice([500, 2000])
         words = [rng.choice(vocabulary[: rng.randint(3, len(vocabulary))]) for _ in range(n)]
         docs.append(Document(f"d{rng.randrange(10**4):05d}", " ".join(words).capitalize()))
-    index = TantivyTokenIndex(TantivySettings(threads=1, heap_mb=64), path=tmp_path / "i")
+    index = TantivyTokenIndex.at(tmp_path / "i", threads=1, heap_mb=64)
     index.build(docs)
 
     def phrase() -> str:
@@ -138,7 +137,7 @@ def test_random_corpora_equal_brute_force(tmp_path: Path) -> None:
 
 def test_frequencies_in_tricky_text_equal_brute_force(tmp_path: Path) -> None:
     docs = [Document(f"t{i:02d}", text * (1 + i % 3)) for i, text in enumerate(TRICKY)]
-    index = TantivyTokenIndex(TantivySettings(threads=1, heap_mb=64), path=tmp_path / "i")
+    index = TantivyTokenIndex.at(tmp_path / "i", threads=1, heap_mb=64)
     index.build(docs)
     queries = {t for text in TRICKY for t in tokenize(text)}
     for token in sorted(queries):
