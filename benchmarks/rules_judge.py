@@ -131,7 +131,7 @@ def absent_answer_pairs(data: Path, extra: list[Document], limit: int, per: int)
     words = [set(tokenize(d.text)) - STOP for d in corpus]
     pairs: list[Pair] = []
     with tempfile.TemporaryDirectory(prefix="tipqa-rules-judge-") as folder:
-        index = TantivyTokenIndex(Path(folder) / "index")
+        index = TantivyTokenIndex.at(Path(folder) / "index")
         index.build(corpus)
         for question in questions:
             if len(pairs) >= limit * per:

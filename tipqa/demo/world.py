@@ -16,6 +16,10 @@ made-up names. Each question belongs to a *case* that fixes where its fact is st
 - discarded: more than k1 documents name keyword and answer apart, none states the fact.
   Discarded.
 - buried: as discarded, plus the fact in the least frequent match, ranked after k1. Discarded.
+- crowded: `crowd` short documents name keyword and answer apart, and one long document (more
+  than `crowd_words` words) names them `crowd_mentions` times each and states the fact: the
+  most frequent of more than 1,000 matches. Answerable (token), when the ranking by frequency
+  is exact at that depth (BM25 prefers the short documents). Not in the default mix.
 
 Filler documents (template prose about made-up places) bring the corpus to `documents`.
 """
@@ -52,6 +56,7 @@ CASES = {
     "absent": ("unanswerable", "vector"),
     "discarded": ("discarded", "token"),
     "buried": ("discarded", "token"),
+    "crowded": ("answerable", "token"),
 }
 DEFAULT_COUNTS = {
     "single": 8,
@@ -63,6 +68,7 @@ DEFAULT_COUNTS = {
     "absent": 4,
     "discarded": 2,
     "buried": 1,
+    "crowded": 0,
 }
 
 
@@ -106,6 +112,9 @@ class WorldSpec:
     long_words: int = 31_000
     late_rank: int = 12
     files: int = 4
+    crowd: int = 1200
+    crowd_mentions: int = 20
+    crowd_words: int = 8000
 
 
 @dataclass
@@ -212,6 +221,18 @@ class _Builder:
     def case_discarded(self, qid: str, fact: Fact) -> None:
         for _ in range(self.spec.k1 + 10):
             self.doc(self.rng.choice(self.places), self.apart(fact, 2))
+
+    def case_crowded(self, qid: str, fact: Fact) -> None:
+        for _ in range(self.spec.crowd):
+            self.doc(self.rng.choice(self.places), self.apart(fact, 1))
+        body = self.apart(fact, self.spec.crowd_mentions)
+        body.insert(self.rng.randint(1, len(body) - 1), self.with_sentence(fact.statement))
+        words = sum(map(word_count, body))
+        while words <= self.spec.crowd_words:
+            position = self.rng.randint(0, len(body))
+            body.insert(position, self.filler(1, 6)[0])
+            words += word_count(body[position])
+        self.doc(self.rng.choice(self.places), body, qid)
 
     def case_buried(self, qid: str, fact: Fact) -> None:
         self.case_discarded(qid, fact)

@@ -25,6 +25,7 @@ import sys
 from typing import Any, NamedTuple
 
 from tipqa.text import MAX_TOKEN_CHARS, TOKEN_RE
+from tipqa.token_index.tantivy_schema import ascii_tokens, repeat_terms, repeat_terms_ascii
 
 _MAX_REPLACES = 8  # above this many distinct characters to space out, one translate pass
 
@@ -131,3 +132,20 @@ def prepare(text: str, blank: frozenset[str]) -> str:
         TOKEN_RE.sub(_drop_long, chunk) if len(chunk) > MAX_TOKEN_CHARS else chunk
         for chunk in chunks
     )
+
+
+def analyse(text: str, blank: frozenset[str]) -> tuple[str, str]:
+    """The text tantivy indexes (`prepare`) and the document's `repeats` field value.
+
+    Lower-cased ASCII text, the common case, is split once for both; other text is prepared
+    and then split into the tokens of `tipqa.text` by its regex.
+    """
+    lowered = text.lower()
+    if not lowered.isascii():
+        prepared = prepare(text, blank)
+        return prepared, repeat_terms(TOKEN_RE.findall(prepared))
+    tokens = ascii_tokens(lowered.encode())
+    if tokens and max(map(len, tokens)) > MAX_TOKEN_CHARS:
+        tokens = [token for token in tokens if len(token) <= MAX_TOKEN_CHARS]
+        lowered = b" ".join(tokens).decode()
+    return lowered, repeat_terms_ascii(tokens)

@@ -17,7 +17,14 @@ from tipqa.demo.world import CASES, DEFAULT_COUNTS, Expected, World, WorldSpec, 
 from tipqa.jsonl import read_json, read_records
 from tipqa.keywords.rules import extract_keywords
 from tipqa.records import Document, Question
-from tipqa.text import contains_phrase, split_paragraphs, split_sentences, tokenize, word_count
+from tipqa.text import (
+    contains_phrase,
+    count_phrase,
+    split_paragraphs,
+    split_sentences,
+    tokenize,
+    word_count,
+)
 
 SPEC = WorldSpec(documents=400, seed=3, k1=10, files=3)
 
@@ -174,6 +181,35 @@ def test_match_counts_of_the_token_cases() -> None:
             assert len(matching) == 3
         elif e.case == "single":
             assert [d.id for d in matching] == [e.fact_doc_id]
+
+
+def test_crowded_case_puts_the_fact_in_the_most_frequent_of_many_matches() -> None:
+    spec = WorldSpec(documents=700, seed=5, counts={"crowded": 1}, crowd=500, crowd_mentions=8)
+    crowded = World(spec)
+    [q] = crowded.questions
+    [e] = crowded.expected()
+    [keyword] = extract_keywords(q.text)
+    phrases = [tokenize(p) for p in dict.fromkeys([keyword, *q.aliases])]
+    tokens = {d.id: tokenize(d.text) for d in crowded.documents()}
+    matching = [
+        i
+        for i, t in tokens.items()
+        if contains_phrase(t, phrases[0]) and any(contains_phrase(t, p) for p in phrases[1:])
+    ]
+    assert len(matching) == 501 and (e.label, e.stage) == ("answerable", "token")
+    frequency = {i: sum(count_phrase(tokens[i], p) for p in phrases) for i in matching}
+    ranked = sorted(matching, key=lambda i: -frequency[i])
+    assert ranked[0] == e.fact_doc_id
+    assert frequency[ranked[0]] > 2 * frequency[ranked[1]]
+    stating = [
+        d.id
+        for d in crowded.documents()
+        if any(
+            contains_phrase(st, phrases[0]) and contains_phrase(st, tokenize(q.answer))
+            for st in map(tokenize, split_sentences(d.text))
+        )
+    ]
+    assert stating == [e.fact_doc_id]
 
 
 def test_unknown_case_is_an_error() -> None:

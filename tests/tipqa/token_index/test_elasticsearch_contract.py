@@ -96,7 +96,9 @@ def test_search_equals_the_definition(built: tuple, keywords: list, aliases: lis
 def test_search_equals_tantivy(built: tuple, tmp_path_factory: pytest.TempPathFactory) -> None:
     tantivy_module = pytest.importorskip("tipqa.token_index.tantivy")
     index, _ = built
-    embedded = tantivy_module.TantivyTokenIndex.at(tmp_path_factory.mktemp("tantivy") / "index")
+    embedded = tantivy_module.TantivyTokenIndex.at(
+        tmp_path_factory.mktemp("tantivy") / "index", threads=1
+    )
     embedded.build(CORPUS)
     for keywords, aliases in QUERIES:
         assert index.search(keywords, aliases, 100) == embedded.search(keywords, aliases, 100)

@@ -13,9 +13,10 @@ import pytest
 from tipqa.errors import ConfigError, InputError
 from tipqa.jsonl import read_json, write_json
 from tipqa.records import Document
+from tipqa.settings import parse
 from tipqa.text import contains_phrase, count_phrase, tokenize
 from tipqa.token_index import TOKEN_INDEXES, TokenResult
-from tipqa.token_index.tantivy import MARKER, TantivyTokenIndex
+from tipqa.token_index.tantivy import MARKER, TantivySettings, TantivyTokenIndex
 from tipqa.token_index.tantivy_analysis import Tokenization, tokenization
 
 SHARED_PASSAGES = Path("/work/shared/data/corpus/wikipedia-passages-1000.jsonl")
@@ -34,9 +35,14 @@ TRICKY: list[str] = orjson.loads(
 )
 
 
-def build(path: Path, documents: list[Document], **options: int) -> TantivyTokenIndex:
+def index_at(path: Path, **options: object) -> TantivyTokenIndex:
+    """A tantivy index at `path` (one writer unless `threads` is given)."""
+    return TantivyTokenIndex.at(path, **{"threads": 1, **options})
+
+
+def build(path: Path, documents: list[Document], **options: object) -> TantivyTokenIndex:
     """A finished index of `documents` at `path`."""
-    index = TantivyTokenIndex.at(path, **options)
+    index = index_at(path, **options)
     index.build(documents)
     return index
 
@@ -186,10 +192,10 @@ def test_duplicate_phrases_count_once(corpus_index: TantivyTokenIndex) -> None:
     assert [h.score for h in once.hits] == [1.0, 1.0]
 
 
-def test_rank_pool_limits_ranking_not_total(tmp_path: Path) -> None:
+def test_bm25_pool_limits_ranking_not_total(tmp_path: Path) -> None:
     docs = [Document(f"p{i:02d}", "gold " * (1 + i % 7) + "filler " * i) for i in range(30)]
     exact = build(tmp_path / "exact", docs)
-    pooled = TantivyTokenIndex.at(tmp_path / "exact", rank_pool=4)
+    pooled = index_at(tmp_path / "exact", ranking="bm25-pool", rank_pool=4)
     full = exact.search([], ["gold"], 30)
     assert full.total == 30
     assert [h.doc_id for h in full.hits][:5] == ["p06", "p13", "p20", "p27", "p05"]
@@ -213,7 +219,7 @@ def test_build_counts_duplicates_and_empty(tmp_path: Path) -> None:
         Document("b", "again b"),
         Document("a", "third a"),
     ]
-    index = TantivyTokenIndex.at(tmp_path / "i", commit_every=2)
+    index = index_at(tmp_path / "i")
     counts = index.build(docs)
     assert {k: counts[k] for k in ("documents", "duplicates", "empty")} == {
         "documents": 3,
@@ -221,7 +227,7 @@ def test_build_counts_duplicates_and_empty(tmp_path: Path) -> None:
         "empty": 2,
     }
     assert counts["bytes"] == len(b"first text of a" + b"text of b" + b"text of c")
-    assert counts["seconds"] >= 0
+    assert counts["seconds"] >= 0 and counts["workers"] == 1
     assert index.count() == 3
     assert index.get(["a"])["a"].text == "first text of a"
     assert index.search([], ["second", "third", "again"], 5).total == 0
@@ -251,7 +257,7 @@ def test_get_in_batches(tmp_path: Path) -> None:
 
 def test_reopen_after_build(tmp_path: Path) -> None:
     build(tmp_path / "i", CORPUS)
-    reopened = TantivyTokenIndex.at(tmp_path / "i")
+    reopened = index_at(tmp_path / "i")
     assert reopened.complete()
     assert reopened.count() == len(CORPUS)
     assert reopened.search(["Nobel Prize"], ["Warsaw"], 5).hits[0].doc_id == "d01"
@@ -265,7 +271,7 @@ def failing_stream(documents: list[Document], after: int) -> Iterator[Document]:
 
 
 def test_interrupted_build_leaves_no_index_and_rebuild_works(tmp_path: Path) -> None:
-    index = TantivyTokenIndex.at(tmp_path / "i", commit_every=2)
+    index = index_at(tmp_path / "i")
     with pytest.raises(OSError, match="disk went away"):
         index.build(failing_stream(CORPUS, 4))
     assert not index.complete()
@@ -282,7 +288,7 @@ def test_interrupted_rebuild_keeps_the_old_index(tmp_path: Path) -> None:
     index = build(tmp_path / "i", CORPUS[:2])
     with pytest.raises(OSError):
         index.build(failing_stream(CORPUS, 5))
-    again = TantivyTokenIndex.at(tmp_path / "i")
+    again = index_at(tmp_path / "i")
     assert again.complete()
     assert again.count() == 2
     index.build(CORPUS)
@@ -300,7 +306,7 @@ def test_leftovers_of_a_killed_build_are_removed(tmp_path: Path) -> None:
 
 def test_a_folder_without_marker_is_not_complete(tmp_path: Path) -> None:
     (tmp_path / "i").mkdir()
-    index = TantivyTokenIndex.at(tmp_path / "i")
+    index = index_at(tmp_path / "i")
     assert not index.complete()
     with pytest.raises(InputError, match="run build first"):
         index.search(["a"], ["b"], 1)
@@ -311,7 +317,7 @@ def test_marker_of_another_format_is_rejected(tmp_path: Path) -> None:
     marker = read_json(tmp_path / "i" / MARKER)
     write_json(tmp_path / "i" / MARKER, {**marker, "format_version": 99})
     with pytest.raises(InputError, match="rebuild the index"):
-        TantivyTokenIndex.at(tmp_path / "i").count()
+        index_at(tmp_path / "i").count()
 
 
 def test_other_unicode_version_warns(tmp_path: Path) -> None:
@@ -319,7 +325,7 @@ def test_other_unicode_version_warns(tmp_path: Path) -> None:
     marker = read_json(tmp_path / "i" / MARKER)
     write_json(tmp_path / "i" / MARKER, {**marker, "unicode_version": "1.0"})
     with pytest.warns(UserWarning, match="Unicode 1.0"):
-        assert TantivyTokenIndex.at(tmp_path / "i").count() == 1
+        assert index_at(tmp_path / "i").count() == 1
 
 
 @pytest.mark.parametrize(
@@ -331,7 +337,7 @@ def test_other_unicode_version_warns(tmp_path: Path) -> None:
     ],
 )
 def test_bad_documents_name_the_place(tmp_path: Path, document: Document, field: str) -> None:
-    index = TantivyTokenIndex.at(tmp_path / "i")
+    index = index_at(tmp_path / "i")
     with pytest.raises(InputError, match="document 2") as caught:
         index.build([CORPUS[0], document])
     assert caught.value.field == field
@@ -340,11 +346,20 @@ def test_bad_documents_name_the_place(tmp_path: Path, document: Document, field:
 
 @pytest.mark.parametrize(
     "options",
-    [{"threads": 0}, {"heap_mb": 20, "threads": 2}, {"rank_pool": 0}, {"commit_every": 0}],
+    [{"threads": -1}, {"heap_mb": 10}, {"rank_pool": 0}, {"ranking": "bm25"}],
 )
-def test_bad_settings_are_config_errors(tmp_path: Path, options: dict[str, int]) -> None:
+def test_bad_settings_are_config_errors(options: dict[str, object]) -> None:
     with pytest.raises(ConfigError):
-        TantivyTokenIndex.at(tmp_path / "i", **options)
+        TantivySettings(**options)  # type: ignore[arg-type]
+
+
+def test_settings_parse_from_a_config_section() -> None:
+    settings = parse(TantivySettings, "token_index", {"ranking": "bm25-pool", "threads": "3"})
+    assert settings == TantivySettings(ranking="bm25-pool", threads=3)
+    assert settings.workers() == 3
+    assert set(settings.identity()) == {"ranking", "rank_pool"}
+    with pytest.raises(ConfigError, match="ranking"):
+        parse(TantivySettings, "token_index", {"ranking": "approximate"})
 
 
 def test_negative_k_is_a_config_error(corpus_index: TantivyTokenIndex) -> None:
