@@ -1,4 +1,4 @@
-"""The question-source seam: TriviaQA in its several published layouts, as `Question` records.
+"""The question-source seam: TriviaQA's published layouts and other QA datasets, as `Question`s.
 
 Every source builds aliases the same way (`build_aliases`) and collects questions through
 `QuestionCollector`, which decides what a repeated question id means:
@@ -39,6 +39,9 @@ QUESTION_SOURCES.add("hf-rows", "tipqa.questions.hf:HFRows")
 QUESTION_SOURCES.add("hub", "tipqa.questions.hf:HubQuestions")
 QUESTION_SOURCES.add("tipqa-jsonl", "tipqa.questions.jsonl:TipqaJsonl")
 QUESTION_SOURCES.add("llm-foundry-jsonl", "tipqa.questions.jsonl:LLMFoundryJsonl")
+QUESTION_SOURCES.add("fields", "tipqa.questions.fields:FieldQuestions")
+QUESTION_SOURCES.add("popqa", "tipqa.questions.fields:PopQAQuestions")
+QUESTION_SOURCES.add("nq-open", "tipqa.questions.fields:NQOpenQuestions")
 
 
 def load_questions(source: str, **options: Any) -> list[Question]:

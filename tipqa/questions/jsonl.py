@@ -11,7 +11,7 @@ from tipqa.corpus.paths import expand_paths
 from tipqa.corpus.streams import SUFFIXES, is_supported
 from tipqa.errors import InputError
 from tipqa.questions.base import QuestionCollector, make_question
-from tipqa.questions.rows import iter_rows
+from tipqa.questions.rows import DELIMITED, iter_rows
 from tipqa.records import Question
 from tipqa.stats import StageStats
 
@@ -90,7 +90,7 @@ class LLMFoundryJsonl(_JsonlQuestions):
                 field="context",
             )
         return make_question(
-            qid=f"{_stem(path)}:{number}",
+            qid=f"{file_stem(path)}:{number}",
             text=match.group("question"),
             answer=row.get("answer"),
             alias_lists=[_require_list(row, "aliases", str(path), number)],
@@ -102,12 +102,12 @@ class LLMFoundryJsonl(_JsonlQuestions):
         )
 
 
-def _stem(path: Path) -> str:
+def file_stem(path: Path) -> str:
     """The file name without its data and compression suffixes."""
     name = path.name
     for _ in range(2):
         stem, dot, suffix = name.rpartition(".")
-        if dot and stem and f".{suffix.lower()}" in SUFFIXES:
+        if dot and stem and (f".{suffix.lower()}" in SUFFIXES or f".{suffix.lower()}" in DELIMITED):
             name = stem
     return name
 
