@@ -107,3 +107,22 @@ def preview_pool(
         total = _add(total, part)
     write_json(out, total)
     return total
+
+
+def judge_all_cost(preview: dict[str, Any]) -> dict[str, Any]:
+    """What judging every one of the first k1 candidates (no early exit) costs and adds.
+
+    Without early exit the token stage sends exactly the preview's `prompts_at_most`; with
+    it, somewhere between `prompts_at_least` and that. So `judge_all_candidates` adds between
+    0 and the difference; prompts that an early-exit run already sent are answered from the
+    LLM cache and cost nothing again.
+    """
+    token = preview["token_stage"]
+    return {
+        "prompts": token["prompts_at_most"],
+        "prompt_tokens": token["prompt_tokens_at_most"],
+        "added_prompts_at_most": token["prompts_at_most"] - token["prompts_at_least"],
+        "added_prompt_tokens_at_most": (
+            token["prompt_tokens_at_most"] - token["prompt_tokens_at_least"]
+        ),
+    }

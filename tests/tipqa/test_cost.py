@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tipqa.cost import preview_cost
+from tipqa.cost import judge_all_cost, preview_cost
 from tipqa.records import Document, Question, TokenCandidates, TokenHit
 from tipqa.windows import WindowSettings
 
@@ -45,3 +45,15 @@ def test_bounds_follow_windows_k1_and_reachability() -> None:
         "prompts_at_most": 20,
         "prompt_tokens_at_most": 20 * (256 + round(40 * 1.33)),
     }
+
+
+def test_judging_all_candidates_costs_the_upper_bound() -> None:
+    questions = [Question("q1", "Where was Ada Vell born?", "Orrin", ["Orrin"])]
+    found = {"q1": candidates("q1", ["d1", "d2", "d3"], 3)}
+    preview = preview_cost(questions, found, fetch, WindowSettings(), 3, 10, 40, 256)
+    added = judge_all_cost(preview)
+    token = preview["token_stage"]
+    assert added["prompts"] == token["prompts_at_most"] == 1 + 2 + 1
+    assert added["added_prompts_at_most"] == token["prompts_at_most"] - 1
+    assert added["prompt_tokens"] == token["prompt_tokens_at_most"]
+    assert 0 < added["added_prompt_tokens_at_most"] < added["prompt_tokens"]
