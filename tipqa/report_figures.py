@@ -79,3 +79,30 @@ def draw_matches(matches: dict[str, list[dict[str, Any]]], path: Path) -> None:
     axes.set_title("Answerable share by keyword-matching documents")
     axes.legend(frameon=False)
     _save(figure, path)
+
+
+def draw_boundary(shares: list[dict[str, Any]], path: Path, title: str = "") -> None:
+    """The answerable share of the decided questions against the training step."""
+    plt = _pyplot()
+    points = [s for s in shares if s.get("answerable_share") is not None]
+    figure, axes = plt.subplots(figsize=(9, 4))
+    steps = [s["step"] for s in points]
+    shares_pct = [100 * s["answerable_share"] for s in points]
+    axes.plot(steps, shares_pct, marker="o", markersize=3, color=SPLIT_COLOURS["test"])
+    axes.set_ylim(0, 105)
+    axes.set_xlabel("training step (checkpoint)")
+    axes.set_ylabel("answerable questions (%)")
+    axes.set_title(title or "Answerable share as of each checkpoint")
+    if points:
+        last = points[-1]
+        decided = last["answerable"] + last["unanswerable"]
+        axes.annotate(
+            f"{last['answerable']}/{decided}",
+            (steps[-1], shares_pct[-1]),
+            textcoords="offset points",
+            xytext=(-10, 8),
+            ha="right",
+            fontsize=8,
+        )
+    axes.grid(alpha=0.3)
+    _save(figure, path)
