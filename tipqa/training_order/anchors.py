@@ -69,11 +69,23 @@ def cut_windows(
     columns = starts[:, None] + np.arange(width)[None, :]
     inside = columns < length
     windows = tokens[rows[:, None], np.minimum(columns, length - 1)]
-    at_eod = (windows == eod) & inside
-    has_eod = at_eod.any(axis=1)
     available = np.minimum(length - starts, width)
-    lengths = np.where(has_eod, at_eod.argmax(axis=1) + 1, available)
+    lengths, has_eod = window_lengths(windows, eod, available, inside)
     return windows, lengths, has_eod | (available == width)
+
+
+def window_lengths(
+    windows: np.ndarray,
+    eod: int,
+    available: np.ndarray | int,
+    inside: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each window's length (up to and with its first EOD, else `available`), and has-EOD."""
+    at_eod = windows == eod
+    if inside is not None:
+        at_eod &= inside
+    has_eod = at_eod.any(axis=1)
+    return np.where(has_eod, at_eod.argmax(axis=1) + 1, available), has_eod
 
 
 @dataclass

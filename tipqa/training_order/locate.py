@@ -107,12 +107,17 @@ class SpanFinder:
         """Every confirmed piece of every document, by document index."""
         self.coverings = defaultdict(list)
         self.ambiguous = defaultdict(list)
+        self._offset_cache: dict[int, np.ndarray] = {}
         reach = max(1, self.width - self.overlap)
         openings: set[tuple[int, int]] = set()
         tails: dict[tuple[int, int], list[Covering]] = defaultdict(list)
         for group in self._rounds(documents):
             self.stats.add("rounds")
-            pieces = [(d, int(h)) for d in group for h in self._offsets(documents[d])]
+            pieces = np.concatenate(
+                [np.zeros((0, 2), dtype=np.int64)]
+                + [np.column_stack((np.full(len(o), d), o)) for d in group
+                   if len(o := self._offsets(documents[d]))]
+            )  # fmt: skip
             self.stats.add("piece_keys", len(pieces))
             heads = self._keys(documents, pieces)
             starts = self._keys(documents, [(d, 0) for d in group])
@@ -188,16 +193,27 @@ class SpanFinder:
 
     def _offsets(self, doc: WantedDocument) -> np.ndarray:
         """Offsets whose sequence-heading pieces could overlap a span or place its opening."""
+        cached = self._offset_cache.get(id(doc))
+        if cached is not None:
+            return cached
         reach = self.stream.seq_length - 1
         near = max(1, self.width - self.overlap)
-        ranges = [
-            np.arange(
-                max(0, start - reach), min(max(stop, near if start < near else 0), doc.length)
-            )
+        bounds = sorted(
+            (max(0, start - reach), min(max(stop, near if start < near else 0), doc.length))
             for _, start, stop in doc.spans
             if stop > start
-        ]
-        return np.unique(np.concatenate(ranges)) if ranges else np.zeros(0, dtype=np.int64)
+        )
+        merged: list[tuple[int, int]] = []
+        for low, high in bounds:
+            if merged and low <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(high, merged[-1][1]))
+            elif high > low:
+                merged.append((low, high))
+        offsets = np.concatenate(
+            [np.zeros(0, dtype=np.int64)] + [np.arange(a, b) for a, b in merged]
+        )
+        self._offset_cache[id(doc)] = offsets
+        return offsets
 
     def _needs_opening(self, doc: WantedDocument, offset: int) -> bool:
         """Whether a span holds tokens before `offset` (only in an occurrence's opening)."""
@@ -220,7 +236,7 @@ class SpanFinder:
     def _keys(
         self,
         documents: Sequence[WantedDocument],
-        wanted: list[tuple[int, int]],
+        wanted: list[tuple[int, int]] | np.ndarray,
         limits: list[int] | None = None,
     ) -> Keys:
         return make_keys(documents, wanted, width=self.width, eod=self.eod, limits=limits)

@@ -21,7 +21,7 @@ import numpy as np
 
 from tipqa.errors import ConfigError, InputError, MissingExtraError
 from tipqa.records import Document
-from tipqa.training_order.anchors import cut_windows, hash_windows
+from tipqa.training_order.anchors import hash_windows, window_lengths
 from tipqa.training_order.base import WantedSpan
 
 ENCODE_BATCH = 256
@@ -196,7 +196,7 @@ class Keys:
 
 def make_keys(
     documents: Sequence[WantedDocument],
-    wanted: Sequence[tuple[int, int]],
+    wanted: Sequence[tuple[int, int]] | np.ndarray,
     *,
     width: int,
     eod: int,
@@ -206,10 +206,10 @@ def make_keys(
 
     A window has `width` tokens, fewer when an EOD ends it first or `limits` caps it.
     """
-    if not wanted:
+    pairs = np.asarray(wanted, dtype=np.int64).reshape(-1, 2)
+    if not len(pairs):
         empty = np.zeros(0, dtype=np.int64)
         return Keys(np.zeros(0, dtype=np.uint64), empty, empty, empty)
-    pairs = np.asarray(wanted, dtype=np.int64).reshape(-1, 2)
     windows = np.full((len(pairs), width), eod, dtype=np.int64)
     order = np.argsort(pairs[:, 0], kind="stable")
     bounds = np.flatnonzero(np.diff(pairs[order, 0])) + 1
@@ -223,10 +223,9 @@ def make_keys(
             padded = np.append(array, np.full(width, eod, dtype=array.dtype))
             where = offsets[inside, None] - first + np.arange(width)[None, :]
             windows[rows[inside]] = padded[where]
-    zeros = np.zeros(len(pairs), dtype=np.int64)
-    cut, lengths, _ = cut_windows(windows, np.arange(len(pairs)), zeros, width, eod)
+    lengths, _ = window_lengths(windows, eod, width)
     if limits is not None:
         lengths = np.minimum(lengths, np.asarray(limits, dtype=np.int64))
-    hashes = hash_windows(cut, lengths)
+    hashes = hash_windows(windows, lengths)
     ranked = np.argsort(hashes, kind="stable")
     return Keys(hashes[ranked], pairs[ranked, 0], pairs[ranked, 1], lengths[ranked])
