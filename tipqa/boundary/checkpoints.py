@@ -72,10 +72,11 @@ def answerable_shares(splits: Mapping[int, Sequence[LabeledQuestion]]) -> list[d
     """Per checkpoint: questions by label, and the answerable share of the decided ones."""
     out = []
     for step in sorted(splits):
-        counts = {label: 0 for label in LABELS}
+        counts: dict[str, int] = {label: 0 for label in LABELS}
         for row in splits[step]:
             counts[row.label] += 1
         decided = counts["answerable"] + counts["unanswerable"]
         share = counts["answerable"] / decided if decided else None
-        out.append({"step": step, **counts, "answerable_share": share})
+        entry: dict[str, Any] = {"step": step, **counts, "answerable_share": share}
+        out.append(entry)
     return out

@@ -166,7 +166,7 @@ def index_unit(
         )
         arrays[f"{kind}_hashes"] = np.concatenate([a.hashes for a in parts])
     with atomic_open(unit_path(folder, unit)) as handle:
-        np.savez(handle, **arrays)
+        np.savez(handle, **arrays)  # type: ignore[arg-type]
     sequences = unit.stop - unit.first
     return {
         "sequences": sequences,

@@ -44,7 +44,9 @@ class SyntheticStream:
             return np.zeros(0, dtype=np.int64)
         length = int(self.offsets[rows, columns].max()) + 1
         steps = np.full(length, np.iinfo(np.int64).max, dtype=np.int64)
-        np.minimum.at(steps, self.offsets[rows, columns], step_of_batch(rows // self.batch_size))
+        np.minimum.at(
+            steps, self.offsets[rows, columns], rows // self.batch_size + step_of_batch(0)
+        )
         steps[steps == np.iinfo(np.int64).max] = 0
         return steps
 
