@@ -62,6 +62,9 @@ class BoundarySettings(Settings):
     checkpoints: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        parent = getattr(super(), "__post_init__", None)
+        if parent is not None:  # the base class checks Literal fields (issue 10)
+            parent()
         expand_checkpoints(self.checkpoints)
 
     def steps(self) -> tuple[int, ...]:

@@ -52,6 +52,9 @@ class FieldQuestionsSettings(Settings):
     limit: int | None = None
 
     def __post_init__(self) -> None:
+        parent = getattr(super(), "__post_init__", None)
+        if parent is not None:  # the base class checks Literal fields (issue 10)
+            parent()
         if self.limit is not None and self.limit < 1:
             raise ValueError(f"limit must be positive, not {self.limit}")
 

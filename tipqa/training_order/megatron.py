@@ -50,6 +50,9 @@ class MegatronOrderSettings(Settings):
     progress: bool = knob(True)
 
     def __post_init__(self) -> None:
+        parent = getattr(super(), "__post_init__", None)
+        if parent is not None:  # the base class checks Literal fields (issue 10)
+            parent()
         if self.overlap not in (0, 1):
             raise ValueError(f"overlap must be 0 or 1 (Megatron: 1), not {self.overlap}")
         if self.seq_length < 2 or self.batch_size < 1:
