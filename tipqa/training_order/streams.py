@@ -112,10 +112,6 @@ class MegatronStream:
         tokens = self._tokens()
         return {int(n): np.array(tokens[int(n)]) for n in sorted(set(numbers))}
 
-    def batch_of(self, numbers: np.ndarray) -> np.ndarray:
-        """The batch index of each sequence number."""
-        return np.asarray(numbers, dtype=np.int64) // self.batch_size
-
     def identity(self) -> dict[str, Any]:
         """The two files and the stream's shape."""
         return {
