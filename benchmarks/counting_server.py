@@ -69,8 +69,8 @@ class CountingServer:
         self.server.stop()
 
     def settings(self) -> dict[str, str]:
-        """The [keywords] and [judge] settings that send calls here."""
-        return {"backend": "openai", "model": "x", "base_url": self.base_url, "cache": "true"}
+        """The [keywords] (and, with `cache`, the [judge]) settings that send calls here."""
+        return {"backend": "openai", "model": "x", "base_url": self.base_url}
 
     def begin(self, cache: Path) -> None:
         """Start counting a new pipeline start whose LLM cache is `cache`."""
@@ -115,13 +115,13 @@ class CountingServer:
     def _key_of(self, kind: str, item: Any) -> str:
         """The pipeline's cache key of a keyword question or judge request."""
         from tipqa.components import make_judge, make_keyword_extractor
+        from tipqa.config import read_config
 
         if self._judge is None:
             folder = Path(tempfile.mkdtemp(prefix="tipqa-keys-"))
-            settings = {**self.settings(), "prompt": "judge-v1"}
-            self._judge = make_judge(settings, folder / "judge.sqlite")
-            words = {**self.settings(), "prompt": "keywords-v1"}
-            self._extractor = make_keyword_extractor(words, folder / "keywords.sqlite")
+            config = read_config({"judge": self.settings(), "keywords": self.settings()})
+            self._judge = make_judge(config.judge, folder / "judge.sqlite")
+            self._extractor = make_keyword_extractor(config.keywords, folder / "keywords.sqlite")
         return (self._judge if kind == "judge" else self._extractor).key(item)
 
     def _stored(self, key: str) -> bool:

@@ -19,7 +19,6 @@ answered, not yet stored) are counted and reported apart.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import re
 import shutil
@@ -146,11 +145,11 @@ def config_for(folder: Path, server: CountingServer, documents: int, shard_size:
             "core": {"log_level": "INFO"},
             "build": {"shard_size": str(shard_size), "k1": "20", "k2": "10"},
             "demo": {"documents": str(documents), "seed": "5", "files": "3"},
-            "questions": {"pools": json.dumps({"dev": {"source": "demo"}})},
+            "pool.dev": {"source": "demo"},
             "embedder": {"bf16": "true"},
             "vector_index": {"kind": "flat"},
             "keywords": server.settings(),
-            "judge": server.settings(),
+            "judge": {**server.settings(), "cache": "true"},
         },
     )
 

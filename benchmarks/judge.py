@@ -110,7 +110,7 @@ def run_size(size: int, workdir: Path, tokenizer: Any) -> dict[str, Any]:
     world = ensure_world(size, workdir)
     folder = workdir / f"judge-{size}"
     shutil.rmtree(folder, ignore_errors=True)
-    index = TantivyTokenIndex(folder)
+    index = TantivyTokenIndex.at(folder)
     index.build(iter(FileCorpus(corpus_files(world), progress=False)))
     questions = world_questions(world)
     keywords = {q.id: Keywords(q.id, extract_keywords(q.text)) for q in questions}

@@ -59,6 +59,7 @@ def main() -> None:
         "vector_index": ["--sizes", *sizes, *common],
         "end_to_end": ["--sizes", *e2e, *common],
         "fault_injection": ["--workdir", str(args.workdir / "faults"), "--documents", "1000"],
+        "rules_judge": [],
     }
     gathered: dict[str, dict] = {}
     sections: dict[str, str] = {}

@@ -62,7 +62,7 @@ def _rates(name: str, documents: int, text_bytes: int, seconds: float) -> dict[s
 
 def build_tantivy(files: list[Path], folder: Path) -> tuple[TantivyTokenIndex, dict[str, Any]]:
     """Build the tantivy index as the pipeline does (default heap and threads)."""
-    index = TantivyTokenIndex(folder)
+    index = TantivyTokenIndex.at(folder)
     corpus = FileCorpus(files, progress=False)
     with stopwatch() as clock:
         counts = index.build(iter(corpus))

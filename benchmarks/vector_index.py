@@ -50,7 +50,7 @@ def embedder(bf16: bool) -> Any:
     """The pipeline's embedder (the packaged MiniLM)."""
     from tipqa.embedders.sentence_transformers import SentenceTransformerEmbedder
 
-    return SentenceTransformerEmbedder(bf16=bf16)
+    return SentenceTransformerEmbedder.of(bf16=bf16)
 
 
 def chunks_of(world: Path, model: Any, limit: int | None) -> tuple[list[Chunk], dict[str, Any]]:
@@ -90,7 +90,7 @@ def embedding_rows(chunks: list[Chunk], folder: Path) -> list[dict[str, Any]]:
     for bf16 in (False, True):
         model = embedder(bf16)
         shutil.rmtree(folder, ignore_errors=True)
-        index = FaissVectorIndex(folder, model.dimension, kind="flat")
+        index = FaissVectorIndex.at(folder, model.dimension, kind="flat")
         with stopwatch() as clock:
             embed_chunks(model, chunks, index, progress=False)
         mine = clock["seconds"]
@@ -152,7 +152,7 @@ def synthetic(anchors: np.ndarray, count: int, seed: int = 0) -> tuple[np.ndarra
 def build(folder: Path, kind: str, vectors: np.ndarray, texts: list[str], which) -> Any:
     """A FaissVectorIndex of `kind` holding the vectors (chunk rows carry the anchor's text)."""
     shutil.rmtree(folder, ignore_errors=True)
-    index = FaissVectorIndex(folder, vectors.shape[1], kind=kind)
+    index = FaissVectorIndex.at(folder, vectors.shape[1], kind=kind)
     for start in range(0, len(vectors), ADD_BATCH):
         block = range(start, min(len(vectors), start + ADD_BATCH))
         chunks = [Chunk(f"c{i}", f"d{i}", 0, texts[which[i]]) for i in block]
@@ -196,7 +196,7 @@ def index_rows(size: int, anchors: np.ndarray, texts: list[str], queries: np.nda
     with stopwatch() as clock:
         build(folder, "hnsw", vectors, texts, which).close()
     for ef in EF_SEARCH:
-        index = FaissVectorIndex(folder, vectors.shape[1], kind="hnsw", ef_search=ef)
+        index = FaissVectorIndex.at(folder, vectors.shape[1], kind="hnsw", ef_search=ef)
         found = [[h.chunk_id for h in hits] for hits in index.search(queries, K)]
         row = {**base, "kind": f"hnsw ef={ef}", "recall_at_10": _recall(found, exact)}
         if ef == DEFAULT_EF:

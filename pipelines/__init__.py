@@ -2,7 +2,7 @@
 
 from pipelines.annotation import AnnotationAgreement, CompletedAnnotation, ExportAnnotation
 from pipelines.dataset import CreateDataset, Partition
-from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
+from pipelines.indexes import BuildTokenIndex, BuildVectorIndex, IndexFile, StartIndex
 from pipelines.inputs import MakeDemoWorld, PrepareQuestions
 from pipelines.preview import PreviewCost
 from pipelines.publish import BuildHubFolder, BuildReport, MakeSplits, PublishDataset
@@ -19,6 +19,7 @@ __all__ = [
     "CreateDataset",
     "ExportAnnotation",
     "ExtractKeywords",
+    "IndexFile",
     "MakeDemoWorld",
     "MakeSplits",
     "Partition",
@@ -26,6 +27,7 @@ __all__ = [
     "PreviewCost",
     "PublishDataset",
     "RetryFailed",
+    "StartIndex",
     "TokenJudge",
     "TokenSearch",
     "VectorJudge",

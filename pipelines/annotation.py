@@ -13,57 +13,44 @@ from pathlib import Path
 
 import luigi
 
-from pipelines.config import Section, build, run_info, token_index
+from pipelines.base import Step
 from pipelines.dataset import Partition
+from pipelines.indexes import token_index
 from tipqa.annotation.export import export_annotation
 from tipqa.annotation.items import annotator_names
 from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.report import agreement_report
-from tipqa.annotation.sampling import SamplingSettings
-from tipqa.components import make_token_index
+from tipqa.fingerprint import StepRecord
 
 
-class annotation(Section):
-    """[annotation]: the human-annotation sample (section 4.5 of the paper) and its report."""
+class AnnotationStep(Step):
+    """A step of the human annotation of the `[annotation] pool`."""
 
-    pool = luigi.Parameter(default="dev", description="the question pool to sample from")
-    triplets = luigi.IntParameter(default=700, description="question-document-answer triplets")
-    double = luigi.IntParameter(default=200, description="triplets given to two annotators")
-    annotators = luigi.IntParameter(default=10)
-    seed = luigi.IntParameter(default=0, description="sampling, assignment and bootstrap seed")
-    completed_dir = luigi.Parameter(
-        default="annotation/completed",
-        description="where <annotator>.csv or <annotator>.json completed files are placed",
-    )
-    bootstrap = luigi.IntParameter(default=1000, description="bootstrap resamples for the CIs")
-
-    def sampling(self) -> SamplingSettings:
-        """The sampling settings of this section."""
-        return SamplingSettings(self.triplets, self.double, self.annotators, self.seed)
-
-    def layout(self) -> AnnotationLayout:
+    def annotation_layout(self) -> AnnotationLayout:
         """The annotation tree of the configured pool."""
-        return AnnotationLayout.of(build().layout().root, self.pool)
+        return AnnotationLayout.of(self.layout.root, self.config.annotation.pool)
 
 
-class ExportAnnotation(luigi.Task):
+class ExportAnnotation(AnnotationStep):
     """Sample triplets from the pool's partition and write every annotator's files."""
 
     def requires(self) -> luigi.Task:
-        return Partition(pool=annotation().pool)
+        return Partition(pool=self.config.annotation.pool)
 
-    def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(annotation().layout().stats)
+    def record(self) -> StepRecord:
+        return self.plan.annotation_export
+
+    def stats_path(self) -> Path:
+        return self.annotation_layout().stats
 
     def run(self) -> None:
-        section = annotation()
-        index = make_token_index(token_index().settings(), build().layout().token_index)
+        settings = self.config.annotation
         export_annotation(
-            build().layout().pool(section.pool),
-            section.layout(),
-            index.get,
-            section.sampling(),
-            {"pool": section.pool, **run_info()},
+            self.layout.pool(settings.pool),
+            self.annotation_layout(),
+            token_index(self.config, self.plan).get,
+            settings.sampling(),
+            self.record(),
         )
 
 
@@ -83,26 +70,33 @@ class CompletedAnnotation(luigi.ExternalTask):
         return f"completed annotation file {stem}.csv (or .json)"
 
 
-class AnnotationAgreement(luigi.Task):
+class AnnotationAgreement(AnnotationStep):
     """Import every completed file and write the agreement report (JSON, Markdown, PNG)."""
 
-    def requires(self) -> dict[str, object]:
-        section = annotation()
-        completed = [
-            CompletedAnnotation(folder=section.completed_dir, annotator=name)
-            for name in annotator_names(section.annotators)
+    def completed(self) -> list[CompletedAnnotation]:
+        """Every annotator's completed file."""
+        settings = self.config.annotation
+        return [
+            CompletedAnnotation(folder=settings.completed_dir, annotator=name)
+            for name in annotator_names(settings.annotators)
         ]
-        return {"export": ExportAnnotation(), "completed": completed}
 
-    def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(annotation().layout().report_stats)
+    def requires(self) -> dict[str, object]:
+        return {"export": ExportAnnotation(), "completed": self.completed()}
+
+    def record(self) -> StepRecord:
+        files = [task.output().path for task in self.completed()]
+        return self.plan.annotation_agreement([path for path in files if Path(path).exists()])
+
+    def stats_path(self) -> Path:
+        return self.annotation_layout().report_stats
 
     def run(self) -> None:
-        section = annotation()
+        settings = self.config.annotation
         agreement_report(
-            section.layout(),
-            Path(section.completed_dir),
-            section.bootstrap,
-            section.seed,
-            {"pool": section.pool},
+            self.annotation_layout(),
+            Path(settings.completed_dir),
+            settings.bootstrap,
+            settings.seed,
+            self.record(),
         )

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import luigi
 
-from pipelines.config import build, questions, run_info
+from pipelines.base import Step
+from pipelines.config import current
 from pipelines.inputs import PrepareQuestions
 from pipelines.stages import VectorJudge
+from pipelines.summary import announce
 from tipqa import steps
+from tipqa.fingerprint import StepRecord
+from tipqa.inputs import shard_count
 from tipqa.partition import write_partition
+from tipqa.provenance import pool_provenance
+from tipqa.summary import write_summary
 
 
-class Partition(luigi.Task):
+class Partition(Step):
     """Collect a pool's shard decisions into answerable / unanswerable / ... files."""
 
     pool = luigi.Parameter()
@@ -19,28 +28,38 @@ class Partition(luigi.Task):
     def requires(self) -> luigi.Task:
         return PrepareQuestions(pool=self.pool)
 
-    def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(build().layout().pool(self.pool).partition / "stats.json")
+    def record(self) -> StepRecord:
+        return self.plan.partition(self.pool)
 
-    def run(self):
-        pool = build().layout().pool(self.pool)
-        size = build().shard_size
-        count = steps.shard_count(pool.questions, size)
+    def stats_path(self) -> Path:
+        return self.layout.pool(self.pool).partition_stats
+
+    def run(self) -> Any:
+        pool = self.layout.pool(self.pool)
+        count = shard_count(pool)
         yield [VectorJudge(pool=self.pool, shard=i) for i in range(count)]
-        write_partition(
-            steps.pool_shards(pool, size), pool.partition, {"pool": self.pool, **run_info()}
-        )
+        build = pool_provenance(self.layout, self.pool, count)
+        write_partition(steps.pool_shards(pool, count), pool.partition, self.record(), build)
 
 
-class CreateDataset(luigi.WrapperTask):
+class CreateDataset(luigi.Task):
     """Build the whole benchmark: `luigi --module pipelines CreateDataset --local-scheduler`.
 
-    Every pool's partition, the splits, the Hub-ready folder and the report; publishing is a
-    separate task (PublishDataset).
+    Every pool's partition, the splits, the Hub-ready folder and the report; then a summary
+    of what was built (printed, and in `<run>/summary.md`). It runs every time, so the
+    summary is printed every time; the steps behind it rerun only when their settings or
+    inputs changed. Publishing is a separate task (PublishDataset).
     """
 
     def requires(self) -> list[luigi.Task]:
         from pipelines.publish import BuildHubFolder, BuildReport
 
-        pools = [Partition(pool=name) for name in questions().pools]
+        pools = [Partition(pool=name) for name in current().pool_names]
         return [*pools, BuildHubFolder(), BuildReport()]
+
+    def complete(self) -> bool:
+        return False
+
+    def run(self) -> None:
+        config = current()
+        announce(write_summary(config.layout(), config.pool_names))

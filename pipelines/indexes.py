@@ -1,100 +1,157 @@
 """Tasks that build the token and the vector index of the corpus.
 
-Embedded backends build in one task. Elasticsearch builds one task per corpus file (run many
-at once with `luigid` and `--workers N`); its ledger of finished files is what makes a task
-complete, so a finished file is never indexed twice and a finished index never rebuilt.
+Embedded backends build in one task, into a folder of the run. Backends that build in parts
+(Elasticsearch) are started once (`StartIndex`: the index created in build mode), built one
+task per corpus file (run many at once with `luigid` and `--workers N`), and finalized once
+(the build task itself: serving settings restored, the index marked complete).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import luigi
 
-from pipelines.config import build, corpus, embedder, token_index, vector_index
+from pipelines.base import Step
 from pipelines.inputs import world_requirements
 from tipqa import indexing
 from tipqa.components import make_embedder, make_token_index, make_vector_index
+from tipqa.config import Config
+from tipqa.embedders.base import Embedder
+from tipqa.fingerprint import StepRecord
 from tipqa.inputs import open_corpus
+from tipqa.layout import TOKEN_INDEX, VECTOR_INDEX, RunLayout
+from tipqa.place import IndexPlace
+from tipqa.plan import Plan
+from tipqa.token_index.base import TOKEN_INDEXES, TokenIndex
+from tipqa.vector_index.base import VECTOR_INDEXES, VectorIndex
 
 
-def _corpus():
-    return open_corpus(corpus().settings(), build().layout().world)
+def index_place(step: str, config: Config, plan: Plan) -> IndexPlace:
+    """Where the index of `step` lives, and the fingerprint of the build it must hold."""
+    layout = config.layout()
+    path = layout.token_index if step == TOKEN_INDEX else layout.vector_index
+    return IndexPlace(path, config.elasticsearch, plan.index(step).fingerprint)
 
 
-def _token_index():
-    return make_token_index(token_index().settings(), build().layout().token_index)
+def token_index(config: Config, plan: Plan) -> TokenIndex:
+    """The run's token index."""
+    return make_token_index(config.token_index, index_place(TOKEN_INDEX, config, plan))
 
 
-def _vector_index():
-    model = make_embedder(embedder().settings())
-    return model, make_vector_index(vector_index().settings(), model, build().layout().vector_index)
+def vector_index(config: Config, plan: Plan) -> tuple[Embedder, VectorIndex]:
+    """The run's embedder and vector index (loads the embedding model)."""
+    embedder = make_embedder(config.embedder)
+    place = index_place(VECTOR_INDEX, config, plan)
+    return embedder, make_vector_index(config.vector_index, place, embedder)
 
 
-class IndexTokenShard(luigi.Task):
-    """Index one corpus file into a sharded token index."""
+def _in_parts(step: str, config: Config) -> bool:
+    """True when the configured backend of `step` builds in parts."""
+    if step == TOKEN_INDEX:
+        return indexing.builds_in_parts(TOKEN_INDEXES.resolve(config.token_index.backend))
+    return indexing.builds_in_parts(VECTOR_INDEXES.resolve(config.vector_index.backend))
 
-    shard = luigi.Parameter()
+
+class IndexStep(Step):
+    """A step of an index build; `index` is TOKEN_INDEX or VECTOR_INDEX."""
+
+    index = luigi.ChoiceParameter(choices=[TOKEN_INDEX, VECTOR_INDEX])
+
+    def _open(self) -> Any:
+        if self.index == TOKEN_INDEX:
+            return token_index(self.config, self.plan)
+        return vector_index(self.config, self.plan)[1]
+
+
+class StartIndex(IndexStep):
+    """Create an index built in parts, in build mode, once before its first corpus file."""
 
     def requires(self) -> list[luigi.Task]:
         return world_requirements()
 
-    def complete(self) -> bool:
-        return _token_index().shard_done(self.shard)
+    def record(self) -> StepRecord:
+        return self.plan.index_start(self.index)
+
+    def stats_path(self) -> Path:
+        return self.layout.index_start_stats(self.index)
 
     def run(self) -> None:
-        indexing.index_token_shard(_corpus(), self.shard, _token_index())
+        indexing.start_index(self._open(), self.stats_path(), self.index, self.record())
 
 
-class BuildTokenIndex(luigi.Task):
-    """Index the corpus for phrase search (in shards where the backend builds that way)."""
+class IndexFile(IndexStep):
+    """Index one corpus file into an index built in parts."""
 
-    def requires(self) -> list[luigi.Task]:
-        return world_requirements()
+    file = luigi.Parameter()
 
-    def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(build().layout().root / "index" / "token.stats.json")
+    def requires(self) -> luigi.Task:
+        return StartIndex(index=self.index)
 
-    def run(self):
-        index, source = _token_index(), _corpus()
-        if not indexing.builds_in_shards(index):
-            indexing.build_token_index(source, index, self.output().path)
+    def record(self) -> StepRecord:
+        return self.plan.index_part(self.index, self.file)
+
+    def stats_path(self) -> Path:
+        return self.layout.index_file_stats(self.index, self.file)
+
+    def run(self) -> None:
+        corpus = open_corpus(self.config.corpus, self.layout)
+        record, path = self.record(), self.stats_path()
+        if self.index == TOKEN_INDEX:
+            index = token_index(self.config, self.plan)
+            assert isinstance(index, indexing.ShardedTokenIndex)
+            indexing.index_token_shard(corpus, self.file, index, path, record)
             return
-        shards = indexing.corpus_shards(source)
-        yield [IndexTokenShard(shard=shard) for shard in shards]
-        indexing.finalize_index(index, shards, "token_index", self.output().path)
+        embedder, vectors = vector_index(self.config, self.plan)
+        assert isinstance(vectors, indexing.ShardedVectorIndex)
+        overlap = self.config.vector_build.chunk_overlap_tokens
+        indexing.index_vector_shard(corpus, self.file, embedder, vectors, path, record, overlap)
 
 
-class IndexVectorShard(luigi.Task):
-    """Chunk, embed and index one corpus file into a sharded vector index."""
-
-    shard = luigi.Parameter()
+class BuildIndex(IndexStep):
+    """Build an index of the corpus (finalizing one built in parts): see the subclasses."""
 
     def requires(self) -> list[luigi.Task]:
-        return world_requirements()
+        start = [StartIndex(index=self.index)] if _in_parts(self.index, self.config) else []
+        return [*world_requirements(), *start]
 
-    def complete(self) -> bool:
-        return _vector_index()[1].shard_done(self.shard)
+    def record(self) -> StepRecord:
+        return self.plan.index(self.index)
 
-    def run(self) -> None:
-        model, index = _vector_index()
-        overlap = vector_index().chunk_overlap_tokens
-        indexing.index_vector_shard(_corpus(), self.shard, model, index, overlap)
+    def stats_path(self) -> Path:
+        return self.layout.index_stats(self.index)
+
+    def run(self) -> Any:
+        config, record, path = self.config, self.record(), self.stats_path()
+        corpus = open_corpus(config.corpus, self.layout)
+        if _in_parts(self.index, config):
+            files = indexing.corpus_shards(corpus)
+            yield [IndexFile(index=self.index, file=name) for name in files]
+            indexing.finalize_index(self._open(), files, self.index, path, record)
+            return
+        _fresh(self.layout, self.index, record)
+        if self.index == TOKEN_INDEX:
+            indexing.build_token_index(corpus, token_index(config, self.plan), path, record)
+            return
+        embedder, vectors = vector_index(config, self.plan)
+        overlap = config.vector_build.chunk_overlap_tokens
+        indexing.build_vector_index(corpus, embedder, vectors, path, record, overlap)
 
 
-class BuildVectorIndex(luigi.Task):
+def _fresh(layout: RunLayout, step: str, record: StepRecord) -> None:
+    """Empty the embedded index's folder if it holds another build."""
+    folder = layout.token_index if step == TOKEN_INDEX else layout.vector_index
+    indexing.fresh_folder(folder, record.fingerprint)
+
+
+class BuildTokenIndex(BuildIndex):
+    """Index the corpus for phrase search: `luigi --module pipelines BuildTokenIndex`."""
+
+    index = TOKEN_INDEX
+
+
+class BuildVectorIndex(BuildIndex):
     """Chunk, embed and index the corpus for nearest-neighbour search."""
 
-    def requires(self) -> list[luigi.Task]:
-        return world_requirements()
-
-    def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(build().layout().root / "index" / "vector.stats.json")
-
-    def run(self):
-        (model, index), source = _vector_index(), _corpus()
-        overlap = vector_index().chunk_overlap_tokens
-        if not indexing.builds_in_shards(index):
-            indexing.build_vector_index(source, model, index, self.output().path, overlap)
-            return
-        shards = indexing.corpus_shards(source)
-        yield [IndexVectorShard(shard=shard) for shard in shards]
-        indexing.finalize_index(index, shards, "vector_index", self.output().path)
+    index = VECTOR_INDEX

@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import luigi
 
-from pipelines.config import build, embedder, judge, token_index
+from pipelines.base import Step
+from pipelines.indexes import token_index
 from pipelines.inputs import PrepareQuestions
 from pipelines.stages import TokenSearch
 from tipqa import steps
-from tipqa.components import make_embedder, make_judge, make_token_index, window_settings
+from tipqa.components import window_settings
 from tipqa.cost import preview_pool
+from tipqa.embedders.base import KnowsSequenceLength
+from tipqa.errors import ConfigError
+from tipqa.fingerprint import StepRecord
+from tipqa.inputs import shard_count
+from tipqa.judges.base import Prompted
 from tipqa.llm.prompts import load_template
 from tipqa.text import word_count
 
 
-class PreviewCost(luigi.Task):
+class PreviewCost(Step):
     """Count prompts and estimate tokens of a pool's judging from its token candidates."""
 
     pool = luigi.Parameter()
@@ -24,24 +32,31 @@ class PreviewCost(luigi.Task):
     def requires(self) -> luigi.Task:
         return PrepareQuestions(pool=self.pool)
 
-    def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(build().layout().pool(self.pool).root / "cost_preview.json")
+    def record(self) -> StepRecord:
+        return self.plan.cost_preview(self.pool)
 
-    def run(self):
-        pool = build().layout().pool(self.pool)
-        size = build().shard_size
-        count = steps.shard_count(pool.questions, size)
+    def stats_path(self) -> Path:
+        return self.layout.pool(self.pool).cost_preview
+
+    def run(self) -> Any:
+        config = self.config
+        pool = self.layout.pool(self.pool)
+        count = shard_count(pool)
         yield [TokenSearch(pool=self.pool, shard=i) for i in range(count)]
-        settings = judge().settings()
-        windows = window_settings(settings, make_judge(settings, None))
+        embedder = config.embedder.settings
+        if not isinstance(embedder, KnowsSequenceLength):
+            raise ConfigError(f"embedder {config.embedder.backend!r} cannot tell its chunk size")
+        judge = config.judge.settings
+        prompt = load_template(judge.prompt).text if isinstance(judge, Prompted) else ""
         preview = preview_pool(
-            steps.pool_shards(pool, size),
-            make_token_index(token_index().settings(), build().layout().token_index).get,
-            windows,
-            build().k1,
-            build().k2,
-            word_count(load_template(settings["prompt"]).text),
-            make_embedder(embedder().settings()).max_seq_length,
-            self.output().path,
+            steps.pool_shards(pool, count),
+            token_index(config, self.plan).get,
+            window_settings(config.windows, config.judge),
+            config.build.k1,
+            config.build.k2,
+            word_count(prompt),
+            embedder.max_seq_length(),
+            self.stats_path(),
+            self.record(),
         )
         print(json.dumps(preview, indent=2))

@@ -6,119 +6,93 @@ from pathlib import Path
 
 import luigi
 
-from pipelines.config import Section, build, questions
+from pipelines.base import Step
+from pipelines.config import current
 from pipelines.dataset import Partition
+from tipqa.fingerprint import StepRecord
 from tipqa.hub.folder import build_hub_folder
 from tipqa.hub.publish import is_published, publish, record_path
 from tipqa.report import write_report
-from tipqa.splits import SplitProtocol, SplitsLayout, make_splits
+from tipqa.splits import make_splits
 
 
-class splits(Section):
-    """[splits]: which pool feeds which split (the paper: test from dev, the rest from train)."""
-
-    test_pool = luigi.Parameter(default="dev", description="pool of the test split")
-    train_pool = luigi.Parameter(
-        default="train", description="pool of train and validation; absent or empty: test only"
-    )
-    validation_per_label = luigi.IntParameter(
-        default=1000, description="validation questions per label (balanced)"
-    )
-    seed = luigi.IntParameter(default=0, description="seed of the validation sample")
-
-    def protocol(self) -> SplitProtocol:
-        """The split protocol for the configured pools."""
-        return SplitProtocol.configured(
-            self.test_pool,
-            self.train_pool,
-            self.validation_per_label,
-            self.seed,
-            questions().pools,
-        )
-
-
-class hub(Section):
-    """[hub]: the Hub-ready folder, its card, and where PublishDataset uploads it."""
-
-    repo_id = luigi.Parameter(default="", description="owner/name of the dataset repository")
-    private = luigi.BoolParameter(default=True, parsing=luigi.BoolParameter.EXPLICIT_PARSING)
-    dry_run = luigi.BoolParameter(default=False, description="list what would be uploaded")
-    folder = luigi.Parameter(default="", description="Hub-ready folder (default: <run>/hub)")
-    endpoint = luigi.Parameter(default="", description="Hub URL (default: HF_ENDPOINT or the Hub)")
-    revision = luigi.Parameter(default="main")
-    pretty_name = luigi.Parameter(default="", description="the card's title")
-    language = luigi.Parameter(default="en")
-    license = luigi.Parameter(default="", description="the card's license id (empty: none)")
-    rows_per_file = luigi.IntParameter(default=100_000, description="rows per Parquet file")
-
-    def path(self) -> Path:
-        """The Hub-ready folder."""
-        return Path(self.folder) if self.folder else build().layout().root / "hub"
-
-
-class MakeSplits(luigi.Task):
+class MakeSplits(Step):
     """Train / validation / test from the configured pools' partitions."""
 
     def requires(self) -> list[luigi.Task]:
-        protocol = splits().protocol()
-        pools = [protocol.test_pool, protocol.train_pool]
-        return [Partition(pool=name) for name in pools if name is not None]
+        return [Partition(pool=name) for name in self.plan.split_plan.used_pools]
 
-    def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(SplitsLayout(build().layout().splits).stats)
+    def record(self) -> StepRecord:
+        return self.plan.splits
+
+    def stats_path(self) -> Path:
+        return self.layout.splits_stats
 
     def run(self) -> None:
-        protocol = splits().protocol()
-        layout = build().layout()
-        train = layout.pool(protocol.train_pool).partition if protocol.train_pool else None
-        make_splits(layout.pool(protocol.test_pool).partition, train, protocol, layout.splits)
+        make_splits(self.layout, self.plan.split_plan, self.record())
 
 
-class BuildHubFolder(luigi.Task):
+class BuildHubFolder(Step):
     """Parquet files per configuration and split, and the dataset card."""
 
     def requires(self) -> luigi.Task:
         return MakeSplits()
 
-    def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(hub().path() / "README.md")
+    def record(self) -> StepRecord:
+        return self.plan.hub_folder
+
+    def stats_path(self) -> Path:
+        return self.layout.hub_stats
 
     def run(self) -> None:
-        settings = hub().settings()
-        build_hub_folder(build().layout().splits, hub().path(), settings, hub().rows_per_file)
+        build_hub_folder(self.layout, self.config.hub, self.record())
 
 
-class BuildReport(luigi.Task):
+class BuildReport(Step):
     """The build report: outcome funnel and answerability by match count (PNG and Markdown)."""
 
     def requires(self) -> luigi.Task:
         return MakeSplits()
 
-    def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(build().layout().root / "report" / "report.md")
+    def record(self) -> StepRecord:
+        return self.plan.report
+
+    def stats_path(self) -> Path:
+        return self.layout.report_stats
 
     def run(self) -> None:
-        write_report(build().layout().splits, build().layout().root / "report")
+        write_report(self.layout, self.record())
 
 
 class PublishDataset(luigi.Task):
     """Upload the Hub-ready folder: `luigi --module pipelines PublishDataset --local-scheduler`.
 
-    Complete when its record says this very folder content went to `[hub] repo_id`, so a
-    rebuilt folder is published again; a dry run is never complete (it runs every time).
+    `--repo-id` (default: [hub] repo_id) names the dataset repository; `--dry-run` lists what
+    would be uploaded. Complete when its record says this very folder content went to that
+    repository, so a rebuilt folder is published again; a dry run is never complete.
     """
+
+    repo_id = luigi.Parameter(default="", description="owner/name (default: [hub] repo_id)")
+    dry_run = luigi.BoolParameter(description="list what would be uploaded, upload nothing")
 
     def requires(self) -> luigi.Task:
         return BuildHubFolder()
 
+    def target_repo(self) -> str:
+        """The repository to publish to."""
+        return self.repo_id or current().hub.repo_id
+
     def output(self) -> luigi.LocalTarget:
-        folder = build().layout().root / "publish"
-        return luigi.LocalTarget(record_path(folder, hub().repo_id, hub().dry_run))
+        layout = current().layout()
+        return luigi.LocalTarget(record_path(layout.publish, self.target_repo(), self.dry_run))
 
     def complete(self) -> bool:
-        if hub().dry_run:
+        if self.dry_run:
             return False
-        return is_published(Path(self.output().path), hub().path(), hub().repo_id)
+        hub = current().layout().hub
+        return is_published(Path(self.output().path), hub, self.target_repo())
 
     def run(self) -> None:
-        publish(hub().path(), hub().settings(), Path(self.output().path))
+        config = current()
+        record = Path(self.output().path)
+        publish(config.layout().hub, config.hub, self.target_repo(), self.dry_run, record)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import luigi
 
-from pipelines.config import build, questions
+from pipelines.config import current
 from tipqa.retry import failed_shards, reset_failed
 
 
@@ -12,7 +12,9 @@ class RetryFailed(luigi.Task):
     """Reset failed shards: `luigi --module pipelines RetryFailed`, then CreateDataset again."""
 
     def complete(self) -> bool:
-        return not failed_shards(build().layout(), list(questions().pools))
+        config = current()
+        return not failed_shards(config.layout(), config.pool_names)
 
     def run(self) -> None:
-        reset_failed(build().layout(), list(questions().pools))
+        config = current()
+        reset_failed(config.layout(), config.pool_names)

@@ -2,119 +2,123 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import luigi
 
-from pipelines.config import build, embedder, judge, keywords, token_index, vector_index
-from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
+from pipelines.base import Step
+from pipelines.indexes import BuildTokenIndex, BuildVectorIndex, token_index, vector_index
 from pipelines.inputs import PrepareQuestions
+from tipqa import layout as names
 from tipqa import steps
-from tipqa.components import (
-    make_embedder,
-    make_judge,
-    make_keyword_extractor,
-    make_token_index,
-    make_vector_index,
-    window_settings,
-)
+from tipqa.components import make_judge, make_keyword_extractor, window_settings
+from tipqa.fingerprint import StepRecord
 from tipqa.layout import ShardLayout
+from tipqa.records import Question
 
 
-class ShardTask(luigi.Task):
-    """A step over one block of questions; its stats file marks it complete."""
+class ShardTask(Step):
+    """A step over one block of questions of a pool."""
 
     pool = luigi.Parameter()
     shard = luigi.IntParameter()
     step = ""
 
-    def layout(self) -> ShardLayout:
-        return build().layout().pool(self.pool).shard(self.shard)
+    def record(self) -> StepRecord:
+        return self.plan.shard(self.pool, self.step, self.shard)
 
-    def questions(self) -> list:
-        path = build().layout().pool(self.pool).questions
-        return steps.shard_questions(path, self.shard, build().shard_size)
+    def stats_path(self) -> Path:
+        return self.shard_layout().stats(self.step)
+
+    def shard_layout(self) -> ShardLayout:
+        """The shard's files."""
+        return self.layout.pool(self.pool).shard(self.shard)
+
+    def questions(self) -> list[Question]:
+        """The shard's questions (only this shard's file is read)."""
+        return steps.shard_questions(self.shard_layout())
 
     def previous(self, task: type[ShardTask]) -> ShardTask:
         """The same shard's task of an earlier step."""
         return task(pool=self.pool, shard=self.shard)
 
-    def cache(self):
-        return build().layout().llm_cache if judge().cache else None
-
-    def output(self) -> luigi.LocalTarget:
-        return luigi.LocalTarget(self.layout().stats(self.step))
+    def cache(self) -> Path | None:
+        """The LLM cache file, unless caching is off."""
+        return self.layout.llm_cache if self.config.windows.cache else None
 
 
 class ExtractKeywords(ShardTask):
     """Keywords of the shard's questions."""
 
-    step = "keywords"
+    step = names.KEYWORDS
 
     def requires(self) -> luigi.Task:
         return PrepareQuestions(pool=self.pool)
 
     def run(self) -> None:
-        extractor = make_keyword_extractor(keywords().settings(), self.cache())
-        steps.extract_keywords(self.questions(), extractor, self.layout())
+        extractor = make_keyword_extractor(self.config.keywords, self.cache())
+        steps.extract_keywords(self.questions(), extractor, self.shard_layout(), self.record())
 
 
 class TokenSearch(ShardTask):
     """Token search: the first k1 documents with all keywords and any alias, and the total."""
 
-    step = "token_search"
+    step = names.TOKEN_SEARCH
 
     def requires(self) -> list[luigi.Task]:
         return [self.previous(ExtractKeywords), BuildTokenIndex()]
 
     def run(self) -> None:
-        index = make_token_index(token_index().settings(), build().layout().token_index)
-        steps.token_search(self.questions(), index, build().k1, self.layout())
+        index = token_index(self.config, self.plan)
+        k1 = self.config.build.k1
+        steps.token_search(self.questions(), index, k1, self.shard_layout(), self.record())
 
 
 class TokenJudge(ShardTask):
     """Judge token candidates with early exit; decide answerable, discarded or on to vectors."""
 
-    step = "token_judge"
+    step = names.TOKEN_JUDGE
 
     def requires(self) -> luigi.Task:
         return self.previous(TokenSearch)
 
     def run(self) -> None:
-        index = make_token_index(token_index().settings(), build().layout().token_index)
-        settings = judge().settings()
-        relevance = make_judge(settings, self.cache())
+        config = self.config
         steps.token_judge(
             self.questions(),
-            index.get,
-            relevance,
-            build().k1,
-            window_settings(settings, relevance),
-            self.layout(),
+            token_index(config, self.plan).get,
+            make_judge(config.judge, self.cache()),
+            config.build.k1,
+            window_settings(config.windows, config.judge),
+            self.shard_layout(),
+            self.record(),
         )
 
 
 class VectorSearch(ShardTask):
     """Vector search for the questions the token stage could not settle."""
 
-    step = "vector_search"
+    step = names.VECTOR_SEARCH
 
     def requires(self) -> list[luigi.Task]:
         return [self.previous(TokenJudge), BuildVectorIndex()]
 
     def run(self) -> None:
-        model = make_embedder(embedder().settings())
-        index = make_vector_index(vector_index().settings(), model, build().layout().vector_index)
-        steps.vector_search(self.questions(), model, index, build().k2, self.layout())
+        embedder, index = vector_index(self.config, self.plan)
+        k2 = self.config.build.k2
+        steps.vector_search(
+            self.questions(), embedder, index, k2, self.shard_layout(), self.record()
+        )
 
 
 class VectorJudge(ShardTask):
     """Judge every vector candidate; decide answerable or unanswerable."""
 
-    step = "vector_judge"
+    step = names.VECTOR_JUDGE
 
     def requires(self) -> luigi.Task:
         return self.previous(VectorSearch)
 
     def run(self) -> None:
-        steps.vector_judge(
-            self.questions(), make_judge(judge().settings(), self.cache()), self.layout()
-        )
+        judge = make_judge(self.config.judge, self.cache())
+        steps.vector_judge(self.questions(), judge, self.shard_layout(), self.record())

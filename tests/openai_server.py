@@ -11,6 +11,18 @@ written into the prompt, so one batch can mix behaviours:
     [[401:N]]  the first N asks answer HTTP 401, echoing the Authorization header it got
     [[slow:N]] the first N asks answer after `slow_seconds` (beyond a short client timeout)
     [[garbage:N]] / [[empty:N]]  the first N asks answer "maybe" / ""
+
+`shape` picks how a 200 answer is laid out, after the server it imitates (see
+`tipqa.llm.chat_response` for the sources): "openai" (chat-layout logprobs; also vLLM's),
+"no-logprobs" (a server that ignores the request field: no `logprobs` key at all, as Ollama
+before 0.12.11), "completions-logprobs" (the older `{tokens, token_logprobs, top_logprobs:
+[{token: logprob}]}` layout), "no-usage" (no `usage` key), "ollama" (its `fp_ollama`
+fingerprint, `logprobs` only when there are some, `reasoning` beside `content`), "llama.cpp"
+(`llama-server`: token ids and bytes in the logprobs, `timings`, `top_probs` with probabilities
+when asked for `post_sampling_probs`). Constrained decoding is honoured where that server
+documents it: `structured_outputs.choice` by "openai" (as vLLM), `grammar` (a GBNF alternation
+of quoted words) by "llama.cpp"; the rule's text is then cut to the allowed answer it starts
+with, as a constrained decoder would emit it.
 """
 
 from __future__ import annotations
@@ -28,6 +40,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 MARKER = re.compile(r"\[\[(\w+):(\d+)\]\]")
+SHAPES = ("openai", "no-logprobs", "completions-logprobs", "no-usage", "ollama", "llama.cpp")
+GRAMMAR_WORD = re.compile(r'"([^"]+)"')
 JUDGE_LAYOUT = re.compile(r"Passage:\n(.*)\n\nQuestion: (.*)\nExpected answer: (.*?)\n", re.S)
 
 
@@ -42,6 +56,7 @@ class Reply:
     yes_probability: float | None = None
     top_logprobs: list[dict[str, Any]] | None = None
     body: bytes | None = None
+    reasoning: str = ""
 
 
 Rule = Callable[[dict[str, Any], int, dict[str, str]], Reply]
@@ -88,8 +103,18 @@ def judge_rule(body: dict[str, Any], attempt: int, headers: dict[str, str]) -> R
 class FakeOpenAIServer:
     """The server; use as a context manager or call start() / stop()."""
 
-    def __init__(self, rule: Rule = judge_rule, *, delay: float = 0.0, slow_seconds: float = 3.0):
+    def __init__(
+        self,
+        rule: Rule = judge_rule,
+        *,
+        delay: float = 0.0,
+        slow_seconds: float = 3.0,
+        shape: str = "openai",
+    ):
+        if shape not in SHAPES:
+            raise ValueError(f"unknown shape {shape!r}; known: {', '.join(SHAPES)}")
         self.rule = rule
+        self.shape = shape
         self.delay = delay
         self.slow_seconds = slow_seconds
         self.bodies: list[dict[str, Any]] = []
@@ -165,7 +190,7 @@ class FakeOpenAIServer:
             return reply.status, reply.body
         if reply.status != 200:
             return reply.status, {"error": {"message": reply.message, "type": "test"}}
-        return 200, completion(body, reply)
+        return 200, completion(body, reply, self.shape)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -199,36 +224,71 @@ class FakeOpenAIServer:
         return Handler
 
 
-def completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
-    """A chat.completion object in the OpenAI wire format."""
+def constrained(body: dict[str, Any], text: str, shape: str) -> str:
+    """The text a constrained decoder would emit, where the imitated server reads a constraint."""
+    allowed: list[str] = []
+    if shape == "openai":
+        allowed = (body.get("structured_outputs") or {}).get("choice") or []
+    elif shape == "llama.cpp" and isinstance(body.get("grammar"), str):
+        allowed = GRAMMAR_WORD.findall(body["grammar"])
+    if not allowed:
+        return text
+    said = text.strip().lower()
+    return next((a for a in allowed if said.startswith(a.lower())), allowed[0])
+
+
+def alternatives(body: dict[str, Any], reply: Reply, text: str) -> list[tuple[str, float]]:
+    """The first answer position's top alternatives, when asked for and the rule has them."""
+    if not body.get("logprobs"):
+        return []
+    if reply.top_logprobs is not None:
+        return [(a.get("token"), a.get("logprob")) for a in reply.top_logprobs]
+    if reply.yes_probability is None:
+        return []
+    p = reply.yes_probability
+    top = [("yes", 0.9 * p), ("Yes", 0.1 * p), ("no", 1 - p)]
+    return [(token, math.log(q)) for token, q in top[: body.get("top_logprobs") or 1]]
+
+
+def chat_logprobs(text: str, top: list[tuple[str, float]], shape: str, body: dict) -> Any:
+    """`choices[0].logprobs` in the chat layout (with llama.cpp's and Ollama's extra fields)."""
+    chosen = next((lp for token, lp in top if token == text), top[0][1])
+    extra: dict[str, Any] = {"bytes": None}
+    if shape == "llama.cpp":
+        extra = {"id": 0, "bytes": list(text.encode())}
+    if shape == "llama.cpp" and body.get("post_sampling_probs"):
+        probs = [{"token": t, "prob": math.exp(lp), "id": 0} for t, lp in top]
+        entry = {"token": text, "prob": math.exp(chosen), "top_probs": probs, **extra}
+    else:
+        alternatives = [{"token": t, "logprob": lp, **extra} for t, lp in top]
+        entry = {"token": text, "logprob": chosen, "top_logprobs": alternatives, **extra}
+    content = {"content": [entry]}
+    return content if shape in ("ollama", "llama.cpp") else {**content, "refusal": None}
+
+
+def completion(body: dict[str, Any], reply: Reply, shape: str = "openai") -> dict[str, Any]:
+    """A chat.completion object in the wire format of the imitated server."""
     prompt_tokens = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
-    choice: dict[str, Any] = {
-        "index": 0,
-        "message": {"role": "assistant", "content": reply.text},
-        "finish_reason": "stop",
-        "logprobs": None,
-    }
-    if body.get("logprobs") and reply.top_logprobs is not None:
-        entry = {"token": reply.text, "logprob": 0.0, "top_logprobs": reply.top_logprobs}
-        choice["logprobs"] = {"content": [entry]}
-    elif body.get("logprobs") and reply.yes_probability is not None:
-        p = reply.yes_probability
-        top = [("yes", 0.9 * p), ("Yes", 0.1 * p), ("no", 1 - p)]
-        alternatives = [
-            {"token": token, "logprob": math.log(q), "bytes": None}
-            for token, q in top[: body.get("top_logprobs") or 1]
-        ]
+    text = constrained(body, reply.text, shape)
+    message: dict[str, Any] = {"role": "assistant", "content": text}
+    if reply.reasoning and shape == "ollama":
+        message["reasoning"] = reply.reasoning
+    elif reply.reasoning:
+        message["reasoning_content"] = reply.reasoning
+    choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": "stop"}
+    top = alternatives(body, reply, text)
+    if shape == "completions-logprobs" and top:
         choice["logprobs"] = {
-            "content": [
-                {
-                    "token": reply.text,
-                    "logprob": math.log(p if reply.text == "yes" else 1 - p),
-                    "bytes": None,
-                    "top_logprobs": alternatives,
-                }
-            ]
+            "tokens": [text],
+            "token_logprobs": [top[0][1]],
+            "top_logprobs": [dict(top)],
+            "text_offset": [0],
         }
-    return {
+    elif shape != "no-logprobs" and top:
+        choice["logprobs"] = chat_logprobs(text, top, shape, body)
+    elif shape not in ("no-logprobs", "ollama"):
+        choice["logprobs"] = None
+    payload: dict[str, Any] = {
         "id": f"chatcmpl-{time.monotonic_ns()}",
         "object": "chat.completion",
         "created": int(time.time()),
@@ -240,3 +300,11 @@ def completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
             "total_tokens": prompt_tokens + 1,
         },
     }
+    if shape == "no-usage":
+        del payload["usage"]
+    if shape == "ollama":
+        payload["system_fingerprint"] = "fp_ollama"
+    if shape == "llama.cpp":
+        payload["system_fingerprint"] = "b1-tipqa"
+        payload["timings"] = {"prompt_n": prompt_tokens, "predicted_n": 1, "cache_n": 0}
+    return payload

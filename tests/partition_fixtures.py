@@ -5,20 +5,45 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tipqa.config import read_config
+from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import write_json, write_records
-from tipqa.records import LABELS, Evidence, LabeledQuestion, VectorInstance
+from tipqa.layout import (
+    QUESTIONS,
+    SHARD_STEPS,
+    SPLITS,
+    TOKEN_INDEX,
+    VECTOR_INDEX,
+    WORLD,
+    RunLayout,
+)
+from tipqa.plan import Plan
+from tipqa.records import LABELS, SCHEMA_VERSION, Evidence, LabeledQuestion, VectorInstance
 
-INFO: dict[str, Any] = {
-    "tipqa_version": "0.1.0",
-    "schema_version": 1,
-    "build": {"name": "t", "k1": 20, "k2": 3, "shard_size": 7, "output_root": "/x/outputs"},
-    "corpus": {"source": "files", "paths": ["/home/someone/pile/part-*.jsonl.zst"], "name": ""},
-    "token_index": {"backend": "tantivy"},
-    "vector_index": {"backend": "faiss", "kind": "hnsw"},
-    "embedder": {"backend": "sentence-transformers", "model": "all-MiniLM-L6-v2"},
-    "keywords": {"backend": "openai", "model": "gpt-4o-mini", "prompt": "keywords-v1"},
-    "judge": {"backend": "rules", "prompt": "judge-v1", "max_words": 500, "max_windows": 16},
+CONFIG = {
+    "build": {"k1": "20", "k2": "3", "shard_size": "7"},
+    "pool.dev": {"source": "demo"},
+    "pool.train": {"source": "demo"},
+    "keywords": {"backend": "openai", "model": "gpt-4o-mini"},
+    "judge": {"max_words": "500"},
 }
+
+
+def provenance(sections: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
+    """What a partition records of how it was made, for the settings of `sections`.
+
+    Computed from the build plan of a real configuration (no step runs), in the shape
+    `tipqa.provenance.pool_provenance` reads back from the steps' stats files.
+    """
+    plan = Plan(read_config(sections or CONFIG))
+    steps: dict[str, Any] = {QUESTIONS: plan.questions("dev").provenance()}
+    steps.update({step: {"settings": plan.pool_step("dev", step).settings} for step in SHARD_STEPS})
+    steps.update({TOKEN_INDEX: plan.token_index.provenance(), WORLD: plan.world.provenance()})
+    steps[VECTOR_INDEX] = plan.vector_index.provenance()
+    return {"tipqa_version": "0.1.0", "schema_version": SCHEMA_VERSION, "steps": steps}
+
+
+INFO: dict[str, Any] = provenance()
 MATCHES = [0, 1, 5, 50, 500, 5_000, 50_000]
 
 
@@ -69,11 +94,18 @@ def instances_of(row: LabeledQuestion, k2: int = 3) -> list[VectorInstance]:
 
 
 def write_pool(
-    folder: Path, pool: str, counts: dict[str, int], info: dict[str, Any] | None = None
+    run: RunLayout,
+    pool: str,
+    counts: dict[str, int],
+    build: dict[str, Any] | None = None,
+    ids: str | None = None,
 ) -> dict[str, list[LabeledQuestion]]:
-    """Write a partition folder with `counts` questions per label; return the rows by label."""
+    """Write pool `pool`'s partition with `counts` questions per label (ids made from `ids`,
+    default the pool's name); return the rows by label."""
+    folder = run.pool(pool).partition
     rows = {
-        label: [question(pool, i, label) for i in range(counts.get(label, 0))] for label in LABELS
+        label: [question(ids or pool, i, label) for i in range(counts.get(label, 0))]
+        for label in LABELS
     }
     for label, items in rows.items():
         write_records(folder / f"{label}.jsonl", items)
@@ -81,8 +113,9 @@ def write_pool(
     write_records(folder / "instances.jsonl", instances)
     stats = {
         "stage": "partition",
+        "schema_version": SCHEMA_VERSION,
         "counts": {label: len(items) for label, items in rows.items()},
-        "info": {"pool": pool, **(info or INFO)},
+        "info": {"build": build or INFO},
     }
     write_json(folder / "stats.json", stats)
     return rows
@@ -100,13 +133,15 @@ def build_splits(
     seed: int = 0,
     dev_counts: dict[str, int] | None = None,
     train_counts: dict[str, int] | None = None,
-) -> Path:
-    """Write a dev (and train) partition under `root` and make the splits; return their folder."""
-    from tipqa.splits import SplitProtocol, make_splits
+    build: dict[str, Any] | None = None,
+) -> RunLayout:
+    """Write a dev (and train) partition in run `root` and make the splits; return the run."""
+    from tipqa.splits import SplitPlan, make_splits
 
-    write_pool(root / "dev", "dev", dev_counts or DEV)
+    run = RunLayout(root)
+    write_pool(run, "dev", dev_counts or DEV, build)
     if train:
-        write_pool(root / "train", "train", train_counts or TRAIN)
-    protocol = SplitProtocol("dev", "train" if train else None, per_label, seed)
-    make_splits(root / "dev", root / "train" if train else None, protocol, root / "splits")
-    return root / "splits"
+        write_pool(run, "train", train_counts or TRAIN, build)
+    plan = SplitPlan("dev", "train" if train else None, per_label, seed)
+    make_splits(run, plan, StepRecord(SPLITS, {}))
+    return run

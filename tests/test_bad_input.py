@@ -108,7 +108,7 @@ def test_an_enormous_single_line_is_read_whole_and_indexed(tmp_path: Path) -> No
     path.write_bytes(doc(1) + orjson.dumps({"id": "big", "text": text}))  # no final newline
     documents = list(FileCorpus([path], progress=False))
     assert [d.id for d in documents] == ["d1", "big"] and documents[1].text == text
-    index = TantivyTokenIndex(tmp_path / "index")
+    index = TantivyTokenIndex.at(tmp_path / "index")
     index.build(iter(documents))
     found = index.search(["Vellmar Abbey"], ["Ana Brisk"], 5)
     assert found.total == 1 and found.hits[0].doc_id == "big"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import configparser
-import json
 import os
 import subprocess
 import sys
@@ -25,15 +24,20 @@ SMALL_WORLD = {
     },
     "build": {"name": "t", "shard_size": "7", "k1": "20", "k2": "10"},
     "demo": {"documents": "700", "seed": "5", "files": "3"},
-    "questions": {"pools": json.dumps({"dev": {"source": "demo"}})},
+    "pool.dev": {"source": "demo"},
     "vector_index": {"kind": "flat"},
 }
 
 
 def luigi_config(tmp_path: Path, **overrides: dict[str, str]) -> Path:
-    """Write a luigi.cfg for a small demo world under `tmp_path`, with section overrides."""
+    """Write a luigi.cfg for a small demo world under `tmp_path`, with section overrides.
+
+    Pools given as `questions` (JSON) replace the demo pool `[pool.dev]`.
+    """
     parser = configparser.ConfigParser(interpolation=None)
     parser.read_dict(SMALL_WORLD)
+    if "questions" in overrides:
+        parser.remove_section("pool.dev")
     parser.read_dict({"build": {"output_root": str(tmp_path / "outputs")}})
     parser.read_dict(overrides)
     path = tmp_path / "luigi.cfg"
@@ -63,7 +67,10 @@ def run_luigi(
 
 
 def rule_playing_server(body: dict, attempt: int, headers: dict) -> fake.Reply:
-    """Answer keyword prompts with the rule extractor and judge prompts with the rule judge."""
+    """Answer keyword prompts with the rule extractor and judge prompts with the rule judge.
+
+    Judge answers carry P(yes) = 0.9 or 0.1, sent where the server shape sends logprobs.
+    """
     content = fake.last_user_message(body)
     match = fake.JUDGE_LAYOUT.search(content)
     if match is None:
@@ -72,4 +79,5 @@ def rule_playing_server(body: dict, attempt: int, headers: dict) -> fake.Reply:
     request = JudgeRequest(
         "q", question, answer, [answer], extract_keywords(question), "token", "d", "u", passage
     )
-    return fake.Reply(text="yes" if is_relevant(request) else "no")
+    relevant = is_relevant(request)
+    return fake.Reply(text="yes" if relevant else "no", yes_probability=0.9 if relevant else 0.1)

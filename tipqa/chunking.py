@@ -11,7 +11,7 @@ truncated by the embedder.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 from tqdm import tqdm
@@ -148,6 +148,17 @@ class ChunkSplitter:
         return out
 
 
+@runtime_checkable
+class CountsTokens(Protocol):
+    """An embedder's tokenizer side: token counts and the longest sequence it embeds."""
+
+    max_seq_length: int
+
+    def count_tokens(self, texts: list[str]) -> list[int]:
+        """Token counts of texts (prefix included)."""
+        ...
+
+
 def make_splitter(
     source: Embedder | TokenCounter,
     max_tokens: int | None = None,
@@ -161,10 +172,9 @@ def make_splitter(
     The character budget comes from `chars_per_token` if given, else is calibrated on
     `calibration_texts` (a sample of the corpus), else is `DEFAULT_CHARS_PER_TOKEN`.
     """
-    if callable(getattr(source, "count_tokens", None)):
-        embedder: Any = source
-        count_tokens: TokenCounter = embedder.count_tokens
-        limit = int(embedder.max_seq_length)
+    if isinstance(source, CountsTokens):
+        count_tokens: TokenCounter = source.count_tokens
+        limit = int(source.max_seq_length)
         if max_tokens is None:
             max_tokens = limit
         elif max_tokens > limit:
@@ -241,35 +251,32 @@ def embed_chunks(
     stats: StageStats | None = None,
     progress: bool = True,
 ) -> dict[str, float]:
-    """Embed a stream of chunks into `index` in bounded memory, then finish the index.
+    """Embed a stream of chunks into `index` in bounded memory, then checkpoint the index.
 
-    Chunks whose ids the index already holds (when it offers `present_ids`) are not embedded
-    again, so a rerun after a crash resumes; `checkpoint_every` > 0 calls `index.finish()`
-    after that many newly added chunks. Returns the counts, also added to `stats` if given.
+    Chunks whose ids the index already holds are not embedded again, so a rerun after a crash
+    resumes; `checkpoint_every` > 0 calls `index.checkpoint()` after that many newly added
+    chunks. The index is made durable, not searchable (`finish` is the caller's, once every
+    part of a build is in). Returns the counts, also added to `stats` if given.
     """
     if batch_size < 1:
         raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
-    present_ids = getattr(index, "present_ids", None)
     counts: dict[str, float] = {"chunks_seen": 0, "chunks_embedded": 0, "chunks_present": 0}
     since_checkpoint = 0
     with tqdm(desc="embedding chunks", unit="chunk", disable=not progress) as bar:
         for batch in _batches(chunks, batch_size):
             counts["chunks_seen"] += len(batch)
-            if present_ids is not None:
-                present = present_ids([c.id for c in batch])
-                todo = [c for c in batch if c.id not in present]
-                counts["chunks_present"] += len(batch) - len(todo)
-            else:
-                todo = batch
+            present = index.present_ids([c.id for c in batch])
+            todo = [c for c in batch if c.id not in present]
+            counts["chunks_present"] += len(batch) - len(todo)
             if todo:
                 index.add(todo, embedder.encode_passages([c.text for c in todo]))
                 counts["chunks_embedded"] += len(todo)
                 since_checkpoint += len(todo)
             if checkpoint_every > 0 and since_checkpoint >= checkpoint_every:
-                index.finish()
+                index.checkpoint()
                 since_checkpoint = 0
             bar.update(len(batch))
-    counts.update(index.finish())
+    counts.update(index.checkpoint())
     if stats is not None:
         for name, value in counts.items():
             stats.add(name, value)

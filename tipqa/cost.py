@@ -8,16 +8,17 @@ that can reach it (total matches <= k1). Tokens are estimated from words.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
+from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_records, write_json
 from tipqa.layout import ShardLayout
-from tipqa.records import Document, Question, TokenCandidates
+from tipqa.records import SCHEMA_VERSION, Question, TokenCandidates
 from tipqa.text import word_count
+from tipqa.token_index.base import FetchDocuments
 from tipqa.windows import WindowSettings, judge_windows
 
 TOKENS_PER_WORD = 1.33
@@ -26,7 +27,7 @@ TOKENS_PER_WORD = 1.33
 def preview_cost(
     questions: list[Question],
     candidates: dict[str, TokenCandidates],
-    fetch: Callable[[list[str]], dict[str, Document]],
+    fetch: FetchDocuments,
     windows: WindowSettings,
     k1: int,
     k2: int,
@@ -89,23 +90,30 @@ def _add(total: dict[str, Any], part: dict[str, Any]) -> dict[str, Any]:
 
 def preview_pool(
     shards: list[tuple[list[Question], ShardLayout]],
-    fetch: Callable[[list[str]], dict[str, Document]],
+    fetch: FetchDocuments,
     windows: WindowSettings,
     k1: int,
     k2: int,
     prompt_words: int,
     chunk_tokens: int,
     out: Path,
+    record: StepRecord,
 ) -> dict[str, Any]:
     """The preview of every shard of a pool, summed, written to `out` and returned."""
     total: dict[str, Any] = {}
     for questions, shard in shards:
-        found = {
-            c.question_id: c for c in read_records(shard.data("token_candidates"), TokenCandidates)
-        }
+        found = {c.question_id: c for c in read_records(shard.token_candidates, TokenCandidates)}
         part = preview_cost(questions, found, fetch, windows, k1, k2, prompt_words, chunk_tokens)
         total = _add(total, part)
-    write_json(out, total)
+    write_json(
+        out,
+        {
+            **total,
+            "schema_version": SCHEMA_VERSION,
+            "fingerprint": record.fingerprint,
+            "provenance": record.provenance(),
+        },
+    )
     return total
 
 

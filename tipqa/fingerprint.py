@@ -14,6 +14,7 @@ import functools
 import hashlib
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -58,3 +59,21 @@ def _content_hash(path: str, size: int, mtime_ns: int) -> str:
         while block := handle.read(_READ_BYTES):
             digest.update(block)
     return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One step's settings and inputs; its fingerprint is their hash."""
+
+    step: str
+    settings: dict[str, Any]
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """The fingerprint of the step's output."""
+        return fingerprint(self.step, self.settings, self.inputs)
+
+    def provenance(self) -> dict[str, Any]:
+        """What the step's stats file records of how it was made."""
+        return {"fingerprint": self.fingerprint, "settings": self.settings, "inputs": self.inputs}

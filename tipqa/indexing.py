@@ -1,19 +1,26 @@
 """Index builds: the corpus into the token index, and its chunks into the vector index.
 
-Backends that index in shards (Elasticsearch: one shard per corpus file, many workers at
-once, a ledger of finished shards) are built shard by shard and then finalized; embedded
-backends (tantivy, faiss) are built in one pass.
+Backends that build in parts (`ShardedIndex`, Elasticsearch: one part per corpus file, many
+workers at once, a ledger of finished parts in the cluster) are started once, built part by
+part, and finalized once; embedded backends (tantivy, FAISS) are built in one pass into a
+folder that holds one build only (a folder left by a build with another fingerprint is
+removed first).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import shutil
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from tipqa.chunking import embed_chunks, iter_chunks, make_splitter
 from tipqa.corpus.base import Corpus
 from tipqa.embedders.base import Embedder
+from tipqa.errors import InputError
+from tipqa.fingerprint import StepRecord
+from tipqa.layout import TOKEN_INDEX, VECTOR_INDEX
 from tipqa.records import Document
 from tipqa.stats import StageStats
 from tipqa.token_index.base import TokenIndex
@@ -24,35 +31,120 @@ CHECKPOINT_CHUNKS = 50_000
 WHOLE_CORPUS = "all"
 
 
-def builds_in_shards(index: object) -> bool:
-    """True for backends that record finished shards and are finalized afterwards."""
-    return all(hasattr(index, name) for name in ("shard_done", "record_shard", "finalize"))
+@runtime_checkable
+class ShardedIndex(Protocol):
+    """An index built in named parts (corpus files) by many workers, then finalized once."""
+
+    def start_build(self) -> None:
+        """Create the index (or put it into build mode) once, before the first part."""
+        ...
+
+    def shard_done(self, shard: str) -> bool:
+        """True when part `shard` has been indexed completely."""
+        ...
+
+    def record_shard(self, shard: str, counts: dict[str, float]) -> None:
+        """Record that part `shard` has been indexed completely, with its counts."""
+        ...
+
+    def finalize(self, shards: Sequence[str] = ()) -> dict[str, float]:
+        """Check that every part is done and make the index searchable; return counts."""
+        ...
+
+
+@runtime_checkable
+class ShardedTokenIndex(ShardedIndex, Protocol):
+    """A token index built in parts, each part indexed (and recorded) by `build_shard`."""
+
+    def build_shard(self, documents: Iterable[Document], shard: str) -> dict[str, float]:
+        """Index one part and record it as done; return its counts."""
+        ...
+
+
+@runtime_checkable
+class ShardedVectorIndex(ShardedIndex, VectorIndex, Protocol):
+    """A vector index built in parts: chunks are added per part, then the part recorded."""
+
+
+def builds_in_parts(backend: object) -> bool:
+    """True for index backends that build in parts (one per corpus file) and finalize once."""
+    return isinstance(backend, type) and issubclass(backend, ShardedIndex)
+
+
+@runtime_checkable
+class FileCorpus(Corpus, Protocol):
+    """A corpus made of files that can be read one at a time (a build's parts)."""
+
+    files: Sequence[Path]
+
+    def iter_file(self, path: str | Path) -> Iterator[Document]:
+        """The documents of one file."""
+        ...
 
 
 def corpus_shards(corpus: Corpus) -> list[str]:
-    """The corpus's shards: its files, or the whole corpus when it has none."""
-    files = getattr(corpus, "files", None)
-    return [str(path) for path in files] if files else [WHOLE_CORPUS]
+    """The parts of a build: the corpus's files, or the whole corpus when it has none."""
+    if isinstance(corpus, FileCorpus) and corpus.files:
+        return [str(path) for path in corpus.files]
+    return [WHOLE_CORPUS]
 
 
 def shard_documents(corpus: Corpus, shard: str) -> Iterator[Document]:
-    """The documents of one shard."""
-    return iter(corpus) if shard == WHOLE_CORPUS else corpus.iter_file(shard)
+    """The documents of one part."""
+    if shard == WHOLE_CORPUS or not isinstance(corpus, FileCorpus):
+        return iter(corpus)
+    return corpus.iter_file(shard)
 
 
-def build_token_index(corpus: Corpus, index: TokenIndex, stats_path: Path) -> StageStats:
+def fresh_folder(path: Path, fingerprint: str) -> None:
+    """Make `path` a folder for the build `fingerprint`: a folder of another build is removed.
+
+    The build's fingerprint is kept beside the folder (`<path>.build`), so an interrupted
+    build of the same settings resumes into what it already wrote.
+    """
+    marker = path.with_name(path.name + ".build")
+    recorded = marker.read_text().strip() if marker.is_file() else None
+    if recorded != fingerprint:
+        shutil.rmtree(path, ignore_errors=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(fingerprint + "\n")
+
+
+def _no_documents(corpus: Corpus, stats: StageStats) -> None:
+    """Raise InputError naming the corpus files when not one readable document was found."""
+    if stats.counts.get("documents", 0) or corpus.stats.counts.get("documents", 0):
+        return
+    files = [str(p) for p in corpus.files] if isinstance(corpus, FileCorpus) else []
+    skipped = ", ".join(f"{kind}: {n}" for kind, n in sorted(corpus.stats.errors.items()))
+    raise InputError(
+        "the corpus has no readable document" + (f" (skipped: {skipped})" if skipped else ""),
+        path=", ".join(files[:5]) + (" ..." if len(files) > 5 else "") or None,
+    )
+
+
+def build_token_index(
+    corpus: Corpus, index: TokenIndex, stats_path: Path, record: StepRecord
+) -> StageStats:
     """Index every document of `corpus` in one pass; write the stats (reader skips included)."""
-    stats = StageStats("token_index")
+    stats = StageStats(TOKEN_INDEX, provenance=record.provenance())
     for name, value in index.build(iter(corpus)).items():
         stats.add(name, value)
     stats.merge(corpus.stats, prefix="corpus.")
+    _no_documents(corpus, stats)
     stats.write(stats_path)
     return stats
 
 
-def index_token_shard(corpus: Corpus, shard: str, index: TokenIndex) -> dict[str, float]:
-    """Index one shard of the corpus (the backend records it as done)."""
-    return index.build_shard(shard_documents(corpus, shard), shard)
+def index_token_shard(
+    corpus: Corpus, shard: str, index: ShardedTokenIndex, stats_path: Path, record: StepRecord
+) -> StageStats:
+    """Index one part of the corpus into a sharded token index (the backend records it)."""
+    stats = StageStats(f"{TOKEN_INDEX}_file", info={"file": shard}, provenance=record.provenance())
+    for name, value in index.build_shard(shard_documents(corpus, shard), shard).items():
+        stats.add(name, value)
+    stats.merge(corpus.stats, prefix="corpus.")
+    stats.write(stats_path)
+    return stats
 
 
 def _embed(
@@ -77,32 +169,59 @@ def build_vector_index(
     embedder: Embedder,
     index: VectorIndex,
     stats_path: Path,
+    record: StepRecord,
     overlap_tokens: int = 0,
 ) -> StageStats:
     """Chunk, embed and index every document of `corpus` in one pass; write the stats."""
-    stats = StageStats("vector_index", info={"embedder": embedder.name})
+    stats = StageStats(
+        VECTOR_INDEX, info={"embedder": embedder.name}, provenance=record.provenance()
+    )
     sample = [doc.text for doc in islice(iter(corpus), CALIBRATION_DOCUMENTS)]
     _embed(iter(corpus), sample, embedder, index, stats, overlap_tokens)
+    for name, value in index.finish().items():
+        stats.add(f"index.{name}", value)
     stats.merge(corpus.stats, prefix="corpus.")
+    _no_documents(corpus, stats)
     stats.write(stats_path)
     return stats
 
 
 def index_vector_shard(
-    corpus: Corpus, shard: str, embedder: Embedder, index: VectorIndex, overlap_tokens: int = 0
+    corpus: Corpus,
+    shard: str,
+    embedder: Embedder,
+    index: ShardedVectorIndex,
+    stats_path: Path,
+    record: StepRecord,
+    overlap_tokens: int = 0,
 ) -> StageStats:
-    """Chunk, embed and index one shard of the corpus, then record it as done."""
-    stats = StageStats("vector_index_shard", info={"shard": shard, "embedder": embedder.name})
+    """Chunk, embed and index one part of the corpus, then record it as done."""
+    info = {"file": shard, "embedder": embedder.name}
+    stats = StageStats(f"{VECTOR_INDEX}_file", info=info, provenance=record.provenance())
     sample = [doc.text for doc in islice(shard_documents(corpus, shard), CALIBRATION_DOCUMENTS)]
     _embed(shard_documents(corpus, shard), sample, embedder, index, stats, overlap_tokens)
     index.record_shard(shard, dict(stats.counts))
+    stats.merge(corpus.stats, prefix="corpus.")
+    stats.write(stats_path)
     return stats
 
 
-def finalize_index(index: object, shards: list[str], stage: str, stats_path: Path) -> StageStats:
-    """Finalize a sharded index once every shard is done; write the stats."""
-    stats = StageStats(stage)
+def start_index(index: ShardedIndex, stats_path: Path, step: str, record: StepRecord) -> StageStats:
+    """Create a sharded index (or put it into build mode) once, before its first part."""
+    stats = StageStats(f"{step}_start", provenance=record.provenance())
+    index.start_build()
+    stats.write(stats_path)
+    return stats
+
+
+def finalize_index(
+    index: ShardedIndex, shards: list[str], step: str, stats_path: Path, record: StepRecord
+) -> StageStats:
+    """Finalize a sharded index once every part is done; write the stats."""
+    stats = StageStats(step, provenance=record.provenance())
     for name, value in index.finalize(shards).items():
         stats.add(name, value)
+    if not stats.counts.get("documents"):
+        raise InputError(f"{step}: the index holds no document once every corpus file is in")
     stats.write(stats_path)
     return stats

@@ -1,66 +1,88 @@
-"""The run's inputs from configuration: the demo world, the corpus, and the questions."""
+"""The run's inputs from configuration: the demo world, the corpus, and the question pools."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+import shutil
 
+from tipqa.config import Choice, Pool
 from tipqa.corpus.base import CORPUS_READERS, Corpus
-from tipqa.demo.world import WorldSpec, write_world
-from tipqa.errors import ConfigError
+from tipqa.demo.world import DEMO, DemoSettings, WorldSpec, write_world
+from tipqa.errors import InputError
+from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import write_records
-from tipqa.questions.base import QUESTION_SOURCES
-from tipqa.stats import StageStats
+from tipqa.layout import QUESTIONS, WORLD, PoolLayout, RunLayout
+from tipqa.questions.base import QUESTION_SOURCES, FromFiles, QuestionSource
+from tipqa.stats import StageStats, read_stats
 
-DEMO = "demo"
 
-
-def make_world(settings: dict[str, Any], k1: int, out: Path) -> StageStats:
+def make_world(
+    settings: DemoSettings, k1: int, layout: RunLayout, record: StepRecord
+) -> StageStats:
     """Write the demo world for these settings (its discarded cases sized to k1)."""
-    stats = StageStats("world")
-    spec = WorldSpec(
-        documents=settings["documents"], seed=settings["seed"], k1=k1, files=settings["files"]
-    )
-    for name, value in write_world(spec, out).items():
+    stats = StageStats(WORLD, provenance=record.provenance())
+    spec = WorldSpec(documents=settings.documents, seed=settings.seed, k1=k1, files=settings.files)
+    for name, value in write_world(spec, layout.world).items():
         stats.add(name, value)
-    stats.write(out / "world.stats.json")
+    stats.write(layout.world_stats)
     return stats
 
 
-def open_corpus(settings: dict[str, Any], world: Path) -> Corpus:
-    """The corpus named by settings["source"]; "demo" reads the demo world's files."""
-    if settings["source"] == DEMO:
-        return CORPUS_READERS.create_from("files", {"paths": [str(world / "corpus")]})
-    options = {**settings, "id_field": settings.get("id_field") or None}
-    return CORPUS_READERS.create_from(settings["source"], options)
+def open_corpus(choice: Choice, layout: RunLayout, *, progress: bool | None = None) -> Corpus:
+    """The configured corpus reader; `demo` reads the demo world's corpus files."""
+    if choice.backend == DEMO:
+        settings = CORPUS_READERS.parse("files", "corpus", {"paths": [str(layout.world_corpus)]})
+        return CORPUS_READERS.create("files", settings, progress=progress)
+    return CORPUS_READERS.create(choice.backend, choice.settings, progress=progress)
 
 
-POOL_KEYS = {"source", "paths", "name", "config", "split", "limit"}
-
-
-def check_pool(name: str, settings: dict[str, Any]) -> None:
-    """Reject a pool whose settings have unknown keys or no source."""
-    unknown = set(settings) - POOL_KEYS
-    if unknown or "source" not in settings:
-        raise ConfigError(
-            f"question pool {name!r}: needs 'source'; keys allowed: {', '.join(sorted(POOL_KEYS))}"
-            + (f"; unknown: {', '.join(sorted(unknown))}" if unknown else "")
+def question_source(pool: Pool, layout: RunLayout) -> QuestionSource:
+    """The configured question source of a pool; `demo` reads the demo world's questions."""
+    if pool.source == DEMO:
+        paths = {"paths": [str(layout.world_questions)]}
+        return QUESTION_SOURCES.create(
+            "tipqa-jsonl", QUESTION_SOURCES.parse("tipqa-jsonl", "", paths)
         )
+    return QUESTION_SOURCES.create(pool.source, pool.settings)
 
 
-def prepare_questions(settings: dict[str, Any], world: Path, out: Path) -> StageStats:
-    """Load the questions named by settings["source"] and write them as `Question` records."""
-    if settings["source"] == DEMO:
-        source = QUESTION_SOURCES.create("tipqa-jsonl", paths=[str(world / "questions.jsonl")])
-    else:
-        options = {**settings, "limit": settings.get("limit") or None}
-        source = QUESTION_SOURCES.create_from(settings["source"], options)
+def prepare_questions(
+    pool: Pool, layout: RunLayout, shard_size: int, record: StepRecord
+) -> StageStats:
+    """Load a pool's questions; write them as one file and as one file per shard.
+
+    Shards of an earlier preparation are removed (their questions may differ). An empty pool
+    is an InputError naming the source's files.
+    """
+    source = question_source(pool, layout)
     questions = source.load()
-    if settings.get("limit"):
-        questions = questions[: settings["limit"]]
-    stats = StageStats("questions", info={"source": settings["source"]})
+    if pool.limit is not None:
+        questions = questions[: pool.limit]
+    if not questions:
+        files = [str(path) for path in source.files] if isinstance(source, FromFiles) else []
+        raise InputError(
+            f"question pool {pool.name!r} has no questions (source {pool.source!r})",
+            path=", ".join(files) or None,
+        )
+    out = layout.pool(pool.name)
+    stats = StageStats(QUESTIONS, info={"source": pool.source}, provenance=record.provenance())
     stats.merge(source.stats)
     stats.add("written", len(questions))
-    write_records(out, questions)
-    stats.write(out.with_suffix(".stats.json"))
+    shutil.rmtree(out.shards, ignore_errors=True)
+    starts = range(0, len(questions), shard_size)
+    for number, start in enumerate(starts):
+        write_records(out.shard(number).questions, questions[start : start + shard_size])
+    stats.add("shards", len(starts))
+    write_records(out.questions, questions)
+    stats.write(out.questions_stats)
     return stats
+
+
+def shard_count(pool: PoolLayout) -> int:
+    """How many shards the pool's prepared questions make (from its stats file)."""
+    stats = read_stats(pool.questions_stats, "rerun luigi --module pipelines CreateDataset")
+    shards = stats.get("counts", {}).get("shards")
+    if not isinstance(shards, int) or shards < 1:
+        raise InputError(
+            "records no shard count: prepare the questions again", path=str(pool.questions_stats)
+        )
+    return shards

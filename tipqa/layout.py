@@ -1,9 +1,34 @@
-"""Where a run keeps its files: one place that names every output path."""
+"""Where a run keeps its files, and what its steps are called: one place for both.
+
+Every output path of a build comes from here; every step name used in stats files,
+fingerprints and tests is one of the constants below.
+"""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
+
+WORLD = "world"
+QUESTIONS = "questions"
+TOKEN_INDEX = "token_index"
+VECTOR_INDEX = "vector_index"
+KEYWORDS = "keywords"
+TOKEN_SEARCH = "token_search"
+TOKEN_JUDGE = "token_judge"
+VECTOR_SEARCH = "vector_search"
+VECTOR_JUDGE = "vector_judge"
+PARTITION = "partition"
+SPLITS = "splits"
+HUB_FOLDER = "hub_folder"
+REPORT = "report"
+COST_PREVIEW = "cost_preview"
+ANNOTATION_EXPORT = "annotation_export"
+ANNOTATION_AGREEMENT = "annotation_agreement"
+
+SHARD_STEPS = (KEYWORDS, TOKEN_SEARCH, TOKEN_JUDGE, VECTOR_SEARCH, VECTOR_JUDGE)
+"""The steps of Algorithm 1 that run per block of questions, in order."""
 
 
 @dataclass(frozen=True)
@@ -23,6 +48,21 @@ class RunLayout:
         return self.root / "world"
 
     @property
+    def world_stats(self) -> Path:
+        """The demo world's stats file, written last."""
+        return self.world / "world.stats.json"
+
+    @property
+    def world_corpus(self) -> Path:
+        """The demo world's corpus files."""
+        return self.world / "corpus"
+
+    @property
+    def world_questions(self) -> Path:
+        """The demo world's questions."""
+        return self.world / "questions.jsonl"
+
+    @property
     def token_index(self) -> Path:
         """The embedded token index."""
         return self.root / "index" / "token"
@@ -31,6 +71,20 @@ class RunLayout:
     def vector_index(self) -> Path:
         """The embedded vector index."""
         return self.root / "index" / "vector"
+
+    def index_stats(self, step: str) -> Path:
+        """The stats file of an index build (`TOKEN_INDEX` or `VECTOR_INDEX`), written last."""
+        return self.root / "index" / f"{step.removesuffix('_index')}.stats.json"
+
+    def index_start_stats(self, step: str) -> Path:
+        """The stats file of starting an index built in parts (created in build mode)."""
+        return self.root / "index" / f"{step}-files" / "start.stats.json"
+
+    def index_file_stats(self, step: str, corpus_file: str) -> Path:
+        """The stats file of one corpus file's part of a sharded index build."""
+        digest = hashlib.sha256(corpus_file.encode()).hexdigest()[:16]
+        name = Path(corpus_file).name or "corpus"
+        return self.root / "index" / f"{step}-files" / f"{name}.{digest}.stats.json"
 
     @property
     def llm_cache(self) -> Path:
@@ -46,6 +100,45 @@ class RunLayout:
         """The benchmark's train / validation / test splits."""
         return self.root / "splits"
 
+    @property
+    def splits_stats(self) -> Path:
+        """The splits' stats file, written last."""
+        return self.splits / "stats.json"
+
+    @property
+    def hub(self) -> Path:
+        """The Hub-ready folder (dataset card and Parquet files)."""
+        return self.root / "hub"
+
+    @property
+    def hub_stats(self) -> Path:
+        """The Hub-ready folder's stats file, written last (beside the folder)."""
+        return self.root / "hub.stats.json"
+
+    @property
+    def report(self) -> Path:
+        """The build report (Markdown, JSON, figures)."""
+        return self.root / "report"
+
+    @property
+    def report_stats(self) -> Path:
+        """The build report's stats file, written last."""
+        return self.report / "report.stats.json"
+
+    @property
+    def publish(self) -> Path:
+        """The records of what PublishDataset uploaded where."""
+        return self.root / "publish"
+
+    @property
+    def summary(self) -> Path:
+        """The end-of-run summary of CreateDataset (Markdown)."""
+        return self.root / "summary.md"
+
+    def annotation(self, pool: str) -> Path:
+        """The annotation tree of pool `pool` (see `tipqa.annotation.layout`)."""
+        return self.root / "annotation" / pool
+
 
 @dataclass(frozen=True)
 class PoolLayout:
@@ -58,14 +151,34 @@ class PoolLayout:
         """The pool's questions, normalised to `Question` records."""
         return self.root / "questions.jsonl"
 
+    @property
+    def questions_stats(self) -> Path:
+        """The stats file of the pool's questions step, written last."""
+        return self.root / "questions.stats.json"
+
+    @property
+    def shards(self) -> Path:
+        """The folder of the pool's question shards."""
+        return self.root / "shards"
+
     def shard(self, index: int) -> ShardLayout:
         """The files of question shard `index`."""
-        return ShardLayout(self.root / "shards" / f"shard-{index:05d}")
+        return ShardLayout(self.shards / f"shard-{index:05d}")
 
     @property
     def partition(self) -> Path:
         """The pool's partition: one file per label, instances, stats, a DatasetDict."""
         return self.root / "partition"
+
+    @property
+    def partition_stats(self) -> Path:
+        """The partition's stats file, written last."""
+        return self.partition / "stats.json"
+
+    @property
+    def cost_preview(self) -> Path:
+        """PreviewCost's bounds on what the judge will be sent."""
+        return self.root / "cost_preview.json"
 
 
 @dataclass(frozen=True)
@@ -74,10 +187,55 @@ class ShardLayout:
 
     root: Path
 
-    def data(self, step: str) -> Path:
-        """The main JSONL output of `step`."""
-        return self.root / f"{step}.jsonl"
+    @property
+    def questions(self) -> Path:
+        """The shard's questions (written with the pool's questions)."""
+        return self.root / "questions.jsonl"
+
+    def data(self, name: str) -> Path:
+        """A JSONL output of the shard (named after what it holds, e.g. "token_decisions")."""
+        return self.root / f"{name}.jsonl"
 
     def stats(self, step: str) -> Path:
-        """The stats file of `step`."""
+        """The stats file of `step`, written last."""
         return self.root / f"{step}.stats.json"
+
+    @property
+    def keywords(self) -> Path:
+        """The shard's the keywords of each question (`Keywords`)."""
+        return self.data("keywords")
+
+    @property
+    def token_candidates(self) -> Path:
+        """The shard's token-search results (`TokenCandidates`)."""
+        return self.data("token_candidates")
+
+    @property
+    def token_judgments(self) -> Path:
+        """The shard's token-stage judgments (`Judgment`)."""
+        return self.data("token_judgments")
+
+    @property
+    def token_decisions(self) -> Path:
+        """The shard's token-stage decisions (`Decision`)."""
+        return self.data("token_decisions")
+
+    @property
+    def vector_candidates(self) -> Path:
+        """The shard's vector-search results (`VectorCandidates`)."""
+        return self.data("vector_candidates")
+
+    @property
+    def vector_judgments(self) -> Path:
+        """The shard's vector-stage judgments (`Judgment`)."""
+        return self.data("vector_judgments")
+
+    @property
+    def vector_decisions(self) -> Path:
+        """The shard's vector-stage decisions (`Decision`)."""
+        return self.data("vector_decisions")
+
+    @property
+    def instances(self) -> Path:
+        """The shard's vector-stage instances (`VectorInstance`)."""
+        return self.data("instances")

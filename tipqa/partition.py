@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from tipqa.errors import InputError
+from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_records, write_records
-from tipqa.layout import ShardLayout
+from tipqa.layout import PARTITION, ShardLayout
 from tipqa.records import (
     LABELS,
     Decision,
@@ -23,24 +24,25 @@ from tipqa.stats import StageStats
 
 def label_questions(questions: list[Question], shard: ShardLayout) -> list[LabeledQuestion]:
     """Join a shard's questions with their final decision (vector stage after token stage)."""
-    decisions = {d.question_id: d for d in read_records(shard.data("token_decisions"), Decision)}
-    for decision in read_records(shard.data("vector_decisions"), Decision):
+    decisions: dict[str, Decision] = {
+        d.question_id: d for d in read_records(shard.token_decisions, Decision)
+    }
+    for decision in read_records(shard.vector_decisions, Decision):
         decisions[decision.question_id] = decision
-    keywords = {k.question_id: k.keywords for k in read_records(shard.data("keywords"), Keywords)}
+    keywords = {k.question_id: k.keywords for k in read_records(shard.keywords, Keywords)}
     token_totals = {
-        d.question_id: d.total_matches
-        for d in read_records(shard.data("token_decisions"), Decision)
+        d.question_id: d.total_matches for d in read_records(shard.token_decisions, Decision)
     }
     rows = []
     for q in questions:
-        decision = decisions.get(q.id)
-        if decision is None:
+        found = decisions.get(q.id)
+        if found is None:
             raise InputError(
-                f"question {q.id} has no decision; the shard was built for other questions "
-                "(another shard_size or question list?): use a new run name, or delete the "
-                "pool's shards and rerun",
-                path=str(shard.data("token_decisions")),
+                f"question {q.id} has no decision: the shard's steps did not run on its "
+                "questions; rerun luigi --module pipelines CreateDataset",
+                path=str(shard.token_decisions),
             )
+        decision = found
         if decision.label == "to_vector":
             raise RuntimeError(f"{shard.root}: question {q.id} has no vector-stage decision")
         rows.append(
@@ -61,16 +63,25 @@ def label_questions(questions: list[Question], shard: ShardLayout) -> list[Label
 
 
 def write_partition(
-    shards: list[tuple[list[Question], ShardLayout]], out: Path, info: dict[str, Any]
+    shards: list[tuple[list[Question], ShardLayout]],
+    out: Path,
+    record: StepRecord,
+    build: dict[str, Any],
 ) -> StageStats:
-    """Write one JSONL file per label, the vector instances, stats, and a DatasetDict."""
-    stats = StageStats("partition", info=info)
+    """Write one JSONL file per label, the vector instances, stats, and a DatasetDict.
+
+    `build` is how the shards were made (`tipqa.provenance.pool_provenance`), kept in the
+    stats for the splits and the dataset card.
+    """
+    stats = StageStats(PARTITION, info={"build": build}, provenance=record.provenance())
     rows: list[LabeledQuestion] = []
     instances: list[VectorInstance] = []
     for questions, shard in shards:
         rows.extend(label_questions(questions, shard))
-        instances.extend(read_records(shard.data("instances"), VectorInstance))
-    by_label = {label: [r for r in rows if r.label == label] for label in LABELS}
+        instances.extend(read_records(shard.instances, VectorInstance))
+    by_label: dict[str, list[LabeledQuestion]] = {
+        label: [r for r in rows if r.label == label] for label in LABELS
+    }
     for label, items in by_label.items():
         write_records(out / f"{label}.jsonl", items)
         stats.add(label, len(items))

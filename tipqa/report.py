@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from tipqa.errors import InputError
-from tipqa.jsonl import atomic_open, iter_records, read_json, write_json
+from tipqa.fingerprint import StepRecord
+from tipqa.jsonl import atomic_open, iter_records, write_json
+from tipqa.layout import REPORT, RunLayout
+from tipqa.provenance import REMEDY
 from tipqa.records import LabeledQuestion
 from tipqa.splits import SPLITS, SplitsLayout
-from tipqa.stats import StageStats
+from tipqa.stats import StageStats, read_stats
 
 
 @dataclass(frozen=True)
@@ -152,18 +154,15 @@ def render_markdown(data: dict[str, Any]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def write_report(splits_folder: Path, out: Path) -> StageStats:
+def write_report(run: RunLayout, record: StepRecord) -> StageStats:
     """Write the figures, the numbers and the Markdown report of a build's splits."""
     from tipqa.report_figures import draw_funnel, draw_matches
 
-    layout = SplitsLayout(Path(splits_folder))
-    if not layout.stats.is_file():
-        raise InputError("no split statistics: make the splits first", path=str(layout.stats))
-    stats_data = read_json(layout.stats)
-    info = stats_data.get("info") if isinstance(stats_data, dict) else None
+    layout = SplitsLayout(run.splits)
+    info = read_stats(layout.stats, REMEDY).get("info")
     if not isinstance(info, dict) or "splits" not in info or "pools" not in info:
         raise InputError("not a split statistics file", path=str(layout.stats))
-    stats = StageStats("report")
+    stats = StageStats(REPORT, provenance=record.provenance())
     names = [s for s in SPLITS if s in info["splits"]]
     matches = {}
     for name in names:
@@ -171,20 +170,17 @@ def write_report(splits_folder: Path, out: Path) -> StageStats:
         stats.add(
             f"{name}.questions", sum(s["answerable"] + s["unanswerable"] for s in matches[name])
         )
-    data = {
-        "funnel": {
-            "pools": {name: pool_funnel(p) for name, p in info["pools"].items()},
-            "splits": {name: split_funnel(info["splits"][name]) for name in names},
-        },
-        "matches": matches,
-        "validation": info.get("validation"),
+    funnel = {
+        "pools": {name: pool_funnel(p) for name, p in info["pools"].items()},
+        "splits": {name: split_funnel(info["splits"][name]) for name in names},
     }
-    out = Path(out)
-    draw_funnel(data["funnel"], out / "funnel.png")
+    data = {"funnel": funnel, "matches": matches, "validation": info.get("validation")}
+    out = run.report
+    draw_funnel(funnel, out / "funnel.png")
     draw_matches(matches, out / "matches.png")
     write_json(out / "report.json", data)
-    stats.add("figures", 2)
-    stats.write(out / "report.stats.json")
     with atomic_open(out / "report.md") as handle:
         handle.write(render_markdown(data).encode())
+    stats.add("figures", 2)
+    stats.write(run.report_stats)
     return stats

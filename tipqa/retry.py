@@ -14,9 +14,9 @@ import shutil
 from pathlib import Path
 
 from tipqa.jsonl import read_json
-from tipqa.layout import PoolLayout, RunLayout, ShardLayout
+from tipqa.layout import SHARD_STEPS, PoolLayout, RunLayout, ShardLayout
 
-STEPS = ["keywords", "token_search", "token_judge", "vector_search", "vector_judge"]
+STEPS = list(SHARD_STEPS)
 FAILURE_PREFIXES = ("judgment_", "extraction_failed")
 
 
@@ -26,7 +26,8 @@ def first_failed_step(shard: ShardLayout) -> str | None:
         path = shard.stats(step)
         if not path.is_file():
             continue
-        errors = read_json(path).get("errors", {})
+        stats = read_json(path)
+        errors = stats.get("errors", {}) if isinstance(stats, dict) else {}
         if any(kind.startswith(FAILURE_PREFIXES) for kind in errors):
             return step
     return None
@@ -51,7 +52,7 @@ def failed_shards(run: RunLayout, pools: list[str]) -> list[tuple[PoolLayout, Sh
     found = []
     for name in pools:
         pool = run.pool(name)
-        for folder in sorted((pool.root / "shards").glob("shard-*")):
+        for folder in sorted(pool.shards.glob("shard-*")):
             if first_failed_step(ShardLayout(folder)) is not None:
                 found.append((pool, ShardLayout(folder)))
     return found
@@ -66,6 +67,7 @@ def reset_failed(run: RunLayout, pools: list[str]) -> dict[str, int]:
         reset_shard(shard, step)
         shutil.rmtree(pool.partition, ignore_errors=True)
     if failed:
-        for derived in (run.splits, run.root / "hub", run.root / "report"):
+        for derived in (run.splits, run.hub, run.report):
             shutil.rmtree(derived, ignore_errors=True)
+        run.hub_stats.unlink(missing_ok=True)
     return {"shards_reset": len(failed)}

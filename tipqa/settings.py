@@ -6,7 +6,8 @@ an unknown key is an error that names the section, the key and the closest known
 value of the wrong type is an error that names section, key and value. Fields declared with
 `knob(...)` change how a step runs (threads, concurrency, timeouts, batch sizes) but not what
 it writes, so `identity()` (the part of the settings that goes into a step's fingerprint)
-leaves them out.
+leaves them out; fields declared with `search_only(...)` change what a search of an index
+returns but not the index, so `build_identity()` (the index build's part) leaves them out too.
 
 Raw values are strings as a config file holds them, or values of the right type already:
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import os
 import types
 import typing
 from collections.abc import Collection, Mapping
@@ -39,7 +41,18 @@ _NONE = {"", "none", "null"}
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
-    """Base of every settings dataclass (frozen, typed, compared by value)."""
+    """Base of every settings dataclass (frozen, typed, compared by value).
+
+    A subclass that checks its values in `__post_init__` calls `super().__post_init__()`.
+    """
+
+    def __post_init__(self) -> None:
+        """Check the fields that take one of listed values (`Literal[...]`), however built."""
+        for name, choices in _choices(type(self)).items():
+            value = getattr(self, name)
+            if value is not None and value not in choices:
+                listed = ", ".join(str(choice) for choice in choices)
+                raise ConfigError(f"{name} = {value!r}: expected one of {listed}")
 
     def identity(self) -> dict[str, Any]:
         """The settings that decide a step's output (knobs left out): a fingerprint's input."""
@@ -49,19 +62,55 @@ class Settings:
             if field.metadata.get("fingerprint", True)
         }
 
+    def build_identity(self) -> dict[str, Any]:
+        """`identity()` without the fields that only a search reads (an index's fingerprint)."""
+        searched = {f.name for f in dataclasses.fields(self) if f.metadata.get("search_only")}
+        return {key: value for key, value in self.identity().items() if key not in searched}
+
     def to_dict(self) -> dict[str, Any]:
         """Every field, JSON-ready (for stats files and the dataset card)."""
         return {field.name: plain(getattr(self, field.name)) for field in dataclasses.fields(self)}
 
     @classmethod
-    def keys(cls) -> list[str]:
+    def field_names(cls) -> list[str]:
         """The keys a config section of these settings may hold."""
         return [field.name for field in dataclasses.fields(cls)]
+
+
+_CHOICES: dict[type, dict[str, tuple[Any, ...]]] = {}
+
+
+def _choices(cls: type) -> dict[str, tuple[Any, ...]]:
+    """The fields of a settings class typed `Literal[...]` (or `Literal[...] | None`)."""
+    if cls in _CHOICES:
+        return _CHOICES[cls]
+    found = {}
+    for name, annotation in typing.get_type_hints(cls).items():
+        options = (
+            get_args(annotation)
+            if get_origin(annotation) in (typing.Union, types.UnionType)
+            else (annotation,)
+        )
+        for option in options:
+            if get_origin(option) is Literal:
+                found[name] = get_args(option)
+    _CHOICES[cls] = found
+    return found
+
+
+def setting(default: Any, *, doc: str) -> Any:
+    """A field that decides a step's output, with its meaning for the configuration reference."""
+    return dataclasses.field(default=default, metadata={"doc": doc})
 
 
 def knob(default: Any, *, doc: str = "") -> Any:
     """A field that changes how a step runs but not what it writes (left out of fingerprints)."""
     return dataclasses.field(default=default, metadata={"fingerprint": False, "doc": doc})
+
+
+def search_only(default: Any, *, doc: str = "") -> Any:
+    """A field of an index's settings that changes what a search returns, not what is built."""
+    return dataclasses.field(default=default, metadata={"search_only": True, "doc": doc})
 
 
 def plain(value: Any) -> Any:
@@ -77,7 +126,7 @@ def plain(value: Any) -> Any:
 
 def closest(key: str, known: Collection[str]) -> str | None:
     """The known key nearest to a misspelled one, if any is near."""
-    matches = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    matches = difflib.get_close_matches(key, list(known), n=1, cutoff=0.5)
     return matches[0] if matches else None
 
 
@@ -86,9 +135,7 @@ def unknown_key(section: str, key: str, known: Collection[str], hint: str = "") 
     near = closest(key, known)
     suggestion = f"; did you mean {near!r}?" if near else ""
     listing = ", ".join(sorted(known)) or "none"
-    return ConfigError(
-        f"[{section}] unknown key {key!r}{suggestion} (known keys: {listing}){hint}"
-    )
+    return ConfigError(f"[{section}] unknown key {key!r}{suggestion} (known keys: {listing}){hint}")
 
 
 def parse(
@@ -178,6 +225,8 @@ def _convert(raw: Any, annotation: Any) -> Any:
     if annotation is str:
         if isinstance(raw, str):
             return _unquote(raw)
+        if isinstance(raw, os.PathLike):
+            return os.fspath(raw)
         raise _Mismatch("a string")
     if annotation is Any:
         return raw

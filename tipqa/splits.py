@@ -27,9 +27,14 @@ from typing import Any
 import orjson
 
 from tipqa.errors import ConfigError, InputError
-from tipqa.jsonl import atomic_open, iter_records, read_json
+from tipqa.fingerprint import StepRecord
+from tipqa.jsonl import atomic_open, iter_records
+from tipqa.layout import SPLITS as SPLITS_STEP
+from tipqa.layout import RunLayout
+from tipqa.provenance import REMEDY, construction_parameters, shared_steps
 from tipqa.records import LABELS, LabeledQuestion, VectorInstance
-from tipqa.stats import StageStats
+from tipqa.settings import Settings, setting
+from tipqa.stats import StageStats, read_stats
 
 log = logging.getLogger(__name__)
 
@@ -39,48 +44,72 @@ LEFT_OUT: tuple[str, ...] = ("discarded", "undetermined")
 
 
 @dataclass(frozen=True)
-class SplitProtocol:
-    """Which pool feeds which split, the validation size per label, and the sampling seed."""
+class SplitSettings(Settings):
+    """[splits]: which pool feeds which split, the validation size per label, the seed.
 
-    test_pool: str
-    train_pool: str | None = None
-    validation_per_label: int = 1000
-    seed: int = 0
+    An empty `train_pool`, or one that is not a configured pool, means the test split only.
+    """
+
+    test_pool: str = setting("dev", doc="pool of the test split")
+    train_pool: str = setting("train", doc="pool of train and validation (empty: test only)")
+    validation_per_label: int = setting(1000, doc="validation questions per label (balanced)")
+    seed: int = setting(0, doc="seed of the validation sample")
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.validation_per_label < 0:
             raise ConfigError("[splits] validation_per_label must be 0 or more")
-        if self.train_pool is not None and self.train_pool == self.test_pool:
+        if self.train_pool and self.train_pool == self.test_pool:
             raise ConfigError(
                 f"[splits] test_pool and train_pool are both {self.test_pool!r}: "
                 "the test split must come from another pool than train and validation"
             )
 
-    @classmethod
-    def configured(
-        cls,
-        test_pool: str,
-        train_pool: str,
-        validation_per_label: int,
-        seed: int,
-        pools: Iterable[str],
-    ) -> SplitProtocol:
-        """The protocol for the configured pools: an absent or empty train pool means test only."""
-        pools = list(pools)
-        if test_pool not in pools:
+    def check_pools(self, pools: list[str]) -> None:
+        """Raise ConfigError when the test pool is not among the configured pools."""
+        if self.test_pool not in pools:
             raise ConfigError(
-                f"[splits] test_pool {test_pool!r} is not a configured question pool; "
-                f"[questions] pools: {', '.join(pools) or 'none'}"
+                f"[splits] test_pool {self.test_pool!r} is not a configured question pool; "
+                f"pools: {', '.join(pools) or 'none'}"
             )
-        train = train_pool if train_pool and train_pool in pools else None
-        if train_pool and train is None:
-            log.info("train pool %r is not configured: only the test split is made", train_pool)
-        return cls(test_pool, train, validation_per_label, seed)
+
+    def train(self, pools: list[str]) -> str | None:
+        """The train pool when it is configured, else None (test split only)."""
+        if self.train_pool and self.train_pool in pools:
+            return self.train_pool
+        if self.train_pool:
+            log.info(
+                "train pool %r is not configured: only the test split is made", self.train_pool
+            )
+        return None
+
+
+@dataclass(frozen=True)
+class SplitPlan:
+    """The splits to make: the test pool, the train pool (or None), and the settings."""
+
+    test_pool: str
+    train_pool: str | None
+    validation_per_label: int
+    seed: int
+
+    @classmethod
+    def of(cls, settings: SplitSettings, pools: list[str]) -> SplitPlan:
+        """The plan of these settings for the configured pools."""
+        settings.check_pools(pools)
+        return cls(
+            settings.test_pool, settings.train(pools), settings.validation_per_label, settings.seed
+        )
 
     @property
     def splits(self) -> tuple[str, ...]:
-        """The splits this protocol makes."""
+        """The splits this plan makes."""
         return SPLITS if self.train_pool is not None else ("test",)
+
+    @property
+    def used_pools(self) -> list[str]:
+        """The pools the splits read."""
+        return [self.test_pool] + ([self.train_pool] if self.train_pool else [])
 
 
 @dataclass
@@ -118,7 +147,7 @@ def read_pool(name: str, folder: Path) -> PoolIndex:
     for path in [*(folder / f"{label}.jsonl" for label in LABELS), folder / "stats.json"]:
         if not path.is_file():
             raise InputError(f"pool {name!r} has no partition file here", path=str(path))
-    entries = []
+    entries: list[tuple[str, str, str]] = []
     for label in LABELS:
         path = folder / f"{label}.jsonl"
         for row in iter_records(path, LabeledQuestion):
@@ -127,9 +156,9 @@ def read_pool(name: str, folder: Path) -> PoolIndex:
                     f"question {row.id} is labelled {row.label!r}", path=str(path), field="label"
                 )
             entries.append((row.id, row.label, row.stage))
-    stats = read_json(folder / "stats.json")
-    info = stats.get("info", {}) if isinstance(stats, dict) else {}
-    return PoolIndex(name, folder, entries, info)
+    stats = read_stats(folder / "stats.json", REMEDY)
+    info = stats.get("info", {})
+    return PoolIndex(name, folder, entries, info if isinstance(info, dict) else {})
 
 
 @dataclass(frozen=True)
@@ -176,7 +205,7 @@ def sample_validation(
 
 
 def assign_splits(
-    test: PoolIndex, train: PoolIndex | None, protocol: SplitProtocol
+    test: PoolIndex, train: PoolIndex | None, plan: SplitPlan
 ) -> tuple[dict[str, str], dict[str, Any] | None]:
     """Each split question's split by id, and the validation sample's info (None without train).
 
@@ -187,7 +216,7 @@ def assign_splits(
         return membership, None
     answerable, unanswerable = train.ids("answerable"), train.ids("unanswerable")
     validation, info = sample_validation(
-        answerable, unanswerable, protocol.validation_per_label, protocol.seed
+        answerable, unanswerable, plan.validation_per_label, plan.seed
     )
     for qid in [*answerable, *unanswerable]:
         split = "validation" if qid in validation else "train"
@@ -219,94 +248,49 @@ def write_split_files(
                     counts[split]["pairs"].append((row.label, row.stage))
             path = pool.folder / "instances.jsonl"
             for instance in iter_records(path, VectorInstance) if path.is_file() else []:
-                split = membership.get(instance.question_id)
-                if split is not None:
-                    instances[split].write(orjson.dumps(instance.to_dict()) + b"\n")
+                target = membership.get(instance.question_id)
+                if target is not None:
+                    instances[target].write(orjson.dumps(instance.to_dict()) + b"\n")
                     relevant = instance.relevant
                     kind = "unknown" if relevant is None else ("yes" if relevant else "no")
-                    counts[split]["instances"][kind] += 1
+                    counts[target]["instances"][kind] += 1
     return counts
 
 
-OFFLINE_BACKENDS = {"rules"}
-
-
-def construction_parameters(info: dict[str, Any]) -> dict[str, Any]:
-    """The build settings that define a partition (from its stats' info), for the card."""
-    build, corpus = _section(info, "build"), _section(info, "corpus")
-    embedder, judge = _section(info, "embedder"), _section(info, "judge")
-    params: dict[str, Any] = {
-        "tipqa_version": info.get("tipqa_version"),
-        "schema_version": info.get("schema_version"),
-        "k1": build.get("k1"),
-        "k2": build.get("k2"),
-        "corpus": {k: corpus.get(k) for k in ("source", "paths", "name", "config", "split")},
-        "token_index": _section(info, "token_index").get("backend"),
-        "vector_index": _section(info, "vector_index").get("backend"),
-        "embedder": {
-            k: embedder.get(k) for k in ("backend", "model", "query_prefix", "passage_prefix")
-        },
-        "keywords": _llm_settings(_section(info, "keywords")),
-        "judge": {
-            **_llm_settings(judge),
-            **{k: judge.get(k) for k in ("max_words", "max_windows")},
-        },
-    }
-    if judge.get("backend") == "vllm":
-        params["judge"]["mode"] = judge.get("mode")
-    return params
-
-
-def _section(info: dict[str, Any], name: str) -> dict[str, Any]:
-    value = info.get(name)
-    return value if isinstance(value, dict) else {}
-
-
-def _llm_settings(settings: dict[str, Any]) -> dict[str, Any]:
-    """Backend, and for an LLM backend its model, prompt template and the template's SHA-256."""
-    backend = settings.get("backend")
-    out: dict[str, Any] = {"backend": backend}
-    if backend and backend not in OFFLINE_BACKENDS:
-        from tipqa.llm.prompts import load_template
-
-        prompt = settings.get("prompt")
-        out.update(model=settings.get("model"), prompt=prompt)
-        out["prompt_sha256"] = load_template(prompt).sha256 if prompt else None
-    return out
-
-
 def agreed_parameters(pools: list[PoolIndex]) -> dict[str, Any]:
-    """The pools' common construction parameters; a pool built otherwise is a ConfigError."""
-    params = [construction_parameters(pool.info) for pool in pools]
-    for pool, other in zip(pools[1:], params[1:], strict=True):
-        for key, value in other.items():
-            if value != params[0][key]:
-                raise ConfigError(
+    """The pools' common construction parameters; pools built otherwise are an InputError."""
+    builds: list[dict[str, Any]] = []
+    for pool in pools:
+        build = pool.info.get("build")
+        if not isinstance(build, dict) or "steps" not in build:
+            raise InputError(f"pool {pool.name!r}: {REMEDY}", path=str(pool.folder / "stats.json"))
+        builds.append(build)
+    first = shared_steps(builds[0])
+    for pool, build in zip(pools[1:], builds[1:], strict=True):
+        other = shared_steps(build)
+        for step, value in other.items():
+            if value != first.get(step):
+                raise InputError(
                     f"pools {pools[0].name!r} and {pool.name!r} were built with different "
-                    f"{key}: {params[0][key]!r} vs {value!r}; rebuild one of them"
+                    f"{step} settings or inputs: {REMEDY}",
+                    path=str(pool.folder / "stats.json"),
                 )
-    return params[0]
+    return construction_parameters(builds[0])
 
 
-def make_splits(
-    test_folder: Path, train_folder: Path | None, protocol: SplitProtocol, out: Path
-) -> StageStats:
+def make_splits(run: RunLayout, plan: SplitPlan, record: StepRecord) -> StageStats:
     """Read the pools' partitions, write every split's questions and instances, then stats."""
-    if (train_folder is None) != (protocol.train_pool is None):
-        raise ConfigError("a train partition folder goes with a train pool, and only then")
-    pools = [read_pool(protocol.test_pool, test_folder)]
-    if train_folder is not None and protocol.train_pool is not None:
-        pools.append(read_pool(protocol.train_pool, train_folder))
+    pools = [read_pool(name, run.pool(name).partition) for name in plan.used_pools]
     parameters = agreed_parameters(pools)
-    membership, validation = assign_splits(pools[0], pools[1] if len(pools) > 1 else None, protocol)
-    layout = SplitsLayout(Path(out))
-    names = protocol.splits
+    membership, validation = assign_splits(pools[0], pools[1] if len(pools) > 1 else None, plan)
+    layout = SplitsLayout(run.splits)
+    names = plan.splits
     counts = write_split_files(pools, membership, names, layout)
     for stale in set(SPLITS) - set(names):
         shutil.rmtree(layout.root / stale, ignore_errors=True)
-    stats = StageStats("splits")
-    sources = {"test": protocol.test_pool, "train": protocol.train_pool}
-    sources["validation"] = protocol.train_pool
+    stats = StageStats(SPLITS_STEP, provenance=record.provenance())
+    sources = {"test": plan.test_pool, "train": plan.train_pool}
+    sources["validation"] = plan.train_pool
     summary: dict[str, Any] = {}
     for name in names:
         pairs, relevance = counts[name]["pairs"], counts[name]["instances"]
@@ -324,10 +308,10 @@ def make_splits(
         stats.add(f"{name}.instances", summary[name]["instances"])
     stats.info.update(
         protocol={
-            "test_pool": protocol.test_pool,
-            "train_pool": protocol.train_pool,
-            "validation_per_label": protocol.validation_per_label,
-            "seed": protocol.seed,
+            "test_pool": plan.test_pool,
+            "train_pool": plan.train_pool,
+            "validation_per_label": plan.validation_per_label,
+            "seed": plan.seed,
         },
         splits=summary,
         pools={pool.name: pool.summary() for pool in pools},

@@ -4,22 +4,31 @@ from __future__ import annotations
 
 import os
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from tipqa.jsonl import write_json
+import orjson
+
+from tipqa.errors import InputError
+from tipqa.jsonl import read_json, write_json
 from tipqa.records import SCHEMA_VERSION
 
 
 @dataclass
 class StageStats:
-    """What one stage (or shard of it) did: counts by name, errors by kind, seconds."""
+    """What one stage (or shard of it) did: counts by name, errors by kind, seconds.
+
+    `provenance` (a `tipqa.plan.StepRecord`'s) says how the output was made: the fingerprint
+    that marks the step complete, the settings it ran with and the fingerprints of its inputs.
+    """
 
     stage: str
-    counts: Counter[str] = field(default_factory=Counter)
+    counts: dict[str, float] = field(default_factory=lambda: defaultdict[str, float](int))
     errors: Counter[str] = field(default_factory=Counter)
     info: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] | None = None
     started: float = field(default_factory=time.perf_counter)
 
     def add(self, name: str, amount: int | float = 1) -> None:
@@ -32,14 +41,18 @@ class StageStats:
 
     def merge(self, other: StageStats, prefix: str = "") -> None:
         """Add another stats object's counts (names prefixed by `prefix`) and errors."""
-        self.counts.update({prefix + name: value for name, value in other.counts.items()})
+        for name, value in other.counts.items():
+            self.add(prefix + name, value)
         self.errors.update(other.errors)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form written to the stats file."""
+        provenance = self.provenance or {}
         return {
             "stage": self.stage,
             "schema_version": SCHEMA_VERSION,
+            "fingerprint": provenance.get("fingerprint"),
+            "provenance": provenance,
             "counts": dict(sorted(self.counts.items())),
             "errors": dict(sorted(self.errors.items())),
             "info": self.info,
@@ -49,3 +62,38 @@ class StageStats:
     def write(self, path: str | os.PathLike[str]) -> None:
         """Write the stats file atomically."""
         write_json(path, self.to_dict())
+
+
+def read_stats(path: str | os.PathLike[str], remedy: str) -> dict[str, Any]:
+    """A step's stats file, checked to be written by this schema version.
+
+    `remedy` says what to do about an incompatible one (which folder to delete, which command
+    to rerun); it ends the error message.
+    """
+    if not Path(path).is_file():
+        raise InputError(
+            f"no stats file: the step that writes it has not finished; {remedy}", path=str(path)
+        )
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise InputError("not a stats file", path=str(path))
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise InputError(
+            f"written with record schema version {version!r}; this tipqa reads version "
+            f"{SCHEMA_VERSION}: {remedy}",
+            path=str(path),
+        )
+    return data
+
+
+def recorded_fingerprint(path: str | os.PathLike[str]) -> str | None:
+    """The fingerprint a step's stats file records, or None (no file, unreadable, other schema)."""
+    try:
+        data = orjson.loads(Path(path).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
+        return None
+    value = data.get("fingerprint")
+    return value if isinstance(value, str) else None

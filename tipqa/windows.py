@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tipqa.errors import ConfigError
 from tipqa.records import Document, Window
+from tipqa.settings import Settings, knob, setting
 from tipqa.text import contains_phrase, split_paragraphs, tokenize
 
 DEFAULT_MAX_WORDS = 30_000
@@ -24,6 +26,31 @@ class WindowSettings:
 
     max_words: int = DEFAULT_MAX_WORDS
     max_windows: int = 16
+
+
+@dataclass(frozen=True)
+class WindowStepSettings(Settings):
+    """[judge] keys of the judging steps, whatever the judge: windows and the LLM cache.
+
+    `max_words` None: what the judge's context holds (a judge whose settings know its context
+    length, such as vLLM's), else the paper's 30,000 words.
+    """
+
+    max_words: int | None = setting(None, doc="window word limit (empty: fits the context)")
+    max_windows: int = setting(16, doc="windows judged per document")
+    cache: bool = knob(True, doc="cache every LLM answer under the run")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.max_words is not None and self.max_words < 1:
+            raise ConfigError(f"[judge] max_words must be at least 1, got {self.max_words}")
+        if self.max_windows < 1:
+            raise ConfigError(f"[judge] max_windows must be at least 1, got {self.max_windows}")
+
+    def resolve(self, context_words: int | None) -> WindowSettings:
+        """The window limits, `max_words` taken from the judge's context when unset."""
+        words = self.max_words or context_words or DEFAULT_MAX_WORDS
+        return WindowSettings(max_words=words, max_windows=self.max_windows)
 
 
 def _targets(paragraph: str, keywords: list[list[str]], aliases: list[list[str]]) -> set[int]:

@@ -112,12 +112,11 @@ def test_hub_folder_and_report(built: Path, tmp_path: Path) -> None:
 def test_publish_dataset_uploads_once_and_keeps_the_token_out(built: Path) -> None:
     with FakeHub(TOKEN) as hub:
         home = built / "hf-home"
-        dry = two_pool_config(built, hub={"endpoint": hub.url, "dry_run": "true"})
-        planned = run_with_hub(dry, home, "PublishDataset")
+        config = two_pool_config(built, hub={"endpoint": hub.url})
+        planned = run_with_hub(config, home, "PublishDataset", "--dry-run")
         assert planned.returncode == 0, planned.stderr[-3000:]
         assert "would upload 7 file(s)" in planned.stderr and REPO not in hub.repos
 
-        config = two_pool_config(built, hub={"endpoint": hub.url, "dry_run": "false"})
         first = run_with_hub(config, home, "PublishDataset")
         assert first.returncode == 0, first.stderr[-3000:]
         folder = built / "outputs" / "t" / "hub"

@@ -47,7 +47,7 @@ def count_words(texts: list[str]) -> list[int]:
 @pytest.fixture(scope="module")
 def embedder() -> SentenceTransformerEmbedder:
     """The default offline embedder, loaded once for the module."""
-    return SentenceTransformerEmbedder()
+    return SentenceTransformerEmbedder.of()
 
 
 def test_paragraphs_that_fit_stay_together() -> None:
@@ -162,7 +162,7 @@ def test_embedder_splitter_fits_the_model(embedder: SentenceTransformerEmbedder)
 
 
 def test_prefix_tokens_are_reserved(embedder: SentenceTransformerEmbedder) -> None:
-    prefixed = SentenceTransformerEmbedder(passage_prefix="passage: ")
+    prefixed = SentenceTransformerEmbedder.of(passage_prefix="passage: ")
     splitter = make_splitter(prefixed, 64)
     assert splitter.overhead == embedder.count_tokens(["passage:"])[0]
     chunks = splitter.split("\n\n".join(ARTICLES.values()))
@@ -208,7 +208,7 @@ def test_embed_chunks_into_an_index_and_resume(tmp_path, embedder) -> None:
     docs = [Document(id=name, text=text) for name, text in ARTICLES.items()]
     splitter = make_splitter(embedder, 96, calibration_texts=ARTICLES.values())
     chunks = list(iter_chunks(docs, splitter))
-    index = FaissVectorIndex(tmp_path / "vi", embedder.dimension, kind="flat")
+    index = FaissVectorIndex.at(tmp_path / "vi", embedder.dimension, kind="flat")
     stats = StageStats("vector_index")
     counts = embed_chunks(
         embedder, iter(chunks), index, batch_size=4, checkpoint_every=8, stats=stats
@@ -221,7 +221,7 @@ def test_embed_chunks_into_an_index_and_resume(tmp_path, embedder) -> None:
     assert "Ganymede" in hits[0].text
     index.close()
 
-    again = FaissVectorIndex(tmp_path / "vi", embedder.dimension, kind="flat")
+    again = FaissVectorIndex.at(tmp_path / "vi", embedder.dimension, kind="flat")
     counts = embed_chunks(embedder, iter(chunks), again, batch_size=5, progress=False)
     assert counts["chunks_present"] == len(chunks)
     assert counts["chunks_embedded"] == 0

@@ -6,7 +6,9 @@ from pathlib import Path
 
 from tipqa import indexing
 from tipqa.corpus.files import FileCorpus
+from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_json
+from tipqa.layout import TOKEN_INDEX
 from tipqa.records import Document
 
 
@@ -17,6 +19,10 @@ class LedgerIndex:
         self.documents: dict[str, str] = {}
         self.ledger: dict[str, dict] = {}
         self.finalized: list[str] | None = None
+        self.started = 0
+
+    def start_build(self) -> None:
+        self.started += 1
 
     def build_shard(self, documents, shard: str) -> dict[str, float]:
         for doc in documents:
@@ -62,20 +68,45 @@ def test_a_corpus_without_files_is_one_shard() -> None:
     assert [d.id for d in indexing.shard_documents(Stream(), indexing.WHOLE_CORPUS)] == ["x"]
 
 
-def test_sharded_build_then_finalize(tmp_path: Path) -> None:
+def test_sharded_build_started_once_then_finalized(tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path / "corpus")
     index = LedgerIndex()
-    assert indexing.builds_in_shards(index)
+    assert isinstance(index, indexing.ShardedTokenIndex)
+    record = StepRecord(TOKEN_INDEX, {})
+    indexing.start_index(index, tmp_path / "start.stats.json", TOKEN_INDEX, record)
     shards = indexing.corpus_shards(corpus)
-    for shard in shards:
-        indexing.index_token_shard(corpus, shard, index)
-    stats = indexing.finalize_index(index, shards, "token_index", tmp_path / "token.stats.json")
+    for number, shard in enumerate(shards):
+        path = tmp_path / f"file-{number}.stats.json"
+        indexing.index_token_shard(corpus, shard, index, path, record)
+        assert read_json(path)["info"] == {"file": shard}
+    stats_path = tmp_path / "token.stats.json"
+    stats = indexing.finalize_index(index, shards, TOKEN_INDEX, stats_path, record)
+    assert index.started == 1
     assert index.finalized == shards and set(index.documents) == {"a", "b", "c"}
-    assert read_json(tmp_path / "token.stats.json")["counts"] == stats.to_dict()["counts"]
+    assert read_json(stats_path)["counts"] == stats.to_dict()["counts"]
+    assert read_json(stats_path)["fingerprint"] == record.fingerprint
     assert stats.counts["documents"] == 3
 
 
-def test_embedded_backends_build_in_one_pass() -> None:
+def test_which_backends_build_in_parts() -> None:
+    from tipqa.token_index.elasticsearch import ElasticsearchTokenIndex
     from tipqa.token_index.tantivy import TantivyTokenIndex
+    from tipqa.vector_index.elasticsearch import ElasticsearchVectorIndex
+    from tipqa.vector_index.faiss import FaissVectorIndex
 
-    assert not indexing.builds_in_shards(TantivyTokenIndex.__new__(TantivyTokenIndex))
+    assert not indexing.builds_in_parts(TantivyTokenIndex)
+    assert not indexing.builds_in_parts(FaissVectorIndex)
+    assert indexing.builds_in_parts(ElasticsearchTokenIndex)
+    assert indexing.builds_in_parts(ElasticsearchVectorIndex)
+
+
+def test_a_folder_of_another_build_is_emptied(tmp_path: Path) -> None:
+    folder = tmp_path / "index" / "vector"
+    indexing.fresh_folder(folder, "build-a")
+    folder.mkdir()
+    (folder / "part").write_text("of build a")
+    indexing.fresh_folder(folder, "build-a")
+    assert (folder / "part").exists()
+    indexing.fresh_folder(folder, "build-b")
+    assert not folder.exists()
+    assert (tmp_path / "index" / "vector.build").read_text().strip() == "build-b"

@@ -7,37 +7,41 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tipqa.errors import ConfigError, InputError
-from tipqa.inputs import POOL_KEYS, check_pool, make_world, open_corpus, prepare_questions
+from tipqa.config import read_config
+from tipqa.demo.world import DemoSettings
+from tipqa.errors import InputError
+from tipqa.fingerprint import StepRecord
+from tipqa.inputs import make_world, open_corpus, prepare_questions, shard_count
 from tipqa.jsonl import read_json, read_records, write_records
+from tipqa.layout import QUESTIONS, RunLayout
 from tipqa.records import Question
 
-WORLD = {"documents": 300, "seed": 7, "files": 2}
+WORLD = DemoSettings(documents=300, seed=7, files=2)
+RECORD = StepRecord(QUESTIONS, {"test": True})
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("world")
-    stats = make_world(WORLD, 10, out)
+def run(tmp_path_factory: pytest.TempPathFactory) -> RunLayout:
+    layout = RunLayout(tmp_path_factory.mktemp("run"))
+    stats = make_world(WORLD, 10, layout, StepRecord("world", {}))
     assert stats.counts["documents"] == 300
-    return out
+    return layout
 
 
-def test_make_world_writes_world_and_stats(world: Path) -> None:
-    assert sorted(p.name for p in (world / "corpus").iterdir()) == [
+def test_make_world_writes_world_and_stats(run: RunLayout) -> None:
+    assert sorted(p.name for p in run.world_corpus.iterdir()) == [
         "part-00000.jsonl",
         "part-00001.jsonl",
     ]
-    info = read_json(world / "world.json")
+    info = read_json(run.world / "world.json")
     assert info["spec"]["k1"] == 10 and info["spec"]["seed"] == 7
-    stats = read_json(world / "world.stats.json")
+    stats = read_json(run.world_stats)
     assert stats["counts"]["documents"] == 300
-    assert stats["counts"]["questions"] == len(read_records(world / "questions.jsonl", Question))
+    assert stats["counts"]["questions"] == len(read_records(run.world_questions, Question))
 
 
-def test_demo_corpus_reads_the_world(world: Path) -> None:
-    corpus = open_corpus({"source": "demo", "paths": ["ignored"]}, world)
-    docs = list(corpus)
+def test_demo_corpus_reads_the_world(run: RunLayout) -> None:
+    docs = list(open_corpus(read_config({}).corpus, run))
     assert len(docs) == 300
     assert docs[0].id == "demo-d0000000"
 
@@ -45,29 +49,43 @@ def test_demo_corpus_reads_the_world(world: Path) -> None:
 def test_files_corpus_with_derived_ids(tmp_path: Path) -> None:
     path = tmp_path / "c.jsonl"
     path.write_bytes(b'{"text": "one"}\n{"text": "two"}\n')
-    settings = {"source": "files", "paths": [str(path)], "text_field": "text", "id_field": "",
-                "name": "", "config": "", "split": "train"}  # fmt: skip
-    docs = list(open_corpus(settings, tmp_path / "no-world"))
+    corpus = read_config({"corpus": {"source": "files", "paths": str(path), "id_field": ""}})
+    docs = list(open_corpus(corpus.corpus, RunLayout(tmp_path / "no-run")))
     assert [d.text for d in docs] == ["one", "two"]
     assert docs[0].id != docs[1].id and docs[0].id.endswith(":1")
 
 
-def test_prepare_demo_questions_with_limit(world: Path, tmp_path: Path) -> None:
-    out = tmp_path / "pool" / "questions.jsonl"
-    stats = prepare_questions({"source": "demo", "limit": 5}, world, out)
-    written = read_records(out, Question)
-    assert written == read_records(world / "questions.jsonl", Question)[:5]
-    assert stats.counts["written"] == 5
-    assert read_json(tmp_path / "pool" / "questions.stats.json")["info"] == {"source": "demo"}
+def test_prepare_demo_questions_with_limit_and_shards(run: RunLayout) -> None:
+    pool = read_config({"pool.dev": {"source": "demo", "limit": "5"}}).pool("dev")
+    stats = prepare_questions(pool, run, 2, RECORD)
+    layout = run.pool("dev")
+    written = read_records(layout.questions, Question)
+    assert written == read_records(run.world_questions, Question)[:5]
+    assert stats.counts["written"] == 5 and stats.counts["shards"] == 3
+    assert [len(read_records(layout.shard(i).questions, Question)) for i in range(3)] == [2, 2, 1]
+    assert shard_count(layout) == 3
+    recorded = read_json(layout.questions_stats)
+    assert recorded["info"] == {"source": "demo"}
+    assert recorded["fingerprint"] == RECORD.fingerprint
+
+
+def test_prepare_questions_again_drops_old_shards(run: RunLayout) -> None:
+    pool = read_config({"pool.dev": {"source": "demo", "limit": "6"}}).pool("dev")
+    prepare_questions(pool, run, 2, RECORD)
+    prepare_questions(pool, run, 3, RECORD)
+    assert sorted(p.name for p in run.pool("dev").shards.iterdir()) == [
+        "shard-00000",
+        "shard-00001",
+    ]
 
 
 def test_prepare_questions_from_a_source(tmp_path: Path) -> None:
     source = tmp_path / "mine.jsonl"
     write_records(source, [Question(f"q{i}", f"Q{i}?", "A", ["A"]) for i in range(3)])
-    out = tmp_path / "questions.jsonl"
-    settings = {"source": "tipqa-jsonl", "paths": [str(source)], "limit": 0}
-    stats = prepare_questions(settings, tmp_path / "no-world", out)
-    assert [q.id for q in read_records(out, Question)] == ["q0", "q1", "q2"]
+    sections = {"pool.dev": {"source": "tipqa-jsonl", "paths": str(source)}}
+    run = RunLayout(tmp_path / "run")
+    stats = prepare_questions(read_config(sections).pool("dev"), run, 10, RECORD)
+    assert [q.id for q in read_records(run.pool("dev").questions, Question)] == ["q0", "q1", "q2"]
     assert stats.counts["written"] == 3
     assert stats.counts["questions"] == 3
 
@@ -75,20 +93,19 @@ def test_prepare_questions_from_a_source(tmp_path: Path) -> None:
 def test_prepare_questions_bad_line_names_the_file(tmp_path: Path) -> None:
     source = tmp_path / "bad.jsonl"
     source.write_bytes(orjson.dumps({"id": "q", "text": "Q?"}) + b"\n")
-    out = tmp_path / "questions.jsonl"
+    sections = {"pool.dev": {"source": "tipqa-jsonl", "paths": str(source)}}
+    run = RunLayout(tmp_path / "run")
     with pytest.raises(InputError) as info:
-        prepare_questions({"source": "tipqa-jsonl", "paths": [str(source)]}, tmp_path, out)
+        prepare_questions(read_config(sections).pool("dev"), run, 10, RECORD)
     assert (info.value.path, info.value.line) == (str(source), 1)
-    assert not out.exists()
+    assert not run.pool("dev").questions.exists()
 
 
-def test_check_pool_accepts_known_keys() -> None:
-    check_pool("dev", {"source": "demo"})
-    check_pool("train", {key: "x" for key in POOL_KEYS})
-
-
-def test_check_pool_rejects_unknown_keys_and_missing_source() -> None:
-    with pytest.raises(ConfigError, match=r"pool 'dev'.*unknown: lmit, pth"):
-        check_pool("dev", {"source": "demo", "lmit": 5, "pth": "x"})
-    with pytest.raises(ConfigError, match=r"pool 'train': needs 'source'"):
-        check_pool("train", {"paths": ["x"]})
+def test_an_empty_pool_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    source = tmp_path / "empty.jsonl"
+    source.write_bytes(b"\n")
+    sections = {"pool.dev": {"source": "tipqa-jsonl", "paths": str(source)}}
+    run = RunLayout(tmp_path / "run")
+    with pytest.raises(InputError, match=r"empty\.jsonl: question pool 'dev' has no questions"):
+        prepare_questions(read_config(sections).pool("dev"), run, 10, RECORD)
+    assert not run.pool("dev").questions_stats.exists()

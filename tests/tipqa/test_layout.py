@@ -25,7 +25,7 @@ def test_pool_and_shard_paths(tmp_path: Path) -> None:
     assert pool.partition == pool.root / "partition"
     shard = pool.shard(7)
     assert shard == ShardLayout(pool.root / "shards" / "shard-00007")
-    assert shard.data("token_decisions") == shard.root / "token_decisions.jsonl"
+    assert shard.token_decisions == shard.root / "token_decisions.jsonl"
     assert shard.stats("token_judge") == shard.root / "token_judge.stats.json"
     assert pool.shard(123456).root.name == "shard-123456"
 

@@ -8,8 +8,9 @@ import pytest
 from datasets import load_from_disk
 
 from tipqa.errors import InputError
+from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_json, read_records, write_records
-from tipqa.layout import ShardLayout
+from tipqa.layout import PARTITION, ShardLayout
 from tipqa.partition import label_questions, write_partition
 from tipqa.records import (
     LABELS,
@@ -34,12 +35,10 @@ def shard_with(
 ) -> ShardLayout:
     """A shard folder holding the step files that the partition reads."""
     shard = ShardLayout(root)
-    write_records(shard.data("token_decisions"), token)
-    write_records(shard.data("vector_decisions"), vector)
-    write_records(
-        shard.data("keywords"), [Keywords(d.question_id, [f"kw {d.question_id}"]) for d in token]
-    )
-    write_records(shard.data("instances"), list(instances))
+    write_records(shard.token_decisions, token)
+    write_records(shard.vector_decisions, vector)
+    write_records(shard.keywords, [Keywords(d.question_id, [f"kw {d.question_id}"]) for d in token])
+    write_records(shard.instances, list(instances))
     return shard
 
 
@@ -97,7 +96,7 @@ def test_question_without_any_decision_names_the_shard(tmp_path: Path) -> None:
     shard = first_shard(tmp_path / "s0")
     with pytest.raises(InputError, match="question z has no decision") as info:
         label_questions([q("a"), q("z")], shard)
-    assert info.value.path == str(shard.data("token_decisions"))
+    assert info.value.path == str(shard.token_decisions)
 
 
 def test_write_partition_files_stats_and_dataset(tmp_path: Path) -> None:
@@ -108,7 +107,7 @@ def test_write_partition_files_stats_and_dataset(tmp_path: Path) -> None:
     )
     shards = [([q("a"), q("b"), q("c"), q("d")], first_shard(tmp_path / "s0")), ([q("e")], second)]
     out = tmp_path / "partition"
-    stats = write_partition(shards, out, {"run": "t"})
+    stats = write_partition(shards, out, StepRecord(PARTITION, {"pool": "dev"}), {"steps": {}})
 
     labelled = {label: read_records(out / f"{label}.jsonl", LabeledQuestion) for label in LABELS}
     assert {k: [r.id for r in v] for k, v in labelled.items()} == {
@@ -126,7 +125,8 @@ def test_write_partition_files_stats_and_dataset(tmp_path: Path) -> None:
         "answerable": 3, "unanswerable": 1, "discarded": 1, "undetermined": 0,
         "questions": 5, "instances": 3,
     }  # fmt: skip
-    assert data["info"]["run"] == "t"
+    assert data["info"]["build"] == {"steps": {}}
+    assert data["provenance"]["settings"] == {"pool": "dev"}
     assert data["info"]["by_stage"] == {
         "answerable_token": 2, "answerable_vector": 1, "discarded_token": 1,
         "unanswerable_vector": 1,
@@ -153,11 +153,11 @@ def test_write_partition_again_replaces_the_dataset(tmp_path: Path) -> None:
     shard = shard_with(
         tmp_path / "s0", [Decision("e", "discarded", "token", "many", None, 9, 2)], []
     )
-    write_partition([([q("e")], shard)], out, {})
+    write_partition([([q("e")], shard)], out, StepRecord(PARTITION, {}), {})
     shard = shard_with(
         tmp_path / "s0", [Decision("e", "answerable", "token", "yes", TOKEN_EVIDENCE, 9, 1)], []
     )
-    write_partition([([q("e")], shard)], out, {})
+    write_partition([([q("e")], shard)], out, StepRecord(PARTITION, {}), {})
     loaded = load_from_disk(str(out / "hf"))
     assert (loaded["answerable"].num_rows, loaded["discarded"].num_rows) == (1, 0)
     assert read_records(out / "discarded.jsonl", LabeledQuestion) == []

@@ -9,7 +9,9 @@ import pytest
 from partition_fixtures import DEV, build_splits
 
 from tipqa.errors import InputError
+from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_json
+from tipqa.layout import REPORT, RunLayout
 from tipqa.records import LabeledQuestion
 from tipqa.report import MATCH_BINS, match_bin, match_shares, pool_funnel, write_report
 
@@ -59,9 +61,9 @@ def test_pool_funnel_passes_the_rest_to_the_vector_stage() -> None:
 
 
 def test_report_files(tmp_path: Path) -> None:
-    splits = build_splits(tmp_path, per_label=3)
-    out = tmp_path / "report"
-    stats = write_report(splits, out)
+    run = build_splits(tmp_path, per_label=3)
+    out = run.report
+    stats = write_report(run, StepRecord(REPORT, {}))
     assert stats.counts["test.questions"] == DEV["answerable"] + DEV["unanswerable"]
     for name in ("funnel.png", "matches.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -81,9 +83,11 @@ def test_report_files(tmp_path: Path) -> None:
 
 
 def test_report_needs_the_splits(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="make the splits first"):
-        write_report(tmp_path / "nowhere", tmp_path / "report")
-    (tmp_path / "bad").mkdir()
-    (tmp_path / "bad" / "stats.json").write_text("[]")
+    record = StepRecord(REPORT, {})
+    with pytest.raises(InputError, match="no stats file"):
+        write_report(RunLayout(tmp_path / "nowhere"), record)
+    bad = RunLayout(tmp_path / "bad")
+    bad.splits.mkdir(parents=True)
+    bad.splits_stats.write_text('{"schema_version": 1, "info": {}}')
     with pytest.raises(InputError, match="not a split statistics file"):
-        write_report(tmp_path / "bad", tmp_path / "report")
+        write_report(bad, record)

@@ -6,52 +6,54 @@ import copy
 from pathlib import Path
 
 import pytest
-from partition_fixtures import DEV, INFO, TRAIN, write_pool
+from partition_fixtures import CONFIG, DEV, INFO, TRAIN, provenance, write_pool
 
 from tipqa.errors import ConfigError, InputError
+from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_json, read_records, write_records
+from tipqa.layout import SPLITS, RunLayout
 from tipqa.llm.prompts import load_template
+from tipqa.provenance import construction_parameters
 from tipqa.records import LabeledQuestion, VectorInstance
-from tipqa.splits import (
-    SplitProtocol,
-    SplitsLayout,
-    construction_parameters,
-    make_splits,
-    sample_validation,
-)
+from tipqa.splits import SplitPlan, SplitSettings, SplitsLayout, make_splits, sample_validation
+
+RECORD = StepRecord(SPLITS, {})
 
 
 @pytest.fixture
-def pools(tmp_path: Path) -> tuple[Path, Path]:
-    """A dev and a train partition with disjoint ids."""
-    dev, train = tmp_path / "dev", tmp_path / "train"
-    write_pool(dev, "dev", DEV)
-    write_pool(train, "train", TRAIN)
-    return dev, train
+def run(tmp_path: Path) -> RunLayout:
+    """A run with a dev and a train partition with disjoint ids."""
+    return pools(tmp_path / "run")
+
+
+def pools(root: Path) -> RunLayout:
+    layout = RunLayout(root)
+    write_pool(layout, "dev", DEV)
+    write_pool(layout, "train", TRAIN)
+    return layout
 
 
 def ids(path: Path) -> list[str]:
     return [r.id for r in read_records(path, LabeledQuestion)]
 
 
-def test_protocol_from_configuration() -> None:
-    both = SplitProtocol.configured("dev", "train", 5, 1, ["dev", "train"])
+def test_plan_from_settings() -> None:
+    both = SplitPlan.of(SplitSettings("dev", "train", 5, 1), ["dev", "train"])
     assert both.splits == ("train", "validation", "test")
-    assert SplitProtocol.configured("dev", "train", 5, 1, ["dev"]).train_pool is None
-    assert SplitProtocol.configured("dev", "", 5, 1, ["dev", "train"]).splits == ("test",)
+    assert both.used_pools == ["dev", "train"]
+    assert SplitPlan.of(SplitSettings("dev", "train", 5, 1), ["dev"]).train_pool is None
+    assert SplitPlan.of(SplitSettings("dev", "", 5, 1), ["dev", "train"]).splits == ("test",)
     with pytest.raises(ConfigError, match=r"test_pool 'test'.*dev, train"):
-        SplitProtocol.configured("test", "train", 5, 1, ["dev", "train"])
+        SplitPlan.of(SplitSettings("test", "train", 5, 1), ["dev", "train"])
     with pytest.raises(ConfigError, match="both 'dev'"):
-        SplitProtocol("dev", "dev")
+        SplitSettings("dev", "dev")
     with pytest.raises(ConfigError, match="validation_per_label"):
-        SplitProtocol("dev", "train", -1)
+        SplitSettings("dev", "train", -1)
 
 
-def test_splits_follow_the_protocol(pools: tuple[Path, Path], tmp_path: Path) -> None:
-    dev, train = pools
-    out = tmp_path / "splits"
-    stats = make_splits(dev, train, SplitProtocol("dev", "train", 5, seed=3), out)
-    layout = SplitsLayout(out)
+def test_splits_follow_the_plan(run: RunLayout) -> None:
+    stats = make_splits(run, SplitPlan("dev", "train", 5, seed=3), RECORD)
+    layout = SplitsLayout(run.splits)
     test_rows = read_records(layout.questions("test"), LabeledQuestion)
     validation = read_records(layout.questions("validation"), LabeledQuestion)
     train_rows = read_records(layout.questions("train"), LabeledQuestion)
@@ -79,11 +81,9 @@ def test_splits_follow_the_protocol(pools: tuple[Path, Path], tmp_path: Path) ->
     assert read_json(layout.stats)["counts"]["validation.answerable"] == 5
 
 
-def test_instances_go_with_their_questions(pools: tuple[Path, Path], tmp_path: Path) -> None:
-    dev, train = pools
-    out = tmp_path / "splits"
-    stats = make_splits(dev, train, SplitProtocol("dev", "train", 4), out)
-    layout = SplitsLayout(out)
+def test_instances_go_with_their_questions(run: RunLayout) -> None:
+    stats = make_splits(run, SplitPlan("dev", "train", 4, 0), RECORD)
+    layout = SplitsLayout(run.splits)
     for split in ("train", "validation", "test"):
         questions = set(ids(layout.questions(split)))
         instances = read_records(layout.instances(split), VectorInstance)
@@ -97,21 +97,18 @@ def test_instances_go_with_their_questions(pools: tuple[Path, Path], tmp_path: P
     assert relevance["unknown"] == 0 and relevance["yes"] == 3
 
 
-def test_validation_sample_is_seeded(pools: tuple[Path, Path], tmp_path: Path) -> None:
-    dev, train = pools
+def test_validation_sample_is_seeded(tmp_path: Path) -> None:
     runs = {}
     for name, seed in (("a", 7), ("b", 7), ("c", 8)):
-        make_splits(dev, train, SplitProtocol("dev", "train", 4, seed), tmp_path / name)
-        runs[name] = ids(SplitsLayout(tmp_path / name).questions("validation"))
+        layout = pools(tmp_path / name)
+        make_splits(layout, SplitPlan("dev", "train", 4, seed), RECORD)
+        runs[name] = ids(SplitsLayout(layout.splits).questions("validation"))
     assert runs["a"] == runs["b"]
     assert runs["a"] != runs["c"]
 
 
-def test_short_validation_stays_balanced_and_is_reported(
-    pools: tuple[Path, Path], tmp_path: Path
-) -> None:
-    dev, train = pools
-    stats = make_splits(dev, train, SplitProtocol("dev", "train", 1000), tmp_path / "s")
+def test_short_validation_stays_balanced_and_is_reported(run: RunLayout) -> None:
+    stats = make_splits(run, SplitPlan("dev", "train", 1000, 0), RECORD)
     validation = stats.info["validation"]
     assert validation["short"] is True
     assert validation["taken_per_label"] == TRAIN["unanswerable"]
@@ -127,51 +124,64 @@ def test_sample_validation_with_nothing_on_one_side() -> None:
     assert chosen == set() and not info["short"]
 
 
-def test_without_a_train_pool_only_test_is_made(pools: tuple[Path, Path], tmp_path: Path) -> None:
-    dev, _ = pools
-    out = tmp_path / "splits"
-    stats = make_splits(dev, None, SplitProtocol("dev"), out)
+def test_without_a_train_pool_only_test_is_made(run: RunLayout) -> None:
+    stats = make_splits(run, SplitPlan("dev", None, 0, 0), RECORD)
     assert list(stats.info["splits"]) == ["test"]
     assert stats.info["validation"] is None and list(stats.info["pools"]) == ["dev"]
-    assert sorted(p.name for p in out.iterdir()) == ["stats.json", "test"]
+    assert sorted(p.name for p in run.splits.iterdir()) == ["stats.json", "test"]
 
 
 def test_pools_sharing_questions_are_refused(tmp_path: Path) -> None:
-    write_pool(tmp_path / "dev", "same", DEV)
-    write_pool(tmp_path / "train", "same", TRAIN)
+    layout = RunLayout(tmp_path / "run")
+    write_pool(layout, "dev", DEV, ids="same")
+    write_pool(layout, "train", TRAIN, ids="same")
     with pytest.raises(InputError, match=r"'same-\w+-\d+' is in split 'test' and in split"):
-        make_splits(
-            tmp_path / "dev", tmp_path / "train", SplitProtocol("dev", "train", 2), tmp_path / "s"
-        )
-    assert not (tmp_path / "s" / "stats.json").exists()
+        make_splits(layout, SplitPlan("dev", "train", 2, 0), RECORD)
+    assert not layout.splits_stats.exists()
 
 
 def test_pools_built_otherwise_are_refused(tmp_path: Path) -> None:
+    other = provenance({**CONFIG, "build": {**CONFIG["build"], "k1": "100"}})
+    layout = RunLayout(tmp_path / "run")
+    write_pool(layout, "dev", DEV)
+    write_pool(layout, "train", TRAIN, build=other)
+    with pytest.raises(InputError, match=r"different \w+ settings or inputs: rerun"):
+        make_splits(layout, SplitPlan("dev", "train", 2, 0), RECORD)
+
+
+def test_pools_may_differ_in_their_questions_only(tmp_path: Path) -> None:
     other = copy.deepcopy(INFO)
-    other["build"]["k1"] = 100
-    write_pool(tmp_path / "dev", "dev", DEV)
-    write_pool(tmp_path / "train", "train", TRAIN, info=other)
-    with pytest.raises(ConfigError, match=r"different k1: 20 vs 100"):
-        make_splits(
-            tmp_path / "dev", tmp_path / "train", SplitProtocol("dev", "train", 2), tmp_path / "s"
-        )
+    other["steps"]["questions"]["settings"]["pool"]["limit"] = 3
+    layout = RunLayout(tmp_path / "run")
+    write_pool(layout, "dev", DEV)
+    write_pool(layout, "train", TRAIN, build=other)
+    assert make_splits(layout, SplitPlan("dev", "train", 2, 0), RECORD).info["parameters"]
 
 
-def test_bad_partitions_name_the_file(pools: tuple[Path, Path], tmp_path: Path) -> None:
-    dev, train = pools
+def test_bad_partitions_name_the_file(run: RunLayout) -> None:
+    dev, train = run.pool("dev").partition, run.pool("train").partition
     (train / "undetermined.jsonl").unlink()
     with pytest.raises(InputError, match=r"undetermined\.jsonl"):
-        make_splits(dev, train, SplitProtocol("dev", "train", 2), tmp_path / "s")
+        make_splits(run, SplitPlan("dev", "train", 2, 0), RECORD)
     rows = read_records(dev / "unanswerable.jsonl", LabeledQuestion)
     write_records(dev / "answerable.jsonl", rows)
     with pytest.raises(InputError, match=r"answerable.jsonl.*labelled 'unanswerable'"):
-        make_splits(dev, None, SplitProtocol("dev"), tmp_path / "s")
+        make_splits(run, SplitPlan("dev", None, 0, 0), RECORD)
 
 
-def test_construction_parameters_hash_the_llm_prompts() -> None:
+def test_a_partition_of_another_schema_version_names_the_remedy(run: RunLayout) -> None:
+    stats = run.pool("dev").partition_stats
+    stats.write_text(stats.read_text().replace('"schema_version": 1', '"schema_version": 0'))
+    with pytest.raises(InputError, match=r"schema version 0.*rerun luigi --module pipelines"):
+        make_splits(run, SplitPlan("dev", "train", 2, 0), RECORD)
+
+
+def test_construction_parameters_come_from_the_recorded_steps() -> None:
     params = construction_parameters(INFO)
     assert params["k1"] == 20 and params["k2"] == 3
     assert params["keywords"]["prompt_sha256"] == load_template("keywords-v1").sha256
     assert params["keywords"]["model"] == "gpt-4o-mini"
-    assert params["judge"] == {"backend": "rules", "max_words": 500, "max_windows": 16}
+    assert params["judge"] == {"backend": "rules", "rules_version": "v1"}
+    assert params["windows"] == {"max_words": 500, "max_windows": 16}
     assert params["embedder"]["model"] == "all-MiniLM-L6-v2"
+    assert params["corpus"]["source"] == "demo"

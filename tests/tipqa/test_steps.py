@@ -7,10 +7,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_json, read_records, write_records
 from tipqa.judges.rules import RuleJudge
 from tipqa.keywords.rules import RuleKeywordExtractor
-from tipqa.layout import ShardLayout
+from tipqa.layout import (
+    KEYWORDS,
+    TOKEN_JUDGE,
+    TOKEN_SEARCH,
+    VECTOR_JUDGE,
+    VECTOR_SEARCH,
+    PoolLayout,
+    ShardLayout,
+)
 from tipqa.records import (
     Decision,
     Document,
@@ -25,7 +34,7 @@ from tipqa.records import (
 from tipqa.stats import StageStats
 from tipqa.steps import (
     extract_keywords,
-    shard_count,
+    pool_shards,
     shard_questions,
     token_judge,
     token_search,
@@ -48,23 +57,19 @@ DOCS = [
 ]
 
 
-def write_questions(path: Path, count: int) -> None:
-    write_records(path, [Question(f"q{i}", f"Q{i}?", "a", ["a"]) for i in range(count)])
+def record(step: str) -> StepRecord:
+    """A step's record for a test (any settings will do)."""
+    return StepRecord(step, {"test": step})
 
 
-def test_shard_questions_and_count(tmp_path: Path) -> None:
-    path = tmp_path / "questions.jsonl"
-    write_questions(path, 5)
-    assert shard_count(path, 2) == 3
-    assert shard_count(path, 5) == 1
-    assert shard_count(path, 100) == 1
-    assert [q.id for q in shard_questions(path, 0, 2)] == ["q0", "q1"]
-    assert [q.id for q in shard_questions(path, 2, 2)] == ["q4"]
-    assert shard_questions(path, 3, 2) == []
-    path.write_bytes(path.read_bytes() + b"\n\n")
-    assert shard_count(path, 5) == 1
-    path.write_bytes(b"")
-    assert shard_count(path, 10) == 1
+def test_pool_shards_read_each_shard_file(tmp_path: Path) -> None:
+    pool = PoolLayout(tmp_path / "pool")
+    for number, ids in enumerate([["q0", "q1"], ["q2"]]):
+        write_records(pool.shard(number).questions, [Question(i, "Q?", "a", ["a"]) for i in ids])
+    shards = pool_shards(pool, 2)
+    assert [[q.id for q in questions] for questions, _ in shards] == [["q0", "q1"], ["q2"]]
+    assert [layout for _, layout in shards] == [pool.shard(0), pool.shard(1)]
+    assert [q.id for q in shard_questions(pool.shard(1))] == ["q2"]
 
 
 class BrokenForOne(RuleKeywordExtractor):
@@ -99,44 +104,46 @@ class CountingJudge(RuleJudge):
 
 @pytest.fixture
 def index(tmp_path: Path) -> TantivyTokenIndex:
-    built = TantivyTokenIndex(tmp_path / "token", heap_mb=64, threads=1)
+    built = TantivyTokenIndex.at(tmp_path / "token", heap_mb=64, threads=1)
     built.build([Document(i, t) for i, t in DOCS])
     return built
 
 
 def test_keyword_and_token_steps(tmp_path: Path, index: TantivyTokenIndex) -> None:
     shard = ShardLayout(tmp_path / "shard-00000")
-    stats = extract_keywords(QUESTIONS, BrokenForOne(), shard)
+    stats = extract_keywords(QUESTIONS, BrokenForOne(), shard, record(KEYWORDS))
     assert stats.errors == {"extraction_failed": 1}
     assert stats.counts["questions"] == 4 and stats.counts["BrokenForOne.calls"] == 1
-    keywords = read_records(shard.data("keywords"), Keywords)
+    keywords = read_records(shard.keywords, Keywords)
     assert [k.keywords for k in keywords] == [
         ["Kellan Dusk"], ["Orla Venn"], ["Quillmere Trading Company"], [],
     ]  # fmt: skip
-    assert read_json(shard.stats("keywords"))["info"] == {"extractor": "broken-for-one"}
+    written = read_json(shard.stats(KEYWORDS))
+    assert written["info"] == {"extractor": "broken-for-one"}
+    assert written["fingerprint"] == record(KEYWORDS).fingerprint
+    assert written["provenance"]["settings"] == {"test": KEYWORDS}
 
-    stats = token_search(QUESTIONS, index, 5, shard)
+    stats = token_search(QUESTIONS, index, 5, shard, record(TOKEN_SEARCH))
     assert stats.counts["skipped_keyword_error"] == 1
-    found = {
-        c.question_id: c for c in read_records(shard.data("token_candidates"), TokenCandidates)
-    }
+    found = {c.question_id: c for c in read_records(shard.token_candidates, TokenCandidates)}
     assert set(found) == {"born", "apart", "none"}
     assert [h.doc_id for h in found["born"].hits] == ["d1"]
     assert (found["apart"].total, found["none"].total) == (1, 0)
 
     judge = CountingJudge()
-    stats = token_judge(QUESTIONS, index.get, judge, 5, WindowSettings(), shard)
-    decisions = {d.question_id: d for d in read_records(shard.data("token_decisions"), Decision)}
+    windows = WindowSettings()
+    stats = token_judge(QUESTIONS, index.get, judge, 5, windows, shard, record(TOKEN_JUDGE))
+    decisions = {d.question_id: d for d in read_records(shard.token_decisions, Decision)}
     assert {k: d.label for k, d in decisions.items()} == {
         "born": "answerable", "apart": "to_vector", "none": "to_vector", "broken": "undetermined",
     }  # fmt: skip
     assert decisions["broken"].reason == "keyword extraction failed: server_error: 500"
     assert decisions["born"].evidence is not None and decisions["born"].evidence.doc_id == "d1"
-    judgments = read_records(shard.data("token_judgments"), Judgment)
+    judgments = read_records(shard.token_judgments, Judgment)
     assert [(j.question_id, j.label) for j in judgments] == [("born", "yes"), ("apart", "no")]
     assert stats.counts["CountingJudge.requests"] == 2
     assert stats.counts["outcome_undetermined"] == 1
-    assert read_json(shard.stats("token_judge"))["info"]["max_words"] == 30_000
+    assert read_json(shard.stats(TOKEN_JUDGE))["info"]["max_words"] == 30_000
 
 
 class OneHotEmbedder:
@@ -169,7 +176,7 @@ class ChunkPerQuery:
 def test_vector_steps_take_only_questions_passed_on(tmp_path: Path) -> None:
     shard = ShardLayout(tmp_path / "shard-00000")
     write_records(
-        shard.data("token_decisions"),
+        shard.token_decisions,
         [
             Decision("born", "answerable", "token", "yes"),
             Decision("apart", "to_vector", "token", "none relevant"),
@@ -179,23 +186,24 @@ def test_vector_steps_take_only_questions_passed_on(tmp_path: Path) -> None:
     )
     keywords = [["Kellan Dusk"], ["Orla Venn"], ["Quillmere Trading Company"], []]
     write_records(
-        shard.data("keywords"),
+        shard.keywords,
         [Keywords(q.id, k) for q, k in zip(QUESTIONS, keywords, strict=True)],
     )
     texts = ["Orla Venn died in 1544.", "Quillmere is a town."]
-    stats = vector_search(QUESTIONS, OneHotEmbedder(), ChunkPerQuery(texts), 1, shard)
+    index = ChunkPerQuery(texts)
+    stats = vector_search(QUESTIONS, OneHotEmbedder(), index, 1, shard, record(VECTOR_SEARCH))
     assert stats.counts["questions"] == 2
-    candidates = read_records(shard.data("vector_candidates"), VectorCandidates)
+    candidates = read_records(shard.vector_candidates, VectorCandidates)
     assert [(c.question_id, c.hits[0].chunk_id) for c in candidates] == [
         ("apart", "c0"),
         ("none", "c1"),
     ]
-    stats = vector_judge(QUESTIONS, RuleJudge(), shard)
-    decisions = read_records(shard.data("vector_decisions"), Decision)
+    stats = vector_judge(QUESTIONS, RuleJudge(), shard, record(VECTOR_JUDGE))
+    decisions = read_records(shard.vector_decisions, Decision)
     assert [(d.question_id, d.label) for d in decisions] == [
         ("apart", "answerable"),
         ("none", "unanswerable"),
     ]
-    instances = read_records(shard.data("instances"), VectorInstance)
+    instances = read_records(shard.instances, VectorInstance)
     assert [(i.question_id, i.relevant) for i in instances] == [("apart", True), ("none", False)]
-    assert read_json(shard.stats("vector_judge"))["counts"]["prompts"] == 2
+    assert read_json(shard.stats(VECTOR_JUDGE))["counts"]["prompts"] == 2

@@ -15,6 +15,7 @@ stage: those stay in the private key.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import html
 import io
 import re
@@ -24,10 +25,12 @@ from typing import Any
 from tipqa.annotation.items import AnnotationItem
 from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.sampling import Sample, SamplingSettings, sample_pool
-from tipqa.annotation.texts import Fetch, attach_texts
+from tipqa.annotation.texts import attach_texts
+from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import atomic_open, write_json, write_records
-from tipqa.layout import PoolLayout
+from tipqa.layout import ANNOTATION_EXPORT, PoolLayout
 from tipqa.stats import StageStats
+from tipqa.token_index.base import FetchDocuments
 
 CSV_COLUMNS = [
     "item_id",
@@ -152,12 +155,14 @@ def write_exports(
 def export_annotation(
     pool: PoolLayout,
     out: AnnotationLayout,
-    fetch: Fetch,
+    fetch: FetchDocuments,
     settings: SamplingSettings,
-    info: dict[str, Any] | None = None,
+    record: StepRecord | None = None,
 ) -> StageStats:
     """Sample a finished pool, recover the judged texts, write the exports; stats file last."""
-    stats = StageStats("annotation_export", info={**(info or {}), **settings.__dict__})
+    provenance = record.provenance() if record is not None else None
+    info = dataclasses.asdict(settings)
+    stats = StageStats(ANNOTATION_EXPORT, info=info, provenance=provenance)
     sample = sample_pool(pool, settings, stats)
     attach_texts(sample.items, pool, fetch, stats)
     write_exports(sample, settings, out, stats)

@@ -10,7 +10,9 @@ from tipqa.annotation.figures import confusion_png
 from tipqa.annotation.importing import load_completed
 from tipqa.annotation.items import AnnotationItem
 from tipqa.annotation.layout import AnnotationLayout
+from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import atomic_open, read_json, read_records, write_json
+from tipqa.layout import ANNOTATION_AGREEMENT
 from tipqa.stats import StageStats
 
 EXCERPT_CHARS = 1500
@@ -190,10 +192,12 @@ def agreement_report(
     completed: Path,
     resamples: int = 1000,
     seed: int = 0,
-    info: dict[str, Any] | None = None,
+    record: StepRecord | None = None,
 ) -> StageStats:
     """Import the completed files against the key, compute the statistics, write the report."""
-    stats = StageStats("annotation_agreement", info={**(info or {}), "completed": str(completed)})
+    provenance = record.provenance() if record is not None else None
+    info = {"completed": str(completed)}
+    stats = StageStats(ANNOTATION_AGREEMENT, info=info, provenance=provenance)
     items = read_records(out.key, AnnotationItem)
     annotators = list(read_json(out.manifest)["annotators"])  # type: ignore[index]
     annotations = load_completed(Path(completed), items, annotators)

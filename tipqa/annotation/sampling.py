@@ -32,7 +32,7 @@ over inputs sorted by id, so the same pool and seed give the same sample and ass
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
@@ -268,7 +268,7 @@ def assign(
     return out
 
 
-def _count(items: Iterable[AnnotationItem], key) -> dict[str, int]:
+def _count(items: Iterable[AnnotationItem], key: Callable[[AnnotationItem], str]) -> dict[str, int]:
     return dict(sorted(Counter(key(i) for i in items).items()))
 
 

@@ -10,7 +10,6 @@ it; anything else means the index or the window code changed since the run, and 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 from tqdm import tqdm
@@ -21,9 +20,9 @@ from tipqa.jsonl import iter_records, read_json
 from tipqa.layout import PoolLayout
 from tipqa.records import Document, LabeledQuestion, TokenCandidates, VectorCandidates
 from tipqa.stats import StageStats
+from tipqa.token_index.base import FetchDocuments
 from tipqa.windows import WindowSettings, judge_windows
 
-Fetch = Callable[[list[str]], dict[str, Document]]
 FETCH_BATCH = 256
 
 
@@ -34,7 +33,8 @@ def _shards(pool: PoolLayout) -> list[Path]:
 def _window_settings(shard: Path) -> WindowSettings:
     """The window settings a shard's token judge used (from its stats file)."""
     path = shard / "token_judge.stats.json"
-    info = read_json(path).get("info", {})  # type: ignore[union-attr]
+    stats = read_json(path)
+    info = stats.get("info", {}) if isinstance(stats, dict) else {}
     try:
         return WindowSettings(
             max_words=int(info["max_words"]), max_windows=int(info["max_windows"])
@@ -112,7 +112,7 @@ def window_index(item: AnnotationItem) -> int:
 
 
 def attach_token_texts(
-    items: list[AnnotationItem], pool: PoolLayout, fetch: Fetch, stats: StageStats
+    items: list[AnnotationItem], pool: PoolLayout, fetch: FetchDocuments, stats: StageStats
 ) -> None:
     """Recompute the judge window of every token-stage item from the token index."""
     token_items = sorted((i for i in items if i.stage == "token"), key=lambda i: i.doc_id)
@@ -155,7 +155,7 @@ def attach_token_texts(
 
 
 def attach_texts(
-    items: list[AnnotationItem], pool: PoolLayout, fetch: Fetch, stats: StageStats
+    items: list[AnnotationItem], pool: PoolLayout, fetch: FetchDocuments, stats: StageStats
 ) -> None:
     """Fill in `text` for every item: chunks from the candidates, windows recomputed."""
     attach_vector_texts(items, pool)

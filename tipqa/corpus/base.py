@@ -12,6 +12,7 @@ import hashlib
 import logging
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from tipqa.errors import InputError
@@ -36,9 +37,22 @@ class Corpus(Protocol):
         ...
 
 
+@runtime_checkable
+class ReadsFiles(Protocol):
+    """Corpus settings that name local files (they identify the corpus: path, size, time)."""
+
+    def files(self) -> list[Path]:
+        """The corpus files, sorted."""
+        ...
+
+
 CORPUS_READERS: Registry[Corpus] = Registry("corpus reader")
-CORPUS_READERS.add("files", "tipqa.corpus.files:FileCorpus")
-CORPUS_READERS.add("hub", "tipqa.corpus.hub:HubCorpus")
+CORPUS_READERS.add(
+    "files", "tipqa.corpus.files:open_files", settings="tipqa.corpus.files:FileCorpusSettings"
+)
+CORPUS_READERS.add(
+    "hub", "tipqa.corpus.hub:open_hub", settings="tipqa.corpus.hub:HubCorpusSettings"
+)
 
 
 def get_field(record: dict[str, Any], name: str) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +14,48 @@ from tqdm import tqdm
 from tipqa.corpus.base import DocumentParser
 from tipqa.corpus.paths import expand_paths
 from tipqa.corpus.streams import file_format, is_supported, iter_lines
-from tipqa.errors import InputError
+from tipqa.errors import ConfigError, InputError
 from tipqa.records import Document
+from tipqa.settings import Settings, knob, setting
 from tipqa.stats import StageStats
 
 PARQUET_BATCH_ROWS = 1024
+
+
+@dataclass(frozen=True)
+class FileCorpusSettings(Settings):
+    """[corpus] of local files (`source = files`); see `FileCorpus`."""
+
+    paths: tuple[str, ...] = setting((), doc="JSONL(.gz/.zst) and Parquet files, folders or globs")
+    text_field: str = setting("text", doc="field of the text (dotted names work)")
+    id_field: str | None = setting("id", doc="field of the id (empty: file:line)")
+    meta_fields: tuple[str, ...] | None = setting(None, doc="fields kept as meta (empty: all)")
+    strict: bool = setting(False, doc="a bad record is an error, not a counted skip")
+    max_chars: int | None = setting(None, doc="skip longer documents (counted)")
+    check_duplicates: bool = knob(True, doc="count repeated ids (memory grows with the corpus)")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.paths:
+            raise ConfigError("[corpus] source = files needs `paths` (files, folders or globs)")
+
+    def files(self) -> list[Path]:
+        """The corpus files the paths name, sorted (InputError when there are none)."""
+        return expand_paths(list(self.paths), accept=is_supported)
+
+
+def open_files(settings: FileCorpusSettings, *, progress: bool | None = None) -> FileCorpus:
+    """The corpus of these settings."""
+    return FileCorpus(
+        list(settings.paths),
+        text_field=settings.text_field,
+        id_field=settings.id_field,
+        meta_fields=None if settings.meta_fields is None else list(settings.meta_fields),
+        strict=settings.strict,
+        max_chars=settings.max_chars,
+        check_duplicates=settings.check_duplicates,
+        progress=progress,
+    )
 
 
 class FileCorpus:

@@ -3,14 +3,60 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from tqdm import tqdm
 
 from tipqa.corpus.base import DocumentParser
-from tipqa.errors import InputError
+from tipqa.errors import ConfigError, InputError
 from tipqa.records import Document
+from tipqa.settings import Settings, knob
 from tipqa.stats import StageStats
+
+
+@dataclass(frozen=True)
+class HubCorpusSettings(Settings):
+    """[corpus] of a Hugging Face dataset (`source = hub`), streamed; see `HubCorpus`."""
+
+    name: str = ""
+    config: str | None = None
+    split: str = "train"
+    revision: str | None = None
+    data_files: tuple[str, ...] | None = None
+    text_field: str = "text"
+    id_field: str | None = None
+    meta_fields: tuple[str, ...] | None = None
+    strict: bool = False
+    max_chars: int | None = None
+    streaming: bool = knob(True)
+    cache_dir: str | None = knob(None)
+    check_duplicates: bool = knob(True, doc="count repeated ids (memory grows with the corpus)")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.name:
+            raise ConfigError("[corpus] source = hub needs `name` (a dataset id or folder)")
+
+
+def open_hub(settings: HubCorpusSettings, *, progress: bool | None = None) -> HubCorpus:
+    """The corpus of these settings."""
+    return HubCorpus(
+        settings.name,
+        config=settings.config,
+        split=settings.split,
+        revision=settings.revision,
+        text_field=settings.text_field,
+        id_field=settings.id_field,
+        meta_fields=None if settings.meta_fields is None else list(settings.meta_fields),
+        data_files=None if settings.data_files is None else list(settings.data_files),
+        streaming=settings.streaming,
+        cache_dir=settings.cache_dir,
+        strict=settings.strict,
+        max_chars=settings.max_chars,
+        check_duplicates=settings.check_duplicates,
+        progress=progress,
+    )
 
 
 class HubCorpus:
@@ -30,6 +76,7 @@ class HubCorpus:
         *,
         config: str | None = None,
         split: str = "train",
+        revision: str | None = None,
         text_field: str = "text",
         id_field: str | None = None,
         meta_fields: list[str] | None = None,
@@ -46,6 +93,7 @@ class HubCorpus:
         self.name = name
         self.config = config
         self.split = split
+        self.revision = revision
         self.data_files = data_files
         self.streaming = streaming
         self.cache_dir = cache_dir
@@ -76,6 +124,8 @@ class HubCorpus:
             options["data_files"] = self.data_files
         if self.cache_dir is not None:
             options["cache_dir"] = self.cache_dir
+        if self.revision is not None:
+            options["revision"] = self.revision
         try:
             return datasets.load_dataset(self.name, self.config, **options)
         except Exception as exc:

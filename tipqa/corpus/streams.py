@@ -13,7 +13,7 @@ import io
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
 from tipqa.errors import InputError
 
@@ -65,7 +65,7 @@ class ZstdReader(io.RawIOBase):
         self._handle = handle
         self._dctx = zstandard.ZstdDecompressor()
         self._error = zstandard.ZstdError
-        self._obj = None
+        self._obj: Any = None
         self._buffer = b""
         self._pos = 0
         self._done = False

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import random
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,8 +36,10 @@ from tipqa.demo import facts as templates
 from tipqa.demo.facts import Fact
 from tipqa.demo.filler import VOCABULARY, paragraphs
 from tipqa.demo.names import NameMaker
+from tipqa.errors import ConfigError
 from tipqa.jsonl import atomic_open, write_json, write_records
 from tipqa.records import Document, Question, Record
+from tipqa.settings import Settings, setting
 from tipqa.text import word_count
 
 CASES = {
@@ -72,6 +75,24 @@ class Expected(Record):
     label: str
     stage: str
     fact_doc_id: str | None
+
+
+DEMO = "demo"
+"""The source name of the demo world, for the corpus and for question pools."""
+
+
+@dataclass(frozen=True)
+class DemoSettings(Settings):
+    """[demo]: the synthetic world used where a pool or the corpus has `source = demo`."""
+
+    documents: int = setting(2000, doc="documents of the synthetic corpus")
+    seed: int = setting(13, doc="seed of the generator")
+    files: int = setting(4, doc="corpus files (to exercise sharded builds)")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.documents < 1 or self.files < 1:
+            raise ConfigError("[demo] documents and files must be at least 1")
 
 
 @dataclass(frozen=True)
@@ -257,6 +278,7 @@ def write_world(spec: WorldSpec, directory: str | Path) -> dict[str, int]:
     world = World(spec)
     per_file = math.ceil(spec.documents / spec.files)
     documents = world.documents()
+    shutil.rmtree(directory / "corpus", ignore_errors=True)
     for part in tqdm(range(spec.files), desc="demo corpus files", leave=False):
         with atomic_open(directory / "corpus" / f"part-{part:05d}.jsonl") as out:
             for _, doc in zip(range(per_file), documents, strict=False):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -32,7 +32,18 @@ class Embedder(Protocol):
         ...
 
 
+@runtime_checkable
+class KnowsSequenceLength(Protocol):
+    """Embedder settings that can tell the model's maximum sequence length without loading it."""
+
+    def max_seq_length(self) -> int:
+        """Tokens per chunk the model embeds (read from its configuration files)."""
+        ...
+
+
 EMBEDDERS: Registry[Embedder] = Registry("embedder")
 EMBEDDERS.add(
-    "sentence-transformers", "tipqa.embedders.sentence_transformers:SentenceTransformerEmbedder"
+    "sentence-transformers",
+    "tipqa.embedders.sentence_transformers:SentenceTransformerEmbedder",
+    settings="tipqa.embedders.sentence_transformers:SentenceTransformerSettings",
 )

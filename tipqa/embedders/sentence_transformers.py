@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterator
-from pathlib import PurePath
+from dataclasses import dataclass
+from pathlib import Path, PurePath
 from typing import Any
 
 import numpy as np
 
 from tipqa.embedders.base import Similarity
 from tipqa.errors import ConfigError, InputError
+from tipqa.settings import Settings, knob, search_only, setting
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 
@@ -52,6 +55,21 @@ def resolve_model_location(model: str) -> str:
     return str(get_model_path())
 
 
+def model_folder(model: str) -> Path:
+    """The local folder of a model: packaged, a folder, or a Hub id already in the cache."""
+    location = Path(resolve_model_location(model))
+    if location.is_dir():
+        return location
+    from huggingface_hub import snapshot_download
+
+    try:
+        return Path(snapshot_download(model, local_files_only=True, allow_patterns=["*.json"]))
+    except Exception as exc:
+        raise ConfigError(
+            f"embedder {model!r} is neither a folder nor in the Hugging Face cache: {exc}"
+        ) from exc
+
+
 def _check_texts(texts: list[str]) -> None:
     """Raise InputError naming the first element that is not a string."""
     for i, text in enumerate(texts):
@@ -59,35 +77,66 @@ def _check_texts(texts: list[str]) -> None:
             raise InputError(f"expected a string, got {type(text).__name__}", field=f"texts[{i}]")
 
 
+@dataclass(frozen=True)
+class SentenceTransformerSettings(Settings):
+    """[embedder] of the sentence-transformers backend.
+
+    `query_prefix` / `passage_prefix` None: the model's own (known models such as e5 get
+    theirs); write a prefix that ends in a space as a JSON string, `"query: "`.
+    """
+
+    model: str = setting(DEFAULT_MODEL, doc="the bundled MiniLM, a local folder or a Hub id")
+    query_prefix: str | None = search_only(None)
+    passage_prefix: str | None = None
+    bf16: bool = setting(False, doc="bfloat16 autocast (pays on GPUs and AMX CPUs)")
+    normalize: bool = setting(True, doc="unit-length vectors (cosine similarity)")
+    batch_size: int = knob(64)
+    device: str = knob("cpu")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.batch_size < 1:
+            raise ConfigError(f"embedder batch_size must be >= 1, got {self.batch_size}")
+
+    def max_seq_length(self) -> int:
+        """The model's maximum sequence length, from its configuration files (no weights)."""
+        folder = model_folder(self.model)
+        for name, key in (("sentence_bert_config.json", "max_seq_length"), ("config.json", None)):
+            path = folder / name
+            if not path.is_file():
+                continue
+            data = json.loads(path.read_text())
+            value = data.get(key) if key else data.get("max_position_embeddings")
+            if isinstance(value, int) and value > 0:
+                return value
+        raise ConfigError(f"embedder {self.model!r}: no maximum sequence length in {folder}")
+
+
 class SentenceTransformerEmbedder:
     """An `Embedder` backed by a sentence-transformers model (local folder or Hub id)."""
 
-    def __init__(
-        self,
-        model: str = DEFAULT_MODEL,
-        *,
-        query_prefix: str | None = None,
-        passage_prefix: str | None = None,
-        batch_size: int = 64,
-        device: str = "cpu",
-        bf16: bool = False,
-        normalize: bool = True,
-    ) -> None:
-        if batch_size < 1:
-            raise ConfigError(f"embedder batch_size must be >= 1, got {batch_size}")
+    def __init__(self, settings: SentenceTransformerSettings) -> None:
+        self.settings = settings
+        model = settings.model
         self.model_name = model
-        self.batch_size = batch_size
-        self.bf16 = bf16
-        self.normalize = normalize
-        self._model = self._load(model, device)
+        self.batch_size = settings.batch_size
+        self.bf16 = settings.bf16
+        self.normalize = settings.normalize
+        self._model = self._load(model, settings.device)
         defaults = known_prefixes(model) or self._model_prompts()
+        query_prefix, passage_prefix = settings.query_prefix, settings.passage_prefix
         self.query_prefix = defaults[0] if query_prefix is None else query_prefix
         self.passage_prefix = defaults[1] if passage_prefix is None else passage_prefix
         self.dimension: int = int(self._model.get_embedding_dimension())
         self.max_seq_length: int = int(self._model.max_seq_length)
         native = _SIMILARITY_NAMES.get(str(self._model.similarity_fn_name), "cosine")
-        self.similarity: Similarity = "cosine" if normalize else native
+        self.similarity: Similarity = "cosine" if self.normalize else native
         self.name = self._make_name()
+
+    @classmethod
+    def of(cls, model: str = DEFAULT_MODEL, **settings: Any) -> SentenceTransformerEmbedder:
+        """The embedder of `model`, with `SentenceTransformerSettings(**settings)` (library use)."""
+        return cls(SentenceTransformerSettings(model=model, **settings))
 
     @staticmethod
     def _load(model: str, device: str) -> Any:

@@ -2,12 +2,14 @@
 the shard ledger and the completion marker.
 
 A build may be split into named shards (one per corpus file, one Luigi task each, many
-workers in parallel). Each finished shard is recorded as a document `shard:<name>` in the
-small index `<index>-tipqa-meta`; `finalize` checks that every expected shard is recorded,
-restores the serving settings, refreshes (and optionally force-merges), and writes the
-completion marker `complete` with the document count. `is_complete` is true only while the
-marker exists and the index still holds that many documents, so a finished index is never
-rebuilt and a deleted or damaged one is. Every record carries the index's UUID, so the
+workers in parallel). `start_build` creates the index (or puts an existing one into build
+mode: no replicas, no refresh) once, before the first shard; workers then only add to it.
+Each finished shard is recorded as a document `shard:<name>` in the small index
+`<index>-tipqa-meta`; `finalize`, once after the last shard, checks that every expected shard
+is recorded, restores the serving settings, refreshes (and optionally force-merges), and
+writes the completion marker `complete` with the document count. `is_complete` is true only
+while the marker exists and the index still holds that many documents, so a finished index is
+never rebuilt and a deleted or damaged one is. Every record carries the index's UUID, so the
 records of a deleted index never mark shards of a new index of the same name as done.
 """
 
@@ -21,7 +23,13 @@ from typing import Any
 
 from tipqa.errors import ConfigError, TipqaError
 from tipqa.es import mappings
-from tipqa.es.client import body, error_type, import_elasticsearch, make_client
+from tipqa.es.client import (
+    EsConnection,
+    body,
+    error_type,
+    import_elasticsearch,
+    make_client,
+)
 
 log = logging.getLogger(__name__)
 
@@ -40,14 +48,12 @@ class EsIndexBase:
     def __init__(
         self,
         index: str,
+        connection: EsConnection | None,
+        build: str,
         *,
-        url: str | None,
-        api_key_env: str,
-        ca_certs: str | None,
         shards: int,
         replicas: int | None,
         threads: int,
-        request_timeout: float,
         force_merge_segments: int | None,
         client: Any | None,
     ) -> None:
@@ -60,19 +66,13 @@ class EsIndexBase:
         mappings.serving_settings(replicas)
         self._es = import_elasticsearch()
         self.index = index
+        self.build_fingerprint = build
         self.ledger_index = index + LEDGER_SUFFIX
         self.shards = shards
         self.replicas = replicas
         self.threads = threads
         self.force_merge_segments = force_merge_segments
-        self.client = client or make_client(
-            url,
-            api_key_env=api_key_env,
-            ca_certs=ca_certs,
-            request_timeout=request_timeout,
-            connections=threads + 2,
-        )
-        self._building = False
+        self.client = client or make_client(connection, connections=threads + 2)
 
     def _creation_body(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """Settings and mappings of a new index (defined by each index kind)."""
@@ -86,21 +86,27 @@ class EsIndexBase:
         """True when the index exists in the cluster."""
         return bool(self.client.indices.exists(index=self.index))
 
+    def _meta(self) -> dict[str, Any]:
+        """`_meta.tipqa` of this index: its kind's and the fingerprint of the build it holds."""
+        return {**self._expected_meta(), "build": self.build_fingerprint}
+
     def _check_meta(self) -> None:
-        """Raise ConfigError when the existing index was made by other code or options."""
+        """Raise ConfigError when the existing index was made by other code or settings."""
         mapping = body(self.client.indices.get_mapping(index=self.index))
-        index_mapping = next(iter(mapping.values()), {})
+        index_mapping: dict[str, Any] = next(iter(mapping.values()), {})
         found = index_mapping.get("mappings", {}).get("_meta", {}).get("tipqa")
-        if found != self._expected_meta():
+        if found != self._meta():
             raise ConfigError(
-                f"Elasticsearch index {self.index!r} has _meta.tipqa={found!r}, "
-                f"expected {self._expected_meta()!r}: use another index name or delete it"
+                f"Elasticsearch index {self.index!r} has _meta.tipqa={found!r}, expected "
+                f"{self._meta()!r}: it was built with other settings or inputs; delete it "
+                "(and its -tipqa-meta ledger) or use another index name"
             )
 
     def _ensure_index(self) -> bool:
         """Create the index in build mode if missing; True if this call created it."""
         if not self.exists():
             settings, mapping = self._creation_body()
+            mapping = {**mapping, "_meta": {"tipqa": self._meta()}}
             try:
                 self.client.indices.create(index=self.index, settings=settings, mappings=mapping)
             except self._es.BadRequestError as exc:
@@ -112,13 +118,11 @@ class EsIndexBase:
         self._check_meta()
         return False
 
-    def _start_building(self) -> None:
-        """Make sure the index exists and is in build mode (once per object)."""
-        if self._building:
-            return
+    def start_build(self) -> None:
+        """Create the index in build mode, or put an existing one into build mode (once per
+        build, before the first shard: workers adding shards never change settings)."""
         if not self._ensure_index():
             self.client.indices.put_settings(index=self.index, settings=mappings.build_settings())
-        self._building = True
 
     def _serve(self) -> None:
         """Restore the serving settings and refresh, so that everything indexed is searchable."""
@@ -126,7 +130,6 @@ class EsIndexBase:
             index=self.index, settings=mappings.serving_settings(self.replicas)
         )
         self.client.indices.refresh(index=self.index)
-        self._building = False
 
     def _force_merge(self) -> None:
         """Merge to `force_merge_segments` segments per shard, waiting on the task."""
@@ -247,8 +250,7 @@ class EsIndexBase:
                 + (f" and {len(missing) - 20} more" if len(missing) > 20 else "")
             )
         started = time.perf_counter()
-        if not self._building:
-            self._ensure_index()
+        self._ensure_index()
         self._serve()
         self._force_merge()
         documents = self.count()

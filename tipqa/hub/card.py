@@ -7,10 +7,11 @@ component only, so the card does not reveal the builder's folders.
 
 from __future__ import annotations
 
-from pathlib import PurePath
+from collections.abc import Sequence
 from typing import Any
 
 from tipqa.hub.folder import HubFolderStats
+from tipqa.provenance import OFFLINE_BACKENDS, offline_backends
 from tipqa.splits import SPLITS
 
 PAPER_TITLE = (
@@ -89,7 +90,7 @@ def card_metadata(files: dict[str, dict[str, list[str]]], card: dict[str, Any]) 
     return meta
 
 
-def _table(header: list[str], rows: list[list[Any]]) -> str:
+def _table(header: list[str], rows: Sequence[Sequence[Any]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(_cell(value) for value in row) + " |" for row in rows]
     return "\n".join(lines)
@@ -156,7 +157,7 @@ def statistics_section(info: dict[str, Any], rows: dict[str, dict[str, int]]) ->
 
 def splits_section(info: dict[str, Any]) -> str:
     """How each split was made."""
-    protocol, validation = info["protocol"], info.get("validation")
+    protocol, validation = info["protocol"], info.get("validation") or {}
     test = protocol["test_pool"]
     lines = ["## Splits", f"- **test**: every answerable and unanswerable question of `{test}`."]
     if protocol.get("train_pool") is None:
@@ -179,42 +180,58 @@ def splits_section(info: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _path_name(path: str) -> str:
-    return PurePath(path).name if "://" not in path else path
-
-
 def _llm(settings: dict[str, Any]) -> str:
-    if "model" not in settings:
-        return f"`{settings.get('backend')}` (offline rules)"
-    text = f"`{settings['backend']}` model `{settings['model']}`, prompt `{settings['prompt']}`"
+    backend = settings.get("backend")
+    if backend in OFFLINE_BACKENDS:
+        return f"`{backend}` (**offline rules**, not a language model)"
+    text = f"`{backend}` model `{settings.get('model')}`, prompt `{settings.get('prompt')}`"
     return text + f" (SHA-256 `{settings.get('prompt_sha256')}`)"
 
 
-def _windows(judge: dict[str, Any]) -> str:
-    words = judge.get("max_words")
+def _windows(windows: dict[str, Any]) -> str:
+    words = windows.get("max_words")
     size = f"at most {words:,} words" if words else "sized to the judge's context"
-    return f"{size}; at most {judge.get('max_windows')} windows per document"
+    return f"{size}; at most {windows.get('max_windows')} windows per document"
+
+
+def _corpus(corpus: dict[str, Any]) -> str:
+    where = corpus.get("name") or ", ".join(corpus.get("files") or [])
+    return f"`{corpus.get('source')}` {where}".strip()
+
+
+def rules_warning(params: dict[str, Any]) -> str | None:
+    """One sentence when the keywords or the judge were offline rules, else None."""
+    offline = offline_backends(params)
+    if not offline:
+        return None
+    which = " and ".join(
+        "the keyword extractor" if p == "keywords" else "the judge" for p in offline
+    )
+    return (
+        f"**Warning: {which} of this build {'were' if len(offline) > 1 else 'was'} offline rules, "
+        "not a language model.** Rules find few of the documents an LLM judge accepts, so many "
+        "answerable questions are labelled unanswerable: use this build as a demo, a smoke test "
+        "or a lower bound, not as a TIP-style benchmark."
+    )
 
 
 def parameters_section(params: dict[str, Any]) -> str:
-    """The construction parameters (from the partitions' build info)."""
-    corpus = params["corpus"]
-    where = corpus.get("name") or ", ".join(_path_name(p) for p in corpus.get("paths") or [])
+    """The construction parameters, as the build's steps recorded them."""
     embedder = params["embedder"]
     embedding = f"`{embedder.get('backend')}` model `{embedder.get('model')}`"
     prefixes = [(k, embedder.get(k)) for k in ("query_prefix", "passage_prefix")]
     embedding += "".join(f", {k.replace('_', ' ')} `{v}`" for k, v in prefixes if v)
     judge = params["judge"]
-    rows = [
+    rows: list[list[Any]] = [
         ["k1 (token-stage documents judged at most)", params.get("k1")],
         ["k2 (vector-stage chunks judged)", params.get("k2")],
-        ["corpus", f"`{corpus.get('source')}` {where}".strip()],
+        ["corpus", _corpus(params["corpus"])],
         ["token index", f"`{params.get('token_index')}`"],
         ["vector index", f"`{params.get('vector_index')}`"],
         ["embedder", embedding],
         ["keyword extractor", _llm(params["keywords"])],
         ["relevance judge", _llm(judge)],
-        ["judge windows", _windows(judge)],
+        ["judge windows", _windows(params["windows"])],
         [
             "tipqa version",
             f"{params.get('tipqa_version')} (record schema {params.get('schema_version')})",
@@ -222,7 +239,9 @@ def parameters_section(params: dict[str, Any]) -> str:
     ]
     if judge.get("mode"):
         rows.insert(8, ["judge mode", judge["mode"]])
-    return "## Construction parameters\n\n" + _table(["Parameter", "Value"], rows)
+    warning = rules_warning(params)
+    table = _table(["Parameter", "Value"], rows)
+    return "## Construction parameters\n\n" + (f"{warning}\n\n" if warning else "") + table
 
 
 def fields_section(rows: dict[str, dict[str, int]]) -> str:

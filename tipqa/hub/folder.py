@@ -20,10 +20,14 @@ from typing import Any
 from tqdm import tqdm
 
 from tipqa.errors import InputError
-from tipqa.jsonl import iter_records, read_json
+from tipqa.fingerprint import StepRecord
+from tipqa.hub.settings import HubSettings
+from tipqa.jsonl import iter_records
+from tipqa.layout import HUB_FOLDER, RunLayout
+from tipqa.provenance import REMEDY
 from tipqa.records import SCHEMA_VERSION, LabeledQuestion, VectorInstance
 from tipqa.splits import SPLITS, SplitsLayout
-from tipqa.stats import StageStats
+from tipqa.stats import StageStats, read_stats
 
 BATCH_ROWS = 1000
 CONFIGS: tuple[str, ...] = ("questions", "instances")
@@ -163,36 +167,29 @@ def write_data_files(
     return HubFolderStats(rows, files)
 
 
-def build_hub_folder(
-    splits_folder: Path, out: Path, card: dict[str, Any], rows_per_file: int = 100_000
-) -> HubFolderStats:
-    """Build the Hub-ready folder at `out` from the splits folder; `card` feeds the card.
-
-    `card` may hold `repo_id`, `pretty_name`, `license`, `language` (see `tipqa.hub.card`).
-    """
+def build_hub_folder(run: RunLayout, settings: HubSettings, record: StepRecord) -> HubFolderStats:
+    """Build the run's Hub-ready folder from its splits; the card says what [hub] asks."""
     from tipqa.hub.card import render_card
 
-    if rows_per_file < 1:
-        raise InputError("rows_per_file must be at least 1", field="rows_per_file")
-    layout = SplitsLayout(Path(splits_folder))
-    if not layout.stats.is_file():
-        raise InputError("no split statistics: make the splits first", path=str(layout.stats))
-    stats = read_json(layout.stats)
-    if not isinstance(stats, dict) or not isinstance(stats.get("info"), dict):
+    layout = SplitsLayout(run.splits)
+    stats = read_stats(layout.stats, REMEDY)
+    if not isinstance(stats.get("info"), dict):
         raise InputError("not a split statistics file", path=str(layout.stats))
     available = [s for s in SPLITS if s in stats["info"].get("splits", {})]
-    out = Path(out)
+    rows_per_file = settings.rows_per_file
+    out = run.hub
     staging = out.with_name(out.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    run = StageStats("hub_folder", info={"rows_per_file": rows_per_file})
+    step = StageStats(HUB_FOLDER, provenance=record.provenance())
     folder = write_data_files(layout, staging, available, rows_per_file)
-    (staging / "README.md").write_text(render_card(stats, folder, card), encoding="utf-8")
+    card = render_card(stats, folder, settings.card())
+    (staging / "README.md").write_text(card, encoding="utf-8")
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)
     for config, splits in folder.rows.items():
         for split, count in splits.items():
-            run.add(f"{config}.{split}", count)
-    run.info["files"] = folder.files
-    run.write(out.with_name(out.name + ".stats.json"))
+            step.add(f"{config}.{split}", count)
+    step.info["files"] = folder.files
+    step.write(run.hub_stats)
     return folder

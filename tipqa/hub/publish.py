@@ -19,6 +19,7 @@ from typing import Any
 
 from tipqa.errors import ConfigError, InputError
 from tipqa.hub.folder import CONFIGS
+from tipqa.hub.settings import HubSettings
 from tipqa.jsonl import read_json, write_json
 
 log = logging.getLogger(__name__)
@@ -259,15 +260,17 @@ def record_path(folder: Path, repo_id: str, dry_run: bool) -> Path:
     return Path(folder) / (f"{name}.dry-run.json" if dry_run else f"{name}.json")
 
 
-def publish(folder: Path, settings: dict[str, Any], record: Path) -> PublishResult:
-    """Publish `folder` with the [hub] settings and write the record of what was done."""
+def publish(
+    folder: Path, settings: HubSettings, repo_id: str, dry_run: bool, record: Path
+) -> PublishResult:
+    """Publish `folder` to `repo_id` with the [hub] settings; write the record of what was done."""
     result = publish_folder(
         folder,
-        settings["repo_id"],
-        private=settings.get("private", True),
-        dry_run=settings.get("dry_run", False),
-        endpoint=settings.get("endpoint") or None,
-        revision=settings.get("revision") or "main",
+        repo_id,
+        private=settings.private,
+        dry_run=dry_run,
+        endpoint=settings.endpoint or None,
+        revision=settings.revision or "main",
     )
     write_json(record, result.to_dict())
     return result

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
+from tipqa.llm.usage import CacheableBackend, Usage
 from tipqa.records import JudgeRequest, Judgment
 from tipqa.registry import Registry
 
@@ -18,10 +20,45 @@ class RelevanceJudge(Protocol):
         ...
 
 
+@runtime_checkable
+class CacheableJudge(CacheableBackend, Protocol):
+    """A relevance judge backed by an LLM, whose answers `CachedJudge` may store."""
+
+    def judge(self, requests: list[JudgeRequest]) -> list[Judgment]:
+        """One judgment per request, in order."""
+        ...
+
+    def cache_inputs(self, request: JudgeRequest) -> dict[str, str]:
+        """The parts of a request that the prompt uses (the cache key's inputs)."""
+        ...
+
+    def judge_with_usage(self, requests: Sequence[JudgeRequest]) -> list[tuple[Judgment, Usage]]:
+        """Judgments with the tokens each one cost."""
+        ...
+
+
+@runtime_checkable
+class KnowsContext(Protocol):
+    """Judge settings that know how many words of a document fit the judge's context."""
+
+    def window_words(self) -> int:
+        """The judge-window word limit that fits the context (no model is loaded)."""
+        ...
+
+
+@runtime_checkable
+class Prompted(Protocol):
+    """Judge settings that send a prompt template (a name or a file)."""
+
+    prompt: str
+
+
 JUDGE_SLOTS = ("document", "question", "answer")
 """The slots every judge prompt template must have."""
 
 JUDGES: Registry[RelevanceJudge] = Registry("relevance judge")
-JUDGES.add("rules", "tipqa.judges.rules:RuleJudge")
-JUDGES.add("openai", "tipqa.judges.openai:OpenAIJudge")
-JUDGES.add("vllm", "tipqa.judges.vllm:VLLMJudge")
+JUDGES.add("rules", "tipqa.judges.rules:RuleJudge", settings="tipqa.judges.rules:RuleJudgeSettings")
+JUDGES.add(
+    "openai", "tipqa.judges.openai:OpenAIJudge", settings="tipqa.judges.openai:OpenAIJudgeSettings"
+)
+JUDGES.add("vllm", "tipqa.judges.vllm:VLLMJudge", settings="tipqa.judges.vllm:VLLMJudgeSettings")

@@ -2,8 +2,9 @@
 
 All requests of a batch are looked up first; the misses (each distinct prompt once) go to the
 inner backend in one batch; successful results are stored, failures are not (a rerun retries
-them). The key is built from the inner backend's `name`, `model`, `prompt_sha256`, optional
-`cache_config` and `cache_inputs(item)`, so it changes with the model, template or settings.
+them). The key is built from what the inner backend declares (`CacheableBackend`): `name`,
+`model`, `prompt_sha256`, `cache_config` and `cache_inputs(item)`, so it changes with the
+model, template or settings.
 """
 
 from __future__ import annotations
@@ -13,32 +14,21 @@ from collections.abc import Mapping
 from typing import Any
 
 from tipqa.errors import TipqaError
-from tipqa.judges.base import RelevanceJudge
-from tipqa.keywords.base import KeywordExtractor
+from tipqa.judges.base import CacheableJudge
+from tipqa.keywords.base import CacheableExtractor
 from tipqa.llm.cache import LLMCache, cache_key
-from tipqa.llm.openai_client import Usage
+from tipqa.llm.usage import CacheableBackend, Usage
 from tipqa.records import JudgeRequest, Judgment, Keywords, Question
 from tipqa.stats import StageStats
 
 
-def _key(inner: Any, inputs: Mapping[str, Any]) -> str:
+def _key(inner: CacheableBackend, inputs: Mapping[str, Any]) -> str:
     """The cache key of one item for `inner`."""
-    return cache_key(
-        inner.name,
-        getattr(inner, "model", ""),
-        getattr(inner, "prompt_sha256", ""),
-        inputs,
-        getattr(inner, "cache_config", None),
-    )
+    return cache_key(inner.name, inner.model, inner.prompt_sha256, inputs, inner.cache_config)
 
 
-def _run_inner(inner: Any, method: str, items: list[Any]) -> list[tuple[Any, Usage | None]]:
-    """Call `<method>_with_usage` when the backend has it, else the plain method."""
-    detailed = getattr(inner, f"{method}_with_usage", None)
-    if detailed is not None:
-        results = list(detailed(items))
-    else:
-        results = [(result, None) for result in getattr(inner, method)(items)]
+def _checked(inner: CacheableBackend, results: list[Any], items: list[Any]) -> list[Any]:
+    """The backend's results, after checking there is one per item."""
     if len(results) != len(items):
         raise TipqaError(f"{inner.name}: {len(results)} results for {len(items)} inputs")
     return results
@@ -47,18 +37,15 @@ def _run_inner(inner: Any, method: str, items: list[Any]) -> list[tuple[Any, Usa
 class _CacheCounter:
     """Shared counting of hits, misses, stores and saved tokens."""
 
-    inner: Any
-
-    def __init__(self, stage: str) -> None:
+    def __init__(self, stage: str, inner: CacheableBackend) -> None:
         self.cache_stats = StageStats(stage)
+        self._inner_stats = inner
 
     @property
     def stats(self) -> StageStats:
         """A snapshot of the cache's counters together with the inner backend's (calls, tokens)."""
         merged = StageStats(self.cache_stats.stage)
-        inner = getattr(self.inner, "stats", None)
-        if isinstance(inner, StageStats):
-            merged.merge(inner)
+        merged.merge(self._inner_stats.stats)
         merged.merge(self.cache_stats)
         return merged
 
@@ -73,24 +60,15 @@ class _CacheCounter:
 class CachedJudge(_CacheCounter):
     """A relevance judge that remembers every yes/no its inner judge gave."""
 
-    def __init__(self, inner: RelevanceJudge, cache: LLMCache) -> None:
-        super().__init__("judge_cache")
+    def __init__(self, inner: CacheableJudge, cache: LLMCache) -> None:
+        super().__init__("judge_cache", inner)
         self.inner = inner
         self.cache = cache
         self.name = inner.name
 
     def key(self, request: JudgeRequest) -> str:
         """The cache key of one request."""
-        inputs_of = getattr(self.inner, "cache_inputs", None)
-        if inputs_of is not None:
-            inputs = inputs_of(request)
-        else:
-            inputs = {
-                name: value
-                for name, value in request.to_dict().items()
-                if name not in ("question_id", "doc_id", "unit_id", "stage")
-            }
-        return _key(self.inner, inputs)
+        return _key(self.inner, self.inner.cache_inputs(request))
 
     def judge(self, requests: list[JudgeRequest]) -> list[Judgment]:
         """One judgment per request, in order; hits are marked `cached=True`."""
@@ -101,14 +79,15 @@ class CachedJudge(_CacheCounter):
         for i, (request, key) in enumerate(zip(requests, keys, strict=True)):
             entry = stored.get(key)
             judgment = self._from_entry(request, entry) if entry is not None else None
-            if judgment is None:
+            if entry is None or judgment is None:
                 self.cache_stats.add("cache_misses")
                 misses.setdefault(key, []).append(i)
             else:
                 self.hit(entry)
                 out[i] = judgment
         if misses:
-            fresh = _run_inner(self.inner, "judge", [requests[idx[0]] for idx in misses.values()])
+            firsts = [requests[indices[0]] for indices in misses.values()]
+            fresh = _checked(self.inner, self.inner.judge_with_usage(firsts), firsts)
             rows = []
             for (key, indices), (judgment, usage) in zip(misses.items(), fresh, strict=True):
                 for i in indices:
@@ -144,17 +123,15 @@ class CachedJudge(_CacheCounter):
 class CachedKeywordExtractor(_CacheCounter):
     """A keyword extractor that remembers every successful extraction of its inner extractor."""
 
-    def __init__(self, inner: KeywordExtractor, cache: LLMCache) -> None:
-        super().__init__("keywords_cache")
+    def __init__(self, inner: CacheableExtractor, cache: LLMCache) -> None:
+        super().__init__("keywords_cache", inner)
         self.inner = inner
         self.cache = cache
         self.name = inner.name
 
     def key(self, question: Question) -> str:
         """The cache key of one question."""
-        inputs_of = getattr(self.inner, "cache_inputs", None)
-        inputs = inputs_of(question) if inputs_of is not None else {"question": question.text}
-        return _key(self.inner, inputs)
+        return _key(self.inner, self.inner.cache_inputs(question))
 
     def extract(self, questions: list[Question]) -> list[Keywords]:
         """Keywords for each question, in order, from the cache where possible."""
@@ -165,7 +142,7 @@ class CachedKeywordExtractor(_CacheCounter):
         for i, (question, key) in enumerate(zip(questions, keys, strict=True)):
             entry = stored.get(key)
             keywords = self._from_entry(question, entry) if entry is not None else None
-            if keywords is None:
+            if entry is None or keywords is None:
                 self.cache_stats.add("cache_misses")
                 misses.setdefault(key, []).append(i)
             else:
@@ -173,7 +150,7 @@ class CachedKeywordExtractor(_CacheCounter):
                 out[i] = keywords
         if misses:
             firsts = [questions[indices[0]] for indices in misses.values()]
-            fresh = _run_inner(self.inner, "extract", firsts)
+            fresh = _checked(self.inner, self.inner.extract_with_usage(firsts), firsts)
             rows = []
             for (key, indices), (keywords, usage) in zip(misses.items(), fresh, strict=True):
                 for i in indices:

@@ -9,7 +9,11 @@ makes the demo world's labels exact; it is no substitute for an LLM on real data
 
 from __future__ import annotations
 
-from tipqa.records import JudgeRequest, Judgment
+from dataclasses import dataclass
+from typing import Any
+
+from tipqa.records import JudgeRequest, Judgment, Relevance
+from tipqa.settings import Settings
 from tipqa.text import contains_phrase, split_sentences, tokenize
 
 _STOP = frozenset(
@@ -39,23 +43,40 @@ def is_relevant(request: JudgeRequest) -> bool:
     return False
 
 
+RULES_VERSION = "v1"
+
+
+@dataclass(frozen=True)
+class RuleJudgeSettings(Settings):
+    """[judge] of the rules backend: nothing to set; the rules' version is its identity."""
+
+    def identity(self) -> dict[str, Any]:
+        """The version of the rules (bumped whenever they change what they accept)."""
+        return {"rules_version": RULES_VERSION}
+
+
 class RuleJudge:
     """The offline judge (registry name "rules")."""
 
-    name = "rules:v1"
+    name = f"rules:{RULES_VERSION}"
+
+    def __init__(self, settings: RuleJudgeSettings | None = None) -> None:
+        self.settings = settings or RuleJudgeSettings()
 
     def judge(self, requests: list[JudgeRequest]) -> list[Judgment]:
         """Judge each request by `is_relevant`."""
-        return [
-            Judgment(
-                question_id=r.question_id,
-                stage=r.stage,
-                doc_id=r.doc_id,
-                unit_id=r.unit_id,
-                label=label,
-                raw=label,
-                judge=self.name,
+        judgments = []
+        for r in requests:
+            label: Relevance = "yes" if is_relevant(r) else "no"
+            judgments.append(
+                Judgment(
+                    question_id=r.question_id,
+                    stage=r.stage,
+                    doc_id=r.doc_id,
+                    unit_id=r.unit_id,
+                    label=label,
+                    raw=label,
+                    judge=self.name,
+                )
             )
-            for r in requests
-            for label in ["yes" if is_relevant(r) else "no"]
-        ]
+        return judgments

@@ -17,16 +17,17 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from tqdm import tqdm
 
 from tipqa.errors import ConfigError, MissingExtraError
 from tipqa.judges.base import JUDGE_SLOTS
 from tipqa.judges.parsing import parse_relevance
-from tipqa.llm.openai_client import Usage
 from tipqa.llm.prompts import load_template
+from tipqa.llm.usage import Usage
 from tipqa.records import JudgeRequest, Judgment, Relevance
+from tipqa.settings import Settings, knob, setting
 from tipqa.stats import StageStats
 
 MODES = ("logprobs", "choice")
@@ -155,64 +156,112 @@ class _Answer:
         return parse_relevance(self.text)
 
 
+@dataclass(frozen=True)
+class VLLMJudgeSettings(Settings):
+    """[judge] of the vLLM offline-engine backend."""
+
+    model: str = "meta-llama/Llama-3.1-8B-Instruct"
+    prompt: str = setting("judge-v1", doc="a shipped template or a file")
+    mode: Literal["logprobs", "choice"] = setting("logprobs", doc="logprobs or choice")
+    max_model_len: int | None = setting(None, doc="context length (empty: the model's)")
+    dtype: str = setting("auto", doc="weights' dtype (auto, bfloat16, float16)")
+    parse_retries: int = setting(1, doc="seeded re-asks of an answer other than yes or no")
+    seed: int = setting(0, doc="seed of the re-asks and the engine")
+    batch_size: int = knob(256, doc="prompts per engine call")
+    tensor_parallel_size: int = knob(1)
+    gpu_memory_utilization: float = knob(0.9)
+    enforce_eager: bool = knob(False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.batch_size < 1:
+            raise ConfigError(f"vllm judge: batch_size must be >= 1, got {self.batch_size}")
+        if self.parse_retries < 0:
+            raise ConfigError(f"vllm judge: parse_retries must be >= 0, got {self.parse_retries}")
+        if self.max_model_len is not None and self.max_model_len < 2:
+            raise ConfigError(f"vllm judge: max_model_len must be >= 2, got {self.max_model_len}")
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that decide the answers, with the prompt template's content hash."""
+        return {**super().identity(), "prompt_sha256": load_template(self.prompt).sha256}
+
+    def context_length(self) -> int:
+        """`max_model_len`, else the model's own context length from its config (no weights)."""
+        if self.max_model_len is not None:
+            return self.max_model_len
+        from transformers import AutoConfig
+
+        try:
+            config = AutoConfig.from_pretrained(self.model)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(
+                f"vllm judge: cannot read the configuration of {self.model!r} ({exc}); "
+                "set [judge] max_model_len"
+            ) from exc
+        length = getattr(config, "max_position_embeddings", None)
+        if not isinstance(length, int) or length < 2:
+            raise ConfigError(
+                f"vllm judge: {self.model!r} declares no context length; set [judge] max_model_len"
+            )
+        return length
+
+    def window_words(self) -> int:
+        """The judge-window word limit that fits this judge's context."""
+        return max_window_words(self.context_length())
+
+    def engine_config(self) -> EngineConfig:
+        """The arguments of the engine these settings ask for."""
+        return EngineConfig(
+            model=self.model,
+            tensor_parallel_size=self.tensor_parallel_size,
+            max_model_len=self.max_model_len,
+            dtype=self.dtype,
+            gpu_memory_utilization=self.gpu_memory_utilization,
+            enforce_eager=self.enforce_eager,
+            seed=self.seed,
+        )
+
+
 class VLLMJudge:
     """Relevance judge running a chat model in-process on vLLM's offline engine."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        prompt: str = "judge-v1",
-        batch_size: int = 256,
-        mode: str = "logprobs",
-        tensor_parallel_size: int = 1,
-        max_model_len: int | None = None,
-        dtype: str = "auto",
-        gpu_memory_utilization: float = 0.9,
-        parse_retries: int = 1,
-        enforce_eager: bool = False,
-        seed: int = 0,
-    ) -> None:
-        if mode not in MODES:
-            raise ConfigError(f"vllm judge: unknown mode {mode!r}; known: {', '.join(MODES)}")
-        if batch_size < 1:
-            raise ConfigError(f"vllm judge: batch_size must be >= 1, got {batch_size}")
-        if parse_retries < 0:
-            raise ConfigError(f"vllm judge: parse_retries must be >= 0, got {parse_retries}")
-        if max_model_len is not None and max_model_len < 2:
-            raise ConfigError(f"vllm judge: max_model_len must be >= 2, got {max_model_len}")
-        self.template = load_template(prompt)
+    def __init__(self, settings: VLLMJudgeSettings) -> None:
+        self.settings = settings
+        self.template = load_template(settings.prompt)
         self.template.require_slots(*JUDGE_SLOTS)
-        self.model = model
-        self.mode = mode
-        self.batch_size = batch_size
-        self.parse_retries = parse_retries
-        self.seed = seed
-        self.engine_config = EngineConfig(
-            model=model,
-            tensor_parallel_size=tensor_parallel_size,
-            max_model_len=max_model_len,
-            dtype=dtype,
-            gpu_memory_utilization=gpu_memory_utilization,
-            enforce_eager=enforce_eager,
-            seed=seed,
-        )
-        self.name = f"vllm:{model}:{mode}:{self.template.short_hash}"
+        self.model = settings.model
+        self.mode = settings.mode
+        self.batch_size = settings.batch_size
+        self.parse_retries = settings.parse_retries
+        self.seed = settings.seed
+        self.engine_config = settings.engine_config()
+        self.name = f"vllm:{self.model}:{self.mode}:{self.template.short_hash}"
         self.prompt_sha256 = self.template.sha256
-        self.cache_config = {"mode": mode, "max_model_len": max_model_len, "dtype": dtype}
-        self.max_tokens = 1 if mode == "logprobs" else max(len(c.encode()) for c in CHOICES) + 1
+        self.cache_config = {
+            "mode": self.mode,
+            "max_model_len": settings.max_model_len,
+            "dtype": settings.dtype,
+        }
+        self.max_tokens = (
+            1 if self.mode == "logprobs" else max(len(c.encode()) for c in CHOICES) + 1
+        )
         self.stats = StageStats("judge")
         self.stats.info.update(
-            model=model,
-            mode=mode,
+            model=self.model,
+            mode=self.mode,
             prompt=self.template.name,
             prompt_sha256=self.template.sha256,
             p_yes=(
                 "renormalised over the allowed answers yes/no (constrained choice)"
-                if mode == "choice"
+                if self.mode == "choice"
                 else "P(yes)/(P(yes)+P(no)) over the top logprobs of the answer token"
             ),
         )
+
+    @classmethod
+    def of(cls, model: str, **settings: Any) -> VLLMJudge:
+        """The judge of `model`, with `VLLMJudgeSettings(**settings)` (library use)."""
+        return cls(VLLMJudgeSettings(model=model, **settings))
 
     def __repr__(self) -> str:
         return f"VLLMJudge(name={self.name!r})"
@@ -228,10 +277,6 @@ class VLLMJudge:
         if self.engine_config.max_model_len is not None:
             return self.engine_config.max_model_len
         return int(self.engine.model_config.max_model_len)
-
-    def window_words(self) -> int:
-        """The judge-window word limit that fits this judge's context."""
-        return max_window_words(self.context_length)
 
     def cache_inputs(self, request: JudgeRequest) -> dict[str, str]:
         """The parts of a request that the prompt uses (the cache key's inputs)."""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
+from tipqa.llm.usage import CacheableBackend, Usage
 from tipqa.records import Keywords, Question
 from tipqa.registry import Registry
 
@@ -18,6 +20,31 @@ class KeywordExtractor(Protocol):
         ...
 
 
+@runtime_checkable
+class CacheableExtractor(CacheableBackend, Protocol):
+    """A keyword extractor backed by an LLM, whose answers `CachedKeywordExtractor` may store."""
+
+    def extract(self, questions: list[Question]) -> list[Keywords]:
+        """Keywords for each question, in order."""
+        ...
+
+    def cache_inputs(self, question: Question) -> dict[str, str]:
+        """The parts of a question that the prompt uses (the cache key's inputs)."""
+        ...
+
+    def extract_with_usage(self, questions: Sequence[Question]) -> list[tuple[Keywords, Usage]]:
+        """Keywords with the tokens each extraction cost."""
+        ...
+
+
 KEYWORD_EXTRACTORS: Registry[KeywordExtractor] = Registry("keyword extractor")
-KEYWORD_EXTRACTORS.add("rules", "tipqa.keywords.rules:RuleKeywordExtractor")
-KEYWORD_EXTRACTORS.add("openai", "tipqa.keywords.openai:OpenAIKeywordExtractor")
+KEYWORD_EXTRACTORS.add(
+    "rules",
+    "tipqa.keywords.rules:RuleKeywordExtractor",
+    settings="tipqa.keywords.rules:RuleKeywordSettings",
+)
+KEYWORD_EXTRACTORS.add(
+    "openai",
+    "tipqa.keywords.openai:OpenAIKeywordExtractor",
+    settings="tipqa.keywords.openai:OpenAIKeywordSettings",
+)

@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tipqa.errors import ConfigError
-from tipqa.llm.openai_client import Message, OpenAIChatClient, Usage
+from tipqa.llm.openai_client import Message, OpenAIServerSettings, Usage
 from tipqa.llm.prompts import PromptTemplate, load_template
 from tipqa.records import Keywords, Question
+from tipqa.settings import setting
 from tipqa.stats import StageStats
 from tipqa.text import contains_phrase, tokenize
 
@@ -48,44 +49,54 @@ def parse_keywords(raw: str, question: str) -> ParsedKeywords:
     return parsed
 
 
+@dataclass(frozen=True)
+class OpenAIKeywordSettings(OpenAIServerSettings):
+    """[keywords] of the OpenAI-compatible backend (few-shot prompt, temperature 0)."""
+
+    prompt: str = setting("keywords-v1", doc="a shipped few-shot template or a JSON file")
+    max_tokens: int = setting(64, doc="tokens of the answer")
+    extra_body: dict[str, Any] = field(
+        default_factory=dict, metadata={"doc": "more request fields (a JSON object)"}
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.max_tokens < 1:
+            raise ConfigError(f"openai keywords: max_tokens must be >= 1, got {self.max_tokens}")
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that decide the answers, with the prompt template's content hash."""
+        return {**super().identity(), "prompt_sha256": load_template(self.prompt).sha256}
+
+    def request_params(self) -> dict[str, Any]:
+        """The request's parameters besides model, messages and temperature."""
+        params: dict[str, Any] = {"max_tokens": self.max_tokens}
+        if self.extra_body:
+            params["extra_body"] = dict(self.extra_body)
+        return params
+
+    def cache_config(self) -> dict[str, Any]:
+        """What besides model, prompt and question decides an answer (part of its cache key)."""
+        config: dict[str, Any] = {"max_tokens": self.max_tokens}
+        if self.extra_body:
+            config["extra_body"] = self.extra_body
+        return config
+
+
 class OpenAIKeywordExtractor:
     """Few-shot keyword extraction: system prompt, example pairs, then the question."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        prompt: str = "keywords-v1",
-        max_concurrency: int = 8,
-        max_retries: int = 5,
-        timeout: float = 60.0,
-        max_tokens: int = 64,
-        backoff_base: float = 0.5,
-        backoff_max: float = 30.0,
-        progress: bool = True,
-    ) -> None:
-        self.template = load_template(prompt)
+    def __init__(self, settings: OpenAIKeywordSettings, *, progress: bool = True) -> None:
+        self.settings = settings
+        self.template = load_template(settings.prompt)
         self.prefix, self.user = few_shot_messages(self.template)
-        self.model = model
-        self.name = f"openai:{model}:{self.template.short_hash}"
+        self.model = settings.model
+        self.name = f"openai:{settings.model}:{self.template.short_hash}"
         self.prompt_sha256 = self.template.sha256
         self.stats = StageStats("keywords")
-        self.client = OpenAIChatClient(
-            model,
-            base_url=base_url,
-            api_key=api_key,
-            max_concurrency=max_concurrency,
-            max_retries=max_retries,
-            timeout=timeout,
-            backoff_base=backoff_base,
-            backoff_max=backoff_max,
-            progress=progress,
-            stats=self.stats,
-        )
-        self.params: dict[str, Any] = {"max_tokens": max_tokens}
-        self.cache_config = {"max_tokens": max_tokens}
+        self.client = settings.client(self.stats, progress=progress)
+        self.params = settings.request_params()
+        self.cache_config = settings.cache_config()
 
     def __repr__(self) -> str:
         return f"OpenAIKeywordExtractor(name={self.name!r}, base_url={self.client.base_url!r})"

@@ -9,8 +9,11 @@ words at the start of a sentence ("Which", "In", "The") are not names.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import Any
 
 from tipqa.records import Keywords, Question
+from tipqa.settings import Settings
 from tipqa.text import tokenize
 
 _QUOTED = re.compile(r"[\"“”«»]([^\"“”«»]{2,})[\"“”«»]|(?<!\w)'([^']{2,})'(?!\w)")
@@ -92,10 +95,25 @@ def _capitalised_runs(text: str) -> list[tuple[int, str]]:
     return runs
 
 
+RULES_VERSION = "v1"
+
+
+@dataclass(frozen=True)
+class RuleKeywordSettings(Settings):
+    """[keywords] of the rules backend: nothing to set; the rules' version is its identity."""
+
+    def identity(self) -> dict[str, Any]:
+        """The version of the rules (bumped whenever they change what they extract)."""
+        return {"rules_version": RULES_VERSION}
+
+
 class RuleKeywordExtractor:
     """The offline keyword extractor (registry name "rules")."""
 
-    name = "rules:v1"
+    name = f"rules:{RULES_VERSION}"
+
+    def __init__(self, settings: RuleKeywordSettings | None = None) -> None:
+        self.settings = settings or RuleKeywordSettings()
 
     def extract(self, questions: list[Question]) -> list[Keywords]:
         """Keywords of every question by the rules above."""

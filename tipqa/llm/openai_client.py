@@ -1,9 +1,11 @@
-"""A chat-completions client for OpenAI-compatible servers (OpenAI, vLLM's server, ...).
+"""A chat-completions client for OpenAI-compatible servers (OpenAI, vLLM, llama.cpp, Ollama).
 
 Requests run in a bounded thread pool; retries are ours (the `openai` client's own are off):
 exponential backoff with jitter on timeouts, connection errors, 408, 429 and 5xx. Every call,
 retry, failure and token is counted in `stats`. The API key is handed to the `openai` client and
-never logged, stored in stats, or put into an error message.
+never logged, stored in stats, or put into an error message. Responses are read from their JSON
+by `tipqa.llm.chat_response`, which knows each server's shape; a response without token counts
+is counted as `usage_missing`.
 """
 
 from __future__ import annotations
@@ -17,12 +19,16 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlparse
 
+import orjson
 from tqdm import tqdm
 
 from tipqa.errors import ConfigError, MissingExtraError
+from tipqa.llm.chat_response import ChatReply, read_reply
+from tipqa.llm.usage import Usage
+from tipqa.settings import Settings, knob
 from tipqa.stats import StageStats
 
 log = logging.getLogger(__name__)
@@ -36,37 +42,12 @@ Message = dict[str, str]
 
 
 @dataclass
-class Usage:
-    """Tokens spent on one or more chat completions."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.prompt_tokens + other.prompt_tokens,
-            self.completion_tokens + other.completion_tokens,
-        )
-
-    def to_dict(self) -> dict[str, int]:
-        """The JSON form (stored in the cache)."""
-        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
-
-    @classmethod
-    def from_dict(cls, data: Any) -> Usage:
-        """Read the JSON form; anything unreadable counts as zero tokens."""
-        if not isinstance(data, dict):
-            return cls()
-        prompt, completion = data.get("prompt_tokens"), data.get("completion_tokens")
-        return cls(
-            prompt if isinstance(prompt, int) else 0,
-            completion if isinstance(completion, int) else 0,
-        )
-
-
-@dataclass
 class ChatResult:
-    """One request's outcome: the answer text and logprobs, or the kind of error that ended it."""
+    """One request's outcome: the answer text and logprobs, or the kind of error that ended it.
+
+    `reasoned_only`: the model wrote reasoning but no answer (a thinking model that ran out of
+    `max_tokens`); `finish_reason` is the server's, when it sent one.
+    """
 
     text: str = ""
     top_logprobs: list[list[tuple[str, float]]] = field(default_factory=list)
@@ -74,6 +55,8 @@ class ChatResult:
     attempts: int = 0
     error: str | None = None
     detail: str = ""
+    finish_reason: str | None = None
+    reasoned_only: bool = False
 
     @property
     def ok(self) -> bool:
@@ -88,6 +71,37 @@ class ChatResult:
 def is_local_url(url: str) -> bool:
     """True when `url` points at this machine (a local vLLM server needs no real key)."""
     return (urlparse(url).hostname or "") in LOCAL_HOSTS
+
+
+@dataclass(frozen=True)
+class OpenAIServerSettings(Settings):
+    """How to reach an OpenAI-compatible server (the part every OpenAI backend shares).
+
+    The model name identifies the model: `base_url` and the knobs change where and how fast
+    it is asked, not what it answers, so they are not part of a step's fingerprint.
+    """
+
+    model: str = "gpt-4o-mini"
+    base_url: str = knob("", doc="empty: OPENAI_BASE_URL, else OpenAI")
+    max_concurrency: int = knob(8)
+    max_retries: int = knob(5, doc="retries on timeouts, 429 and 5xx")
+    timeout: float = knob(60.0, doc="seconds per request")
+    backoff_base: float = knob(0.5)
+    backoff_max: float = knob(30.0)
+
+    def client(self, stats: StageStats, *, progress: bool = True) -> OpenAIChatClient:
+        """A chat client for this server, counting into `stats` (the key from OPENAI_API_KEY)."""
+        return OpenAIChatClient(
+            self.model,
+            base_url=self.base_url or None,
+            max_concurrency=self.max_concurrency,
+            max_retries=self.max_retries,
+            timeout=self.timeout,
+            backoff_base=self.backoff_base,
+            backoff_max=self.backoff_max,
+            progress=progress,
+            stats=stats,
+        )
 
 
 class OpenAIChatClient:
@@ -185,9 +199,10 @@ class OpenAIChatClient:
             attempts += 1
             self._count("calls")
             try:
-                response = self._client.chat.completions.create(
-                    model=self.model, messages=messages, temperature=0, **params
+                raw = self._client.chat.completions.with_raw_response.create(
+                    model=self.model, messages=cast(Any, messages), temperature=0, **params
                 )
+                reply = read_reply(orjson.loads(raw.content))
             except self._openai.OpenAIError as exc:
                 kind, retryable, retry_after = self._classify(exc)
                 detail = self._redact(_exception_detail(exc))
@@ -202,7 +217,7 @@ class OpenAIChatClient:
             except ValueError as exc:
                 detail = self._redact(f"unreadable response: {exc}")
                 return self._failure("bad_response", detail, attempts)
-            return self._read(response, attempts)
+            return self._result(reply, attempts)
 
     def _classify(self, exc: Exception) -> tuple[str, bool, float | None]:
         """The error kind, whether it is worth retrying, and the server's Retry-After."""
@@ -227,25 +242,22 @@ class OpenAIChatClient:
             delay = max(delay, min(retry_after, self.backoff_max))
         return delay
 
-    def _read(self, response: Any, attempts: int) -> ChatResult:
-        """Turn a chat completion into a result; a response without a choice is an error."""
-        choices = getattr(response, "choices", None)
-        if not choices:
-            return self._failure("bad_response", "no choices in the response", attempts)
-        choice = choices[0]
-        text = getattr(choice.message, "content", None) or ""
-        top: list[list[tuple[str, float]]] = []
-        content = getattr(getattr(choice, "logprobs", None), "content", None) or []
-        for position in content:
-            alternatives = getattr(position, "top_logprobs", None) or []
-            top.append([pair for pair in map(_token_logprob, alternatives) if pair is not None])
-        usage = Usage()
-        if getattr(response, "usage", None) is not None:
-            usage = Usage(response.usage.prompt_tokens or 0, response.usage.completion_tokens or 0)
+    def _result(self, reply: ChatReply, attempts: int) -> ChatResult:
+        """Count a server's answer (its tokens, or that it sent none) and wrap it."""
+        usage = Usage(*reply.usage) if reply.usage is not None else Usage()
         with self._lock:
             self.stats.add("prompt_tokens", usage.prompt_tokens)
             self.stats.add("completion_tokens", usage.completion_tokens)
-        return ChatResult(text=text, top_logprobs=top, usage=usage, attempts=attempts)
+            if reply.usage is None:
+                self.stats.add("usage_missing")
+        return ChatResult(
+            text=reply.text,
+            top_logprobs=reply.top_logprobs,
+            usage=usage,
+            attempts=attempts,
+            finish_reason=reply.finish_reason,
+            reasoned_only=reply.reasoned_only,
+        )
 
     def _failure(self, kind: str, detail: str, attempts: int) -> ChatResult:
         """Count and log a request that is given up."""
@@ -263,14 +275,6 @@ class OpenAIChatClient:
         if self._secret and self._secret != PLACEHOLDER_KEY:
             text = text.replace(self._secret, "***")
         return text[:DETAIL_CHARS]
-
-
-def _token_logprob(alternative: Any) -> tuple[str, float] | None:
-    """(token, logprob) of one top-logprob entry; None when the server sent something odd."""
-    token, logprob = getattr(alternative, "token", None), getattr(alternative, "logprob", None)
-    if not isinstance(token, str) or not isinstance(logprob, (int, float)):
-        return None
-    return (token, float(logprob)) if math.isfinite(logprob) else None
 
 
 def _exception_detail(exc: Exception) -> str:

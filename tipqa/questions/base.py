@@ -12,11 +12,14 @@ Every source builds aliases the same way (`build_aliases`) and collects question
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
 
-from tipqa.errors import InputError
+from tipqa.errors import ConfigError, InputError
 from tipqa.records import Question
 from tipqa.registry import Registry
+from tipqa.settings import Settings, setting
 from tipqa.stats import StageStats
 from tipqa.text import tokenize
 
@@ -33,20 +36,63 @@ class QuestionSource(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class QuestionFilesSettings(Settings):
+    """A pool's question files (`paths`: files, folders or globs), for the file sources."""
+
+    paths: tuple[str, ...] = setting((), doc="question files, folders or globs")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.paths:
+            raise ConfigError("a question source of files needs `paths` (files, folders or globs)")
+
+
+FILES = "tipqa.questions.base:QuestionFilesSettings"
+
+
+@runtime_checkable
+class FromFiles(Protocol):
+    """A question source that reads local files (they identify its questions)."""
+
+    files: list[Path]
+
+
 QUESTION_SOURCES: Registry[QuestionSource] = Registry("question source")
-QUESTION_SOURCES.add("triviaqa-json", "tipqa.questions.triviaqa:TriviaQAJson")
-QUESTION_SOURCES.add("hf-rows", "tipqa.questions.hf:HFRows")
-QUESTION_SOURCES.add("hub", "tipqa.questions.hf:HubQuestions")
-QUESTION_SOURCES.add("tipqa-jsonl", "tipqa.questions.jsonl:TipqaJsonl")
-QUESTION_SOURCES.add("llm-foundry-jsonl", "tipqa.questions.jsonl:LLMFoundryJsonl")
-QUESTION_SOURCES.add("fields", "tipqa.questions.fields:FieldQuestions")
-QUESTION_SOURCES.add("popqa", "tipqa.questions.fields:PopQAQuestions")
-QUESTION_SOURCES.add("nq-open", "tipqa.questions.fields:NQOpenQuestions")
+QUESTION_SOURCES.add(
+    "triviaqa-json", "tipqa.questions.triviaqa:TriviaQAJson.from_settings", settings=FILES
+)
+QUESTION_SOURCES.add("hf-rows", "tipqa.questions.hf:HFRows.from_settings", settings=FILES)
+QUESTION_SOURCES.add(
+    "hub",
+    "tipqa.questions.hf:HubQuestions.from_settings",
+    settings="tipqa.questions.hf:HubQuestionSettings",
+)
+QUESTION_SOURCES.add(
+    "tipqa-jsonl", "tipqa.questions.jsonl:TipqaJsonl.from_settings", settings=FILES
+)
+QUESTION_SOURCES.add(
+    "llm-foundry-jsonl", "tipqa.questions.jsonl:LLMFoundryJsonl.from_settings", settings=FILES
+)
+QUESTION_SOURCES.add(
+    "fields",
+    "tipqa.questions.fields:FieldQuestions",
+    settings="tipqa.questions.fields:FieldQuestionsSettings",
+)
+QUESTION_SOURCES.add(
+    "popqa", "tipqa.questions.fields:PopQAQuestions", settings="tipqa.questions.fields:PopQASettings"
+)
+QUESTION_SOURCES.add(
+    "nq-open",
+    "tipqa.questions.fields:NQOpenQuestions",
+    settings="tipqa.questions.fields:NQOpenSettings",
+)
 
 
 def load_questions(source: str, **options: Any) -> list[Question]:
-    """Questions of the source registered as `source`, built with `options`."""
-    return QUESTION_SOURCES.create(source, **options).load()
+    """Questions of the source registered as `source`, its settings read from `options`."""
+    settings = QUESTION_SOURCES.parse(source, "questions", options)
+    return QUESTION_SOURCES.create(source, settings).load()
 
 
 def build_aliases(candidates: Iterable[Any]) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +13,10 @@ from tipqa.corpus.base import MISSING, get_field
 from tipqa.corpus.paths import expand_paths
 from tipqa.corpus.streams import is_supported
 from tipqa.errors import InputError
-from tipqa.questions.base import QuestionCollector, make_question
+from tipqa.questions.base import QuestionCollector, QuestionFilesSettings, make_question
 from tipqa.questions.rows import iter_rows
 from tipqa.records import Question
+from tipqa.settings import Settings, knob
 from tipqa.stats import StageStats
 
 FIELDS = ("question_id", "question", "answer.value", "answer.aliases")
@@ -73,6 +75,11 @@ class HFRows:
         self.files: list[Path] = expand_paths(paths, accept=is_supported)
         self.stats = StageStats("questions")
 
+    @classmethod
+    def from_settings(cls, settings: QuestionFilesSettings) -> HFRows:
+        """The source of a pool's `paths`."""
+        return cls(list(settings.paths))
+
     def load(self) -> list[Question]:
         """The questions of every file, in file order then row order."""
         self.stats = StageStats("questions")
@@ -86,6 +93,18 @@ class HFRows:
                 )
                 collector.add(question, path=where, line=number)
         return collector.questions()
+
+
+@dataclass(frozen=True)
+class HubQuestionSettings(Settings):
+    """A pool read from the Hugging Face Hub (`source = hub`), or a local dataset folder."""
+
+    name: str = HUB_NAME
+    config: str | None = HUB_CONFIG
+    split: str = "validation"
+    revision: str | None = None
+    streaming: bool = knob(False)
+    cache_dir: str | None = knob(None)
 
 
 class HubQuestions:
@@ -104,6 +123,7 @@ class HubQuestions:
         limit: int | None = None,
         streaming: bool = False,
         cache_dir: str | None = None,
+        revision: str | None = None,
     ) -> None:
         if limit is not None and limit < 1:
             raise ValueError(f"limit must be positive, not {limit}")
@@ -113,7 +133,20 @@ class HubQuestions:
         self.limit = limit
         self.streaming = streaming
         self.cache_dir = cache_dir
+        self.revision = revision
         self.stats = StageStats("questions")
+
+    @classmethod
+    def from_settings(cls, settings: HubQuestionSettings) -> HubQuestions:
+        """The source of a pool's Hub settings."""
+        return cls(
+            settings.name,
+            config=settings.config,
+            split=settings.split,
+            streaming=settings.streaming,
+            cache_dir=settings.cache_dir,
+            revision=settings.revision,
+        )
 
     @property
     def origin(self) -> str:
@@ -127,6 +160,8 @@ class HubQuestions:
         options: dict[str, Any] = {"split": self.split, "streaming": self.streaming}
         if self.cache_dir is not None:
             options["cache_dir"] = self.cache_dir
+        if self.revision is not None:
+            options["revision"] = self.revision
         try:
             dataset = datasets.load_dataset(self.name, self.config, **options)
         except Exception as exc:

@@ -6,11 +6,13 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Self
 
 from tipqa.corpus.paths import expand_paths
 from tipqa.corpus.streams import SUFFIXES, is_supported
 from tipqa.errors import InputError
-from tipqa.questions.base import QuestionCollector, make_question
+from tipqa.questions.base import QuestionCollector, QuestionFilesSettings, make_question
+from tipqa.questions.quotes import unquote_csv
 from tipqa.questions.rows import DELIMITED, iter_rows
 from tipqa.records import Question
 from tipqa.stats import StageStats
@@ -28,6 +30,11 @@ class _JsonlQuestions:
     def __init__(self, paths: Paths) -> None:
         self.files: list[Path] = expand_paths(paths, accept=is_supported)
         self.stats = StageStats("questions")
+
+    @classmethod
+    def from_settings(cls, settings: QuestionFilesSettings) -> Self:
+        """The source of a pool's `paths`."""
+        return cls(list(settings.paths))
 
     def load(self) -> list[Question]:
         """The questions of every file, in file order then line order."""
@@ -75,11 +82,39 @@ class LLMFoundryJsonl(_JsonlQuestions):
 
     The rows carry no ids: a question's id is "{file stem}:{line}" (the stem without
     .jsonl/.gz/.zst, so compressing the file keeps the ids), stable as long as the file is
-    not edited; `Question.source` is "{file name}:{line}".
+    not edited; `Question.source` is "{file name}:{line}". Some rows keep CSV quoting
+    (`"Who painted ""Harbour at Dusk""?"`): question, answer and aliases are read as written
+    (`tipqa.questions.quotes`), counted as `csv_quoted_questions`, `csv_quoted_answers`
+    (answers and aliases) and `quote_spaces_added`.
     """
 
     def row_question(self, row: dict, path: Path, number: int) -> Question:
         """The question of one llm-foundry row, its text taken out of the context prompt."""
+        aliases = _require_list(row, "aliases", str(path), number)
+        answer, *aliases = [self._as_written(v) for v in [row.get("answer"), *aliases]]
+        return make_question(
+            qid=f"{file_stem(path)}:{number}",
+            text=self._unquoted_question(row, path, number),
+            answer=answer,
+            alias_lists=[aliases],
+            source=f"{path.name}:{number}",
+            path=str(path),
+            line=number,
+            place="record",
+            fields=FOUNDRY_FIELDS,
+        )
+
+    def _as_written(self, value: object) -> object:
+        """An answer or alias with CSV quoting undone (and counted); other values unchanged."""
+        if not isinstance(value, str):
+            return value
+        unquoted = unquote_csv(value)
+        if unquoted.changed:
+            self.stats.add("csv_quoted_answers")
+        return unquoted.text
+
+    def _unquoted_question(self, row: dict, path: Path, number: int) -> str:
+        """The question out of the context prompt, CSV quoting undone (and counted)."""
         context = row.get("context")
         match = FOUNDRY_CONTEXT.match(context) if isinstance(context, str) else None
         if match is None:
@@ -89,17 +124,11 @@ class LLMFoundryJsonl(_JsonlQuestions):
                 line=number,
                 field="context",
             )
-        return make_question(
-            qid=f"{file_stem(path)}:{number}",
-            text=match.group("question"),
-            answer=row.get("answer"),
-            alias_lists=[_require_list(row, "aliases", str(path), number)],
-            source=f"{path.name}:{number}",
-            path=str(path),
-            line=number,
-            place="record",
-            fields=FOUNDRY_FIELDS,
-        )
+        unquoted = unquote_csv(match.group("question"))
+        if unquoted.changed:
+            self.stats.add("csv_quoted_questions")
+            self.stats.add("quote_spaces_added", unquoted.spaces_added)
+        return unquoted.text
 
 
 def file_stem(path: Path) -> str:

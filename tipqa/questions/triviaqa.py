@@ -10,7 +10,7 @@ import orjson
 
 from tipqa.corpus.paths import expand_paths
 from tipqa.errors import InputError
-from tipqa.questions.base import QuestionCollector, make_question
+from tipqa.questions.base import QuestionCollector, QuestionFilesSettings, make_question
 from tipqa.records import Question
 from tipqa.stats import StageStats
 
@@ -29,6 +29,11 @@ class TriviaQAJson:
     def __init__(self, paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> None:
         self.files: list[Path] = expand_paths(paths, accept=lambda p: p.suffix == ".json")
         self.stats = StageStats("questions")
+
+    @classmethod
+    def from_settings(cls, settings: QuestionFilesSettings) -> TriviaQAJson:
+        """The source of a pool's `paths`."""
+        return cls(list(settings.paths))
 
     def load(self) -> list[Question]:
         """The questions of every file, in file order then Data order."""

@@ -9,8 +9,6 @@ answerable; otherwise only the failures and the total count matter), with far fe
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from tqdm import tqdm
 
 from tipqa.judges.base import RelevanceJudge
@@ -21,14 +19,13 @@ from tipqa.records import (
     JudgeRequest,
     Judgment,
     Keywords,
+    Outcome,
     Question,
     TokenCandidates,
 )
 from tipqa.stats import StageStats
-from tipqa.token_index.base import TokenIndex
+from tipqa.token_index.base import FetchDocuments, TokenIndex
 from tipqa.windows import WindowSettings, judge_windows
-
-Fetch = Callable[[list[str]], dict[str, Document]]
 
 
 def search_tokens(
@@ -82,7 +79,7 @@ def _missing(question: Question, doc_id: str) -> Judgment:
 def judge_token_candidates(
     questions: list[Question],
     candidates: dict[str, TokenCandidates],
-    fetch: Fetch,
+    fetch: FetchDocuments,
     judge: RelevanceJudge,
     k1: int,
     windows: WindowSettings,
@@ -177,6 +174,7 @@ def _decide(
 ) -> Decision:
     """Algorithm 1's token-stage rule, with failed judgments kept apart from "no"."""
     total = candidates.total
+    label: Outcome
     if evidence is not None:
         label, reason = "answerable", "a token-search document was judged relevant"
     elif failures:

@@ -14,6 +14,7 @@ from tipqa.records import (
     Keywords,
     Question,
     VectorCandidates,
+    VectorHit,
     VectorInstance,
 )
 from tipqa.stats import StageStats
@@ -88,7 +89,7 @@ def judge_vector_candidates(
     return decisions, judgments, instances
 
 
-def _decide(question: Question, hits, results: list[Judgment]) -> Decision:
+def _decide(question: Question, hits: list[VectorHit], results: list[Judgment]) -> Decision:
     """Any "yes": answerable; else a failure makes it undetermined; else unanswerable."""
     for hit, result in zip(hits, results, strict=True):
         if result.label == "yes":

@@ -9,12 +9,15 @@ matching documents, which Algorithm 1 needs to tell "all k1 judged" from "more r
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
 from tipqa.records import Document, TokenHit
 from tipqa.registry import Registry
+
+FetchDocuments = Callable[[list[str]], dict[str, Document]]
+"""Stored documents by id (a token index's `get`); ids not found are absent from the result."""
 
 
 @dataclass
@@ -46,5 +49,13 @@ class TokenIndex(Protocol):
 
 
 TOKEN_INDEXES: Registry[TokenIndex] = Registry("token index")
-TOKEN_INDEXES.add("tantivy", "tipqa.token_index.tantivy:TantivyTokenIndex")
-TOKEN_INDEXES.add("elasticsearch", "tipqa.token_index.elasticsearch:ElasticsearchTokenIndex")
+TOKEN_INDEXES.add(
+    "tantivy",
+    "tipqa.token_index.tantivy:TantivyTokenIndex",
+    settings="tipqa.token_index.tantivy:TantivySettings",
+)
+TOKEN_INDEXES.add(
+    "elasticsearch",
+    "tipqa.token_index.elasticsearch:ElasticsearchTokenIndex",
+    settings="tipqa.token_index.elasticsearch:ElasticsearchTokenSettings",
+)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -34,7 +35,9 @@ from tipqa.es import mappings, queries
 from tipqa.es.bulk import run_bulk
 from tipqa.es.client import body
 from tipqa.es.lifecycle import EsIndexBase
+from tipqa.place import IndexPlace
 from tipqa.records import Document, TokenHit
+from tipqa.settings import Settings, knob
 from tipqa.token_index.base import TokenResult
 
 log = logging.getLogger(__name__)
@@ -46,52 +49,66 @@ SINGLE_SHARD = "all"
 MAX_SKIP_LOGS = 20
 
 
+@dataclass(frozen=True)
+class ElasticsearchTokenSettings(Settings):
+    """[token_index] of the Elasticsearch backend (the cluster is in [elasticsearch])."""
+
+    index: str = "tipqa-token"
+    shards: int = 1
+    max_doc_bytes: int = 50_000_000
+    replicas: int | None = knob(None, doc="replicas once built (None: the cluster's default)")
+    bulk_chunk_docs: int = knob(500)
+    bulk_max_bytes: int = knob(50_000_000)
+    threads: int = knob(4, doc="parallel bulk requests")
+    max_retries: int = knob(8, doc="retries of bulk items rejected with 429")
+    initial_backoff: float = knob(1.0)
+    force_merge_segments: int | None = knob(None)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if min(self.bulk_chunk_docs, self.bulk_max_bytes, self.threads, self.max_doc_bytes) < 1:
+            raise ConfigError(
+                "bulk_chunk_docs, bulk_max_bytes, threads, max_doc_bytes must be >= 1"
+            )
+        mappings.token_index_settings(self.shards)
+
+
 class ElasticsearchTokenIndex(EsIndexBase):
     """A `TokenIndex` in an Elasticsearch index, built by shards in parallel if needed."""
 
     def __init__(
         self,
-        index: str,
+        settings: ElasticsearchTokenSettings,
+        place: IndexPlace | None = None,
         *,
-        url: str | None = None,
-        api_key_env: str = "ES_API_KEY",
-        ca_certs: str | None = None,
-        shards: int = 1,
-        replicas: int | None = None,
-        bulk_chunk_docs: int = 500,
-        bulk_max_bytes: int = 50_000_000,
-        threads: int = 4,
-        max_retries: int = 8,
-        initial_backoff: float = 1.0,
-        max_doc_bytes: int = 50_000_000,
-        request_timeout: float = 120,
-        force_merge_segments: int | None = None,
         progress: bool = True,
         client: Any | None = None,
     ) -> None:
-        if bulk_chunk_docs < 1 or bulk_max_bytes < 1 or threads < 1 or max_doc_bytes < 1:
-            raise ConfigError(
-                "bulk_chunk_docs, bulk_max_bytes, threads, max_doc_bytes must be >= 1"
-            )
         super().__init__(
-            index,
-            url=url,
-            api_key_env=api_key_env,
-            ca_certs=ca_certs,
-            shards=shards,
-            replicas=replicas,
-            threads=threads,
-            request_timeout=request_timeout,
-            force_merge_segments=force_merge_segments,
+            settings.index,
+            place.elasticsearch if place is not None else None,
+            place.build if place is not None else "",
+            shards=settings.shards,
+            replicas=settings.replicas,
+            threads=settings.threads,
+            force_merge_segments=settings.force_merge_segments,
             client=client,
         )
-        mappings.token_index_settings(shards)
-        self.bulk_chunk_docs = bulk_chunk_docs
-        self.bulk_max_bytes = bulk_max_bytes
-        self.max_retries = max_retries
-        self.initial_backoff = initial_backoff
-        self.max_doc_bytes = max_doc_bytes
+        self.settings = settings
+        self.bulk_chunk_docs = settings.bulk_chunk_docs
+        self.bulk_max_bytes = settings.bulk_max_bytes
+        self.max_retries = settings.max_retries
+        self.initial_backoff = settings.initial_backoff
+        self.max_doc_bytes = settings.max_doc_bytes
         self.progress = progress
+
+    @classmethod
+    def named(
+        cls, index: str, *, progress: bool = True, client: Any | None = None, **settings: Any
+    ) -> ElasticsearchTokenIndex:
+        """The index called `index` on the cluster of TIPQA_ES_URL (library use)."""
+        options = ElasticsearchTokenSettings(index=index, **settings)
+        return cls(options, None, progress=progress, client=client)
 
     def _creation_body(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """Settings and mappings of a new token index."""
@@ -107,6 +124,7 @@ class ElasticsearchTokenIndex(EsIndexBase):
             marker = self.completion() or {}
             log.info("Elasticsearch index %s is complete; not rebuilding", self.index)
             return {"documents": float(marker.get("documents", 0)), "reused": 1}
+        self.start_build()
         counts = self.build_shard(documents, SINGLE_SHARD)
         counts.update(self.finalize([SINGLE_SHARD]))
         return counts
@@ -125,7 +143,7 @@ class ElasticsearchTokenIndex(EsIndexBase):
         done = self.shard_record(shard)
         if done is not None:
             return {**done, "reused": 1}
-        self._start_building()
+        self._ensure_index()
         skipped = dict.fromkeys(("empty", "too_large", "unencodable", "bytes"), 0.0)
         started = time.perf_counter()
         with tqdm(

@@ -21,6 +21,7 @@ import unicodedata
 import uuid
 import warnings
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,9 @@ from tqdm import tqdm
 
 from tipqa.errors import ConfigError, InputError
 from tipqa.jsonl import read_json, write_json
+from tipqa.place import IndexPlace
 from tipqa.records import Document, TokenHit
+from tipqa.settings import Settings, knob, search_only
 from tipqa.text import count_phrase, tokenize
 from tipqa.token_index.base import TokenResult
 from tipqa.token_index.tantivy_analysis import analyzer, prepare, tokenization
@@ -77,36 +80,47 @@ def _check_document(document: Document, number: int) -> None:
         raise InputError(f"{where} ({document.id!r}): text must be a string", field="text")
 
 
+@dataclass(frozen=True)
+class TantivySettings(Settings):
+    """[token_index] of the tantivy backend."""
+
+    rank_pool: int = search_only(1000, doc="matches ranked exactly by frequency")
+    heap_mb: int = knob(512, doc="writer heap in MB (at least 15 per thread)")
+    threads: int = knob(2, doc="writer threads")
+    commit_every: int = knob(100_000, doc="documents between commits (bounds memory)")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.threads < 1:
+            raise ConfigError(f"tantivy threads must be at least 1, got {self.threads}")
+        if self.heap_mb < MIN_HEAP_MB_PER_THREAD * self.threads:
+            raise ConfigError(
+                f"tantivy heap_mb must be at least {MIN_HEAP_MB_PER_THREAD} per thread "
+                f"({MIN_HEAP_MB_PER_THREAD * self.threads} for {self.threads}), got {self.heap_mb}"
+            )
+        if self.rank_pool < 1:
+            raise ConfigError(f"rank_pool must be at least 1, got {self.rank_pool}")
+        if self.commit_every < 1:
+            raise ConfigError(f"commit_every must be at least 1, got {self.commit_every}")
+
+
 class TantivyTokenIndex:
     """A `TokenIndex` in a tantivy folder; phrase queries with exact counts, frequency ranking."""
 
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        heap_mb: int = 512,
-        threads: int = 2,
-        rank_pool: int = 1000,
-        commit_every: int = 100_000,
-    ) -> None:
-        if threads < 1:
-            raise ConfigError(f"tantivy threads must be at least 1, got {threads}")
-        if heap_mb < MIN_HEAP_MB_PER_THREAD * threads:
-            raise ConfigError(
-                f"tantivy heap_mb must be at least {MIN_HEAP_MB_PER_THREAD} per thread "
-                f"({MIN_HEAP_MB_PER_THREAD * threads} for {threads}), got {heap_mb}"
-            )
-        if rank_pool < 1:
-            raise ConfigError(f"rank_pool must be at least 1, got {rank_pool}")
-        if commit_every < 1:
-            raise ConfigError(f"commit_every must be at least 1, got {commit_every}")
-        self.path = Path(path)
-        self.heap_mb = heap_mb
-        self.threads = threads
-        self.rank_pool = rank_pool
-        self.commit_every = commit_every
+    def __init__(self, settings: TantivySettings, place: IndexPlace) -> None:
+        self.settings = settings
+        self.path = Path(place.path)
+        self.heap_mb = settings.heap_mb
+        self.threads = settings.threads
+        self.rank_pool = settings.rank_pool
+        self.commit_every = settings.commit_every
         self._index: Any = None
         self._schema: Any = None
+
+    @classmethod
+    def at(cls, path: str | os.PathLike[str], **settings: Any) -> TantivyTokenIndex:
+        """The index in folder `path`, with `TantivySettings(**settings)` (library use)."""
+        return cls(TantivySettings(**settings), IndexPlace(Path(path)))
 
     def complete(self) -> bool:
         """True when `path` holds a finished index (its marker file exists)."""

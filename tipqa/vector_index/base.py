@@ -36,6 +36,10 @@ class VectorIndex(Protocol):
         """The ids among `chunk_ids` already in the index (a resumed build skips them)."""
         ...
 
+    def checkpoint(self) -> dict[str, float]:
+        """Make what was added durable (not necessarily searchable); return counts so far."""
+        ...
+
     def finish(self) -> dict[str, float]:
         """Make what was added durable and searchable; return counts for the stats file."""
         ...
@@ -50,5 +54,13 @@ class VectorIndex(Protocol):
 
 
 VECTOR_INDEXES: Registry[VectorIndex] = Registry("vector index")
-VECTOR_INDEXES.add("faiss", "tipqa.vector_index.faiss:FaissVectorIndex")
-VECTOR_INDEXES.add("elasticsearch", "tipqa.vector_index.elasticsearch:ElasticsearchVectorIndex")
+VECTOR_INDEXES.add(
+    "faiss",
+    "tipqa.vector_index.faiss:FaissVectorIndex",
+    settings="tipqa.vector_index.faiss:FaissSettings",
+)
+VECTOR_INDEXES.add(
+    "elasticsearch",
+    "tipqa.vector_index.elasticsearch:ElasticsearchVectorIndex",
+    settings="tipqa.vector_index.elasticsearch:ElasticsearchVectorSettings",
+)

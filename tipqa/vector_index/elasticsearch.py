@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 
@@ -23,7 +24,9 @@ from tipqa.es import mappings, queries
 from tipqa.es.bulk import run_bulk
 from tipqa.es.client import body
 from tipqa.es.lifecycle import EsIndexBase
+from tipqa.place import IndexPlace
 from tipqa.records import Chunk, VectorHit
+from tipqa.settings import Settings, knob, search_only
 from tipqa.vector_index.base import as_matrix
 
 log = logging.getLogger(__name__)
@@ -32,67 +35,73 @@ UNIT_TOLERANCE = 1e-3
 ID_BATCH = 1000
 
 
+@dataclass(frozen=True)
+class ElasticsearchVectorSettings(Settings):
+    """[vector_index] of the Elasticsearch backend (the cluster is in [elasticsearch])."""
+
+    index: str = "tipqa-vector"
+    shards: int = 1
+    hnsw_m: int = 16
+    ef_construction: int = 100
+    quantize: Literal["int8", "int4", "bbq"] | None = None
+    num_candidates: int = search_only(100, doc="kNN candidates per shard")
+    replicas: int | None = knob(None, doc="replicas once built (None: the cluster's default)")
+    search_batch: int = knob(64, doc="query vectors per _msearch request")
+    bulk_chunk_docs: int = knob(500)
+    bulk_max_bytes: int = knob(50_000_000)
+    threads: int = knob(4, doc="parallel bulk requests")
+    max_retries: int = knob(8, doc="retries of bulk items rejected with 429")
+    initial_backoff: float = knob(1.0)
+    force_merge_segments: int | None = knob(None)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.num_candidates < 1 or self.search_batch < 1:
+            raise ConfigError("num_candidates and search_batch must be >= 1")
+        mappings.vector_index_settings(self.shards)
+
+
 class ElasticsearchVectorIndex(EsIndexBase):
     """A `VectorIndex` in an Elasticsearch index with a `dense_vector` field."""
 
     def __init__(
         self,
-        index: str,
+        settings: ElasticsearchVectorSettings,
+        place: IndexPlace | None,
         dimension: int,
-        *,
         similarity: str = "cosine",
-        url: str | None = None,
-        api_key_env: str = "ES_API_KEY",
-        ca_certs: str | None = None,
-        shards: int = 1,
-        replicas: int | None = None,
-        hnsw_m: int = 16,
-        ef_construction: int = 100,
-        quantize: str | None = None,
-        num_candidates: int = 100,
-        search_batch: int = 64,
-        bulk_chunk_docs: int = 500,
-        bulk_max_bytes: int = 50_000_000,
-        threads: int = 4,
-        max_retries: int = 8,
-        initial_backoff: float = 1.0,
-        request_timeout: float = 120,
-        force_merge_segments: int | None = None,
+        *,
         client: Any | None = None,
     ) -> None:
         mappings.vector_index_mappings(
             dimension,
             similarity,
-            hnsw_m=hnsw_m,
-            ef_construction=ef_construction,
-            quantize=quantize,
+            hnsw_m=settings.hnsw_m,
+            ef_construction=settings.ef_construction,
+            quantize=settings.quantize,
         )
-        if num_candidates < 1 or search_batch < 1:
-            raise ConfigError("num_candidates and search_batch must be >= 1")
         super().__init__(
-            index,
-            url=url,
-            api_key_env=api_key_env,
-            ca_certs=ca_certs,
-            shards=shards,
-            replicas=replicas,
-            threads=threads,
-            request_timeout=request_timeout,
-            force_merge_segments=force_merge_segments,
+            settings.index,
+            place.elasticsearch if place is not None else None,
+            place.build if place is not None else "",
+            shards=settings.shards,
+            replicas=settings.replicas,
+            threads=settings.threads,
+            force_merge_segments=settings.force_merge_segments,
             client=client,
         )
-        mappings.vector_index_settings(shards)
+        self.settings = settings
         self.dimension = dimension
         self.similarity = similarity
-        self.hnsw_m = hnsw_m
-        self.ef_construction = ef_construction
-        self.quantize = quantize
-        self.num_candidates = num_candidates
-        self.search_batch = search_batch
-        self.bulk_chunk_docs = bulk_chunk_docs
-        self.bulk_max_bytes = bulk_max_bytes
-        self.max_retries = max_retries
-        self.initial_backoff = initial_backoff
+        self.hnsw_m = settings.hnsw_m
+        self.ef_construction = settings.ef_construction
+        self.quantize = settings.quantize
+        self.num_candidates = settings.num_candidates
+        self.search_batch = settings.search_batch
+        self.bulk_chunk_docs = settings.bulk_chunk_docs
+        self.bulk_max_bytes = settings.bulk_max_bytes
+        self.max_retries = settings.max_retries
+        self.initial_backoff = settings.initial_backoff
         self._counts: dict[str, float] = dict.fromkeys(
             (
                 "chunks_added",
@@ -105,6 +114,20 @@ class ElasticsearchVectorIndex(EsIndexBase):
             0,
         )
         self._seconds = 0.0
+
+    @classmethod
+    def named(
+        cls,
+        index: str,
+        dimension: int,
+        similarity: str = "cosine",
+        *,
+        client: Any | None = None,
+        **settings: Any,
+    ) -> ElasticsearchVectorIndex:
+        """The index called `index` on the cluster of TIPQA_ES_URL (library use)."""
+        options = ElasticsearchVectorSettings(index=index, **settings)
+        return cls(options, None, dimension, similarity, client=client)
 
     def _creation_body(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """Settings and mappings of a new vector index."""
@@ -156,7 +179,7 @@ class ElasticsearchVectorIndex(EsIndexBase):
             actions.append(queries.chunk_action(self.index, chunk, row))
         if not actions:
             return
-        self._start_building()
+        self._ensure_index()
         started = time.perf_counter()
         report = run_bulk(
             self.client,
@@ -173,18 +196,15 @@ class ElasticsearchVectorIndex(EsIndexBase):
         self._counts["chunks_rejected"] += sum(report.rejected.values())
         report.raise_for_transient(f"index {self.index!r}")
 
+    def checkpoint(self) -> dict[str, float]:
+        """What was added so far (bulk requests are durable once answered; nothing to write)."""
+        return {**self._counts, "bulk_seconds": round(self._seconds, 3)}
+
     def finish(self) -> dict[str, float]:
         """Restore the serving settings and refresh; return counts for the stats file."""
-        if not self._building:
-            self._ensure_index()
+        self._ensure_index()
         self._serve()
-        return {"chunks": self.count(), **self._counts, "bulk_seconds": round(self._seconds, 3)}
-
-    def finish_shard(self, shard: str) -> dict[str, float]:
-        """`finish`, then record `shard` (e.g. one corpus file) as done in the ledger."""
-        counts = self.finish()
-        self.record_shard(shard, counts)
-        return counts
+        return {"chunks": self.count(), **self.checkpoint()}
 
     def present_ids(self, chunk_ids: Iterable[str]) -> set[str]:
         """The chunk ids among `chunk_ids` that the index already holds."""
@@ -213,7 +233,7 @@ class ElasticsearchVectorIndex(EsIndexBase):
             results.extend(self._search_batch(batch, k))
         return results
 
-    def _search_batch(self, batch: Sequence[np.ndarray], k: int) -> list[list[VectorHit]]:
+    def _search_batch(self, batch: np.ndarray, k: int) -> list[list[VectorHit]]:
         """One `_msearch` request for a batch of query vectors."""
         bodies = [queries.knn_search_body(v, k, self.num_candidates) for v in batch]
         response = self.client.msearch(index=self.index, searches=queries.msearch_lines(bodies))

@@ -19,21 +19,23 @@ import os
 import sqlite3
 import tempfile
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from tipqa.errors import ConfigError, InputError
 from tipqa.jsonl import read_json, write_json
+from tipqa.place import IndexPlace
 from tipqa.records import Chunk, VectorHit
+from tipqa.settings import Settings, search_only, setting
 from tipqa.vector_index.base import as_matrix
 
 FORMAT = "tipqa-faiss"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 DATABASE = "chunks.sqlite3"
-KINDS = ("flat", "hnsw")
 SIMILARITIES = ("cosine", "dot_product", "l2_norm")
 BLAS_THRESHOLD = 20
 _SQL_BATCH = 500
@@ -53,37 +55,47 @@ def _in_batches(items: list[Any], size: int = _SQL_BATCH) -> Iterator[list[Any]]
         yield items[start : start + size]
 
 
+@dataclass(frozen=True)
+class FaissSettings(Settings):
+    """[vector_index] of the FAISS backend."""
+
+    kind: Literal["flat", "hnsw"] = setting("hnsw", doc="flat (exact) or hnsw")
+    hnsw_m: int = setting(32, doc="HNSW graph degree")
+    ef_construction: int = setting(80, doc="HNSW build depth")
+    ef_search: int = search_only(256, doc="HNSW search depth")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.hnsw_m < 2 or self.ef_construction < 1 or self.ef_search < 1:
+            raise ConfigError(
+                "faiss index: ef_construction and ef_search must be >= 1 and hnsw_m >= 2"
+            )
+
+
 class FaissVectorIndex:
     """A `VectorIndex` on disk: FAISS vectors plus chunk metadata in SQLite."""
 
     def __init__(
         self,
-        path: str | os.PathLike[str],
+        settings: FaissSettings,
+        place: IndexPlace,
         dimension: int,
-        *,
         similarity: str = "cosine",
-        kind: str = "hnsw",
-        hnsw_m: int = 32,
-        ef_construction: int = 80,
-        ef_search: int = 64,
     ) -> None:
-        if kind not in KINDS:
-            raise ConfigError(f"unknown faiss index kind {kind!r}; known: {', '.join(KINDS)}")
         if similarity not in SIMILARITIES:
             raise ConfigError(
                 f"unknown similarity {similarity!r}; known: {', '.join(SIMILARITIES)}"
             )
-        if dimension < 1 or hnsw_m < 2 or ef_construction < 1 or ef_search < 1:
-            raise ConfigError(
-                "faiss index: dimension, ef_construction and ef_search must be >= 1 and hnsw_m >= 2"
-            )
-        self.path = Path(path)
+        if dimension < 1:
+            raise ConfigError(f"faiss index: dimension must be >= 1, got {dimension}")
+        self.settings = settings
+        self.path = Path(place.path)
         self.dimension = dimension
         self.similarity = similarity
-        self.kind = kind
-        self.hnsw_m = hnsw_m
-        self.ef_construction = ef_construction
-        self.ef_search = ef_search
+        self.kind = settings.kind
+        self.hnsw_m = settings.hnsw_m
+        self.ef_construction = settings.ef_construction
+        self.ef_search = settings.ef_search
         self._faiss = _import_faiss()
         self.path.mkdir(parents=True, exist_ok=True)
         manifest = self._read_manifest()
@@ -112,6 +124,17 @@ class FaissVectorIndex:
         self._added = 0
         self._duplicates = 0
         self._nonfinite = 0
+
+    @classmethod
+    def at(
+        cls,
+        path: str | os.PathLike[str],
+        dimension: int,
+        similarity: str = "cosine",
+        **settings: Any,
+    ) -> FaissVectorIndex:
+        """The index in folder `path`, with `FaissSettings(**settings)` (library use)."""
+        return cls(FaissSettings(**settings), IndexPlace(Path(path)), dimension, similarity)
 
     def _read_manifest(self) -> dict[str, Any] | None:
         """The manifest of a finished index (checked against the parameters), or None."""
@@ -228,6 +251,10 @@ class FaissVectorIndex:
         self._db.commit()
         self._added += len(keep)
         self._dirty = True
+
+    def checkpoint(self) -> dict[str, float]:
+        """Make what was added durable (the same as `finish` for FAISS)."""
+        return self.finish()
 
     def finish(self) -> dict[str, float]:
         """Write the vectors and the manifest atomically; return counts for the stats file."""

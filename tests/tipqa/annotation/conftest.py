@@ -152,10 +152,10 @@ def build_pool(
         )
     for index, shard in enumerate(parts):
         folder = layout.shard(index)
-        write_records(folder.data("token_judgments"), shard.token_judgments)
-        write_records(folder.data("vector_judgments"), shard.vector_judgments)
-        write_records(folder.data("token_candidates"), shard.token_candidates)
-        write_records(folder.data("vector_candidates"), shard.vector_candidates)
+        write_records(folder.token_judgments, shard.token_judgments)
+        write_records(folder.vector_judgments, shard.vector_judgments)
+        write_records(folder.token_candidates, shard.token_candidates)
+        write_records(folder.vector_candidates, shard.vector_candidates)
         write_json(folder.stats("token_judge"), {"info": dict(WINDOWS.__dict__, k1=20)})
     for label, items in rows.items():
         write_records(layout.partition / f"{label}.jsonl", items)

@@ -21,7 +21,9 @@ from tipqa.annotation.importing import COMMENT, PROBLEMATIC, RELEVANT
 from tipqa.annotation.items import AnnotationItem
 from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.sampling import SamplingSettings
+from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_json, read_records
+from tipqa.layout import ANNOTATION_EXPORT
 
 REPO = Path(__file__).resolve().parents[3]
 CONFIG = REPO / "annotation" / "label-studio.xml"
@@ -123,7 +125,8 @@ def test_export_writes_key_exports_and_manifest_without_leaking_the_key(
     pool = make_pool()
     out = AnnotationLayout(tmp_path / "annotation" / "dev")
     settings = SamplingSettings(40, 10, 3, seed=5)
-    stats = export_annotation(pool.layout, out, pool.fetch, settings, {"pool": "dev"})
+    record = StepRecord(ANNOTATION_EXPORT, {"pool": "dev"})
+    stats = export_annotation(pool.layout, out, pool.fetch, settings, record)
     key = read_records(out.key, AnnotationItem)
     assert len(key) == 40 and all(i.text and i.annotators for i in key)
     manifest = read_json(out.manifest)
@@ -144,4 +147,4 @@ def test_export_writes_key_exports_and_manifest_without_leaking_the_key(
     assert row["document"] == by_id[first].text
     written = read_json(out.stats)
     assert written["counts"]["sampled"] == 40 == stats.counts["sampled"]
-    assert written["info"]["pool"] == "dev"
+    assert written["provenance"]["settings"]["pool"] == "dev"

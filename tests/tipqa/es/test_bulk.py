@@ -19,7 +19,7 @@ import pytest
 
 from tipqa.errors import ConfigError, InputError, MissingExtraError
 from tipqa.es.bulk import BulkFailure, run_bulk
-from tipqa.es.client import make_client
+from tipqa.es.client import EsConnection, make_client
 
 pytest.importorskip("elasticsearch")
 
@@ -123,7 +123,10 @@ def client_for(monkeypatch: pytest.MonkeyPatch) -> Callable[[BulkServer], Any]:
 
     def make(server: BulkServer) -> Any:
         monkeypatch.setenv("TIPQA_ES_URL", server.url)
-        return make_client(api_key_env="TIPQA_TEST_ES_KEY", request_timeout=10, max_retries=1)
+        connection = EsConnection(
+            api_key_env="TIPQA_TEST_ES_KEY", request_timeout=10.0, max_retries=1
+        )
+        return make_client(connection)
 
     return make
 
@@ -292,4 +295,4 @@ def test_make_client_names_the_extra_when_the_package_is_missing(
 ) -> None:
     monkeypatch.setitem(sys.modules, "elasticsearch", None)
     with pytest.raises(MissingExtraError, match=r"tipqa\[elasticsearch\]"):
-        make_client("http://127.0.0.1:9200")
+        make_client(EsConnection(url="http://127.0.0.1:9200"))

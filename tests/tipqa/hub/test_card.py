@@ -6,19 +6,24 @@ import re
 from pathlib import Path
 
 import yaml
-from partition_fixtures import build_splits
+from partition_fixtures import CONFIG, build_splits, provenance
 
+from tipqa.fingerprint import StepRecord
 from tipqa.hub.card import PAPER_AUTHORS, PAPER_TITLE, size_category
 from tipqa.hub.folder import build_hub_folder
+from tipqa.hub.settings import HubSettings
 from tipqa.jsonl import read_json
+from tipqa.layout import HUB_FOLDER
 from tipqa.llm.prompts import load_template
+
+HUB = HubSettings(repo_id="someone/tip-demo", license="apache-2.0")
 
 
 def card(tmp_path: Path, **kwargs) -> str:
-    settings = kwargs.pop("settings", {"repo_id": "someone/tip-demo", "license": "apache-2.0"})
-    splits = build_splits(tmp_path, **kwargs)
-    build_hub_folder(splits, tmp_path / "hub", settings)
-    return (tmp_path / "hub" / "README.md").read_text()
+    settings = kwargs.pop("settings", HUB)
+    run = build_splits(tmp_path, **kwargs)
+    build_hub_folder(run, settings, StepRecord(HUB_FOLDER, {}))
+    return (run.hub / "README.md").read_text()
 
 
 def table_row(text: str, first: str) -> list[str]:
@@ -49,7 +54,11 @@ def test_statistics_like_table_2(tmp_path: Path) -> None:
 
 
 def test_construction_parameters_and_citation(tmp_path: Path) -> None:
-    text = card(tmp_path)
+    corpus = tmp_path / "someone" / "pile" / "part-00.jsonl.zst"
+    corpus.parent.mkdir(parents=True)
+    corpus.write_bytes(b"")
+    sections = {**CONFIG, "corpus": {"source": "files", "paths": str(corpus)}}
+    text = card(tmp_path / "run", build=provenance(sections))
     meta = yaml.safe_load(text.split("---\n")[1])
     assert meta["license"] == "apache-2.0"
     assert meta["task_categories"] == ["question-answering"]
@@ -61,8 +70,8 @@ def test_construction_parameters_and_citation(tmp_path: Path) -> None:
     assert "offline rules" in table_row(text, "relevance judge")[1]
     assert "all-MiniLM-L6-v2" in table_row(text, "embedder")[1]
     assert "0.1.0" in table_row(text, "tipqa version")[1]
-    corpus = table_row(text, "corpus")[1]
-    assert "part-*.jsonl.zst" in corpus and "/home/someone" not in text
+    assert "part-00.jsonl.zst" in table_row(text, "corpus")[1] and str(tmp_path) not in text
+    assert "Warning: the judge of this build was offline rules" in text
     assert PAPER_TITLE in text and all(author in text for author in PAPER_AUTHORS)
     bibtex = re.search(r"```bibtex\n(.*?)```", text, re.S).group(1)
     assert "title" in bibtex and "author" in bibtex
@@ -74,7 +83,7 @@ def test_short_validation_and_missing_train_pool_are_explained(tmp_path: Path) -
     text = card(tmp_path / "short", per_label=100)
     assert "100 per label were asked for" in text
     assert "8 unanswerable questions" in text
-    text = card(tmp_path / "test-only", train=False, settings={})
+    text = card(tmp_path / "test-only", train=False, settings=HubSettings())
     assert "No train pool was configured" in text
     assert 'load_dataset("<user>/<name>", "questions")' in text
     assert "license" not in yaml.safe_load(text.split("---\n")[1])

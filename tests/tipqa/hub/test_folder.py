@@ -10,10 +10,14 @@ import yaml
 from partition_fixtures import DEV, TRAIN, build_splits
 
 from tipqa.errors import InputError
+from tipqa.fingerprint import StepRecord
 from tipqa.hub.folder import build_hub_folder
+from tipqa.hub.settings import HubSettings
 from tipqa.jsonl import read_json
+from tipqa.layout import HUB_FOLDER, RunLayout
 
-CARD = {"repo_id": "someone/tip-demo", "pretty_name": "TIP demo", "language": "en"}
+CARD = HubSettings(repo_id="someone/tip-demo", pretty_name="TIP demo", language="en")
+RECORD = StepRecord(HUB_FOLDER, {})
 
 
 def load(folder: Path, config: str, cache: Path) -> datasets.DatasetDict:
@@ -27,9 +31,9 @@ def front_matter(folder: Path) -> dict:
 
 
 def test_configurations_splits_features_and_rows(tmp_path: Path) -> None:
-    splits = build_splits(tmp_path, per_label=3)
-    folder = tmp_path / "hub"
-    built = build_hub_folder(splits, folder, CARD)
+    run = build_splits(tmp_path, per_label=3)
+    folder = run.hub
+    built = build_hub_folder(run, CARD, RECORD)
 
     questions = load(folder, "questions", tmp_path / "cache")
     assert set(questions) == {"train", "validation", "test"}
@@ -52,7 +56,7 @@ def test_configurations_splits_features_and_rows(tmp_path: Path) -> None:
         assert instances[split].num_rows == built.rows["instances"][split]
         assert set(instances[split]["question_id"]) <= set(questions[split]["id"])
 
-    stats = read_json(tmp_path / "hub.stats.json")
+    stats = read_json(run.hub_stats)
     assert stats["counts"]["questions.test"] == questions["test"].num_rows
     assert not list(folder.glob("*.json"))
 
@@ -64,19 +68,18 @@ def test_configurations_splits_features_and_rows(tmp_path: Path) -> None:
 
 
 def test_rebuilding_gives_the_same_bytes(tmp_path: Path) -> None:
-    splits = build_splits(tmp_path)
-    build_hub_folder(splits, tmp_path / "a", CARD)
-    build_hub_folder(splits, tmp_path / "b", CARD)
-    files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*.*"))
-    assert len(files) == 7
-    for name in files:
-        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    run = build_splits(tmp_path)
+    build_hub_folder(run, CARD, RECORD)
+    first = {p.relative_to(run.hub): p.read_bytes() for p in run.hub.rglob("*.*")}
+    build_hub_folder(run, CARD, RECORD)
+    assert len(first) == 7
+    assert {p.relative_to(run.hub): p.read_bytes() for p in run.hub.rglob("*.*")} == first
 
 
 def test_large_splits_are_sharded(tmp_path: Path) -> None:
-    splits = build_splits(tmp_path, per_label=3)
-    folder = tmp_path / "hub"
-    built = build_hub_folder(splits, folder, CARD, rows_per_file=4)
+    run = build_splits(tmp_path, per_label=3)
+    folder = run.hub
+    built = build_hub_folder(run, HubSettings(rows_per_file=4), RECORD)
     test_files = built.files["questions"]["test"]
     assert test_files == [f"questions/test-{i:05d}-of-00004.parquet" for i in range(4)]
     assert all((folder / name).is_file() for name in test_files)
@@ -87,32 +90,29 @@ def test_large_splits_are_sharded(tmp_path: Path) -> None:
 
 def test_empty_splits_and_configurations_are_left_out(tmp_path: Path) -> None:
     token_only = {"answerable": 4}
-    splits = build_splits(tmp_path, train=False, dev_counts=token_only)
-    folder = tmp_path / "hub"
-    built = build_hub_folder(splits, folder, CARD)
+    run = build_splits(tmp_path, train=False, dev_counts=token_only)
+    built = build_hub_folder(run, CARD, RECORD)
     # every answerable question with index % 3 == 0 is decided by the vector stage
     assert built.rows == {"questions": {"test": 4}, "instances": {"test": 6}}
 
-    only_token = tmp_path / "token"
-    splits = build_splits(only_token, train=False, dev_counts={"answerable": 2, "unanswerable": 0})
-    (splits / "test" / "instances.jsonl").write_bytes(b"")
-    built = build_hub_folder(splits, only_token / "hub", CARD)
+    only = build_splits(tmp_path / "token", train=False, dev_counts={"answerable": 2})
+    (only.splits / "test" / "instances.jsonl").write_bytes(b"")
+    built = build_hub_folder(only, CARD, RECORD)
     assert built.rows == {"questions": {"test": 2}}
-    assert not (only_token / "hub" / "instances").exists()
-    meta = front_matter(only_token / "hub")
+    assert not (only.hub / "instances").exists()
+    meta = front_matter(only.hub)
     assert [c["config_name"] for c in meta["configs"]] == ["questions"]
-    assert "`instances` / `test`" in (only_token / "hub" / "README.md").read_text()
-    assert set(load(only_token / "hub", "questions", tmp_path / "cache")) == {"test"}
+    assert "`instances` / `test`" in (only.hub / "README.md").read_text()
+    assert set(load(only.hub, "questions", tmp_path / "cache")) == {"test"}
 
 
 def test_a_failed_build_keeps_the_previous_folder(tmp_path: Path) -> None:
-    splits = build_splits(tmp_path)
-    folder = tmp_path / "hub"
-    build_hub_folder(splits, folder, CARD)
-    before = (folder / "README.md").read_bytes()
-    (splits / "train" / "questions.jsonl").write_text('{"id": "x"}\n')
+    run = build_splits(tmp_path)
+    build_hub_folder(run, CARD, RECORD)
+    before = (run.hub / "README.md").read_bytes()
+    (run.splits / "train" / "questions.jsonl").write_text('{"id": "x"}\n')
     with pytest.raises(InputError, match=r"train/questions.jsonl, line 1"):
-        build_hub_folder(splits, folder, CARD)
-    assert (folder / "README.md").read_bytes() == before
-    with pytest.raises(InputError, match="make the splits first"):
-        build_hub_folder(tmp_path / "nowhere", tmp_path / "hub2", CARD)
+        build_hub_folder(run, CARD, RECORD)
+    assert (run.hub / "README.md").read_bytes() == before
+    with pytest.raises(InputError, match=r"stats\.json: no stats file"):
+        build_hub_folder(RunLayout(tmp_path / "nowhere"), CARD, RECORD)

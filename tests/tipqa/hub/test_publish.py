@@ -14,6 +14,7 @@ from huggingface_hub.errors import HfHubHTTPError
 from partition_fixtures import build_splits
 
 from tipqa.errors import ConfigError
+from tipqa.fingerprint import StepRecord
 from tipqa.hub.folder import build_hub_folder
 from tipqa.hub.publish import (
     LocalFile,
@@ -25,7 +26,9 @@ from tipqa.hub.publish import (
     publish_folder,
     record_path,
 )
+from tipqa.hub.settings import HubSettings
 from tipqa.jsonl import read_json
+from tipqa.layout import HUB_FOLDER
 
 # huggingface_hub's LFS upload passes raw bytes as `data=`, which httpx2 deprecates
 pytestmark = pytest.mark.filterwarnings("ignore:Use 'content=<...>':DeprecationWarning")
@@ -47,8 +50,8 @@ def hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeHub]:
 
 
 def make_folder(root: Path, **kwargs) -> Path:
-    splits = build_splits(root, **kwargs)
-    build_hub_folder(splits, root / "hub", {"repo_id": REPO})
+    run = build_splits(root, **kwargs)
+    build_hub_folder(run, HubSettings(repo_id=REPO), StepRecord(HUB_FOLDER, {}))
     return root / "hub"
 
 
@@ -168,8 +171,8 @@ def test_the_token_is_never_logged_or_written(
     folder = make_folder(tmp_path)
     record = tmp_path / "publish" / "record.json"
     with caplog.at_level(logging.DEBUG), caplog.at_level(logging.DEBUG, "huggingface_hub"):
-        publish(folder, {"repo_id": REPO, "endpoint": hub.url}, record)
-        publish(folder, {"repo_id": REPO, "endpoint": hub.url, "dry_run": True}, record)
+        publish(folder, HubSettings(endpoint=hub.url), REPO, False, record)
+        publish(folder, HubSettings(endpoint=hub.url), REPO, True, record)
     assert any(r.authorization == f"Bearer {TOKEN}" for r in hub.requests)
     assert "Send: curl" in caplog.text
     captured = capsys.readouterr()
@@ -207,7 +210,7 @@ def test_the_record_tells_whether_this_folder_is_published(hub: FakeHub, tmp_pat
     record = record_path(tmp_path / "publish", REPO, dry_run=False)
     assert record.name == "someone--tip-demo.json"
     assert not is_published(record, folder, REPO)
-    publish(folder, {"repo_id": REPO, "endpoint": hub.url}, record)
+    publish(folder, HubSettings(endpoint=hub.url), REPO, False, record)
     data = read_json(record)
     assert data["repo_id"] == REPO and data["private"] is True and data["commit_url"]
     assert data["plan"]["upload"] == sorted(local_bytes(folder))
@@ -216,7 +219,7 @@ def test_the_record_tells_whether_this_folder_is_published(hub: FakeHub, tmp_pat
     (folder / "README.md").write_text("---\npretty_name: changed\n---\n")
     assert not is_published(record, folder, REPO)
     dry = record_path(tmp_path / "publish", REPO, dry_run=True)
-    publish(folder, {"repo_id": REPO, "endpoint": hub.url, "dry_run": True}, dry)
+    publish(folder, HubSettings(endpoint=hub.url), REPO, True, dry)
     assert dry.name.endswith(".dry-run.json") and not is_published(dry, folder, REPO)
 
 

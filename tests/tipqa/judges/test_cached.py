@@ -8,15 +8,16 @@ import sqlite3
 import openai_server as fake
 
 from tipqa.judges.cached import CachedJudge, CachedKeywordExtractor
-from tipqa.judges.openai import OpenAIJudge
-from tipqa.keywords.openai import OpenAIKeywordExtractor
+from tipqa.judges.openai import OpenAIJudge, OpenAIJudgeSettings
+from tipqa.keywords.openai import OpenAIKeywordExtractor, OpenAIKeywordSettings
 from tipqa.llm.cache import LLMCache
 from tipqa.records import JudgeRequest, Question
 
 
 def judge_for(server, model: str = "judge-model", **options) -> OpenAIJudge:
     options.setdefault("backoff_base", 0.001)
-    return OpenAIJudge(model, base_url=server.base_url, progress=False, **options)
+    settings = OpenAIJudgeSettings(model=model, base_url=server.base_url, **options)
+    return OpenAIJudge(settings, progress=False)
 
 
 def request(text: str, index: int, answer: str = "Harrowgate") -> JudgeRequest:
@@ -113,7 +114,7 @@ def test_key_changes_with_model_and_template(server, tmp_path) -> None:
     other_template.judge(REQUESTS)
     assert server.calls == 3 and other_template.stats.counts["cache_hits"] == 0
     server.reset()
-    other_settings = CachedJudge(judge_for(server, choice=True), cache)
+    other_settings = CachedJudge(judge_for(server, mode="choice"), cache)
     other_settings.judge(REQUESTS)
     assert server.calls == 3
     keys = {judge.key(REQUESTS[0]) for judge in (other_model, other_template, other_settings)}
@@ -160,9 +161,8 @@ def test_cached_keyword_extractor(monkeypatch, tmp_path) -> None:
     with fake.FakeOpenAIServer(keyword_rule) as server:
 
         def extractor() -> CachedKeywordExtractor:
-            inner = OpenAIKeywordExtractor(
-                "kw", base_url=server.base_url, max_retries=0, progress=False
-            )
+            settings = OpenAIKeywordSettings(model="kw", base_url=server.base_url, max_retries=0)
+            inner = OpenAIKeywordExtractor(settings, progress=False)
             return CachedKeywordExtractor(inner, LLMCache(path))
 
         first = extractor().extract(questions)

@@ -6,7 +6,7 @@ import pytest
 
 from tipqa.errors import ConfigError
 from tipqa.judges.base import JUDGES
-from tipqa.judges.openai import OpenAIJudge, p_yes_from_logprobs
+from tipqa.judges.openai import OpenAIJudge, OpenAIJudgeSettings, p_yes_from_logprobs
 from tipqa.llm.prompts import load_template
 from tipqa.records import JudgeRequest
 
@@ -27,9 +27,9 @@ def request(text: str, answer: str = "Marlow Bay", index: int = 0) -> JudgeReque
 
 def make_judge(server, **options) -> OpenAIJudge:
     options.setdefault("backoff_base", 0.001)
-    options.setdefault("progress", False)
     options.setdefault("timeout", 2.0)
-    return OpenAIJudge("judge-model", base_url=server.base_url, **options)
+    settings = OpenAIJudgeSettings(model="judge-model", base_url=server.base_url, **options)
+    return OpenAIJudge(settings, progress=False)
 
 
 def test_prompt_and_parameters_sent(server) -> None:
@@ -59,13 +59,61 @@ def test_labels_and_p_yes_from_logprobs(server) -> None:
     assert judge.stats.counts["label_yes"] == 1 and judge.stats.counts["label_no"] == 1
 
 
-def test_without_logprobs_and_with_choice(server) -> None:
-    judge = make_judge(server, logprobs=False, choice=True)
+def test_plain_mode_asks_for_the_answer_only(server) -> None:
+    judge = make_judge(server, mode="plain", max_tokens=1)
     [judgment] = judge.judge([request("Marlow Bay")])
     body = server.bodies[0]
     assert "logprobs" not in body and "top_logprobs" not in body
-    assert body["structured_outputs"] == {"choice": ["yes", "no"]}
+    assert "structured_outputs" not in body and "grammar" not in body
+    assert body["max_tokens"] == 1
     assert judgment.label == "yes" and judgment.p_yes is None
+    assert "logprobs_missing" not in judge.stats.counts
+
+
+@pytest.mark.parametrize(
+    ("via", "field", "value"),
+    [
+        ("structured_outputs", "structured_outputs", {"choice": ["yes", "no"]}),
+        ("guided_choice", "guided_choice", ["yes", "no"]),
+        ("grammar", "grammar", 'root ::= "yes" | "no"'),
+    ],
+)
+def test_choice_mode_sends_the_constraint_the_server_reads(server, via, field, value) -> None:
+    judge = make_judge(server, mode="choice", choice_via=via)
+    [judgment] = judge.judge([request("Marlow Bay")])
+    body = server.bodies[0]
+    assert body[field] == value
+    assert body["logprobs"] is True
+    assert judgment.label == "yes" and judgment.p_yes == pytest.approx(0.8)
+
+
+def test_extra_body_is_sent_and_keys_the_cache(server) -> None:
+    judge = make_judge(server, extra_body={"reasoning_effort": "none"})
+    judge.judge([request("Marlow Bay")])
+    assert server.bodies[0]["reasoning_effort"] == "none"
+    assert judge.cache_config["extra_body"] == {"reasoning_effort": "none"}
+    assert make_judge(server).cache_config == {"max_tokens": 2, "logprobs": True, "choice": False}
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"max_tokens": 0}, "max_tokens must be >= 1"),
+        ({"parse_retries": -1}, "parse_retries must be >= 0"),
+        ({"top_logprobs": 21}, "top_logprobs must be 0..20"),
+    ],
+)
+def test_bad_settings_are_config_errors(options, message) -> None:
+    with pytest.raises(ConfigError, match=message):
+        OpenAIJudgeSettings(**options)
+
+
+def test_choice_mode_constrains_the_answer(server) -> None:
+    judge = make_judge(server, mode="choice")
+    [judgment] = judge.judge([request("Marlow Bay")])
+    body = server.bodies[0]
+    assert body["structured_outputs"] == {"choice": ["yes", "no"]}
+    assert body["logprobs"] is True and judgment.label == "yes"
 
 
 def test_failures_do_not_lose_the_batch(server) -> None:
@@ -147,9 +195,20 @@ def test_template_without_slots_is_rejected(server, tmp_path) -> None:
 
 
 def test_created_from_the_registry(server) -> None:
-    judge = JUDGES.create("openai", model="m", base_url=server.base_url, progress=False)
+    settings = JUDGES.parse("openai", "judge", {"model": "m", "base_url": server.base_url})
+    judge = JUDGES.create("openai", settings, progress=False)
     assert isinstance(judge, OpenAIJudge)
     assert judge.judge([request("Marlow Bay")])[0].label == "yes"
+
+
+def test_created_from_a_config_section_strictly(server) -> None:
+    section = {"model": "m", "base_url": server.base_url, "mode": "plain", "max_tokens": "1"}
+    settings = JUDGES.parse("openai", "judge", {**section, "extra_body": '{"think": false}'})
+    assert settings == OpenAIJudgeSettings(
+        model="m", base_url=server.base_url, mode="plain", max_tokens=1, extra_body={"think": False}
+    )
+    with pytest.raises(ConfigError, match=r"\[judge\] mode = 'loose': expected one of"):
+        JUDGES.parse("openai", "judge", {**section, "mode": "loose"})
 
 
 def test_p_yes_from_logprobs_merges_case_and_skips_positions() -> None:

@@ -89,42 +89,42 @@ def test_p_yes_from_candidates_prefixes_under_choice() -> None:
 
 
 def test_settings_are_checked_and_named() -> None:
-    judge = VLLMJudge("org/model", mode="choice")
+    judge = VLLMJudge.of("org/model", mode="choice")
     template = load_template("judge-v1")
     assert judge.name == f"vllm:org/model:choice:{template.short_hash}"
     assert judge.prompt_sha256 == template.sha256
     assert "renormalised" in judge.stats.info["p_yes"]
-    assert VLLMJudge("m").name.startswith("vllm:m:logprobs:")
-    assert judge.max_tokens == 4 and VLLMJudge("m").max_tokens == 1
+    assert VLLMJudge.of("m").name.startswith("vllm:m:logprobs:")
+    assert judge.max_tokens == 4 and VLLMJudge.of("m").max_tokens == 1
     assert JUDGES.resolve("vllm") is VLLMJudge
     for bad in ({"mode": "beam"}, {"batch_size": 0}, {"parse_retries": -1}, {"max_model_len": 1}):
         with pytest.raises(ConfigError):
-            VLLMJudge("m", **bad)
+            VLLMJudge.of("m", **bad)
 
 
 def test_template_without_slots_is_rejected(tmp_path: Path) -> None:
     path = tmp_path / "judge.txt"
     path.write_text("Is {document} relevant? yes or no")
     with pytest.raises(ConfigError, match="question"):
-        VLLMJudge("m", prompt=str(path))
+        VLLMJudge.of("m", prompt=str(path))
 
 
 def test_no_requests_start_no_engine() -> None:
     before = dict(vllm_judge._ENGINE)
-    assert VLLMJudge("no/such/model").judge([]) == []
+    assert VLLMJudge.of("no/such/model").judge([]) == []
     assert before == vllm_judge._ENGINE
 
 
 @pytest.mark.skipif(HAVE_VLLM, reason="vllm is installed here")
 def test_missing_vllm_names_the_extra() -> None:
     with pytest.raises(MissingExtraError, match=r"tipqa\[vllm\]"):
-        VLLMJudge("some/model").judge([request(0)])
+        VLLMJudge.of("some/model").judge([request(0)])
 
 
 @pytest.fixture(scope="session")
 def engine_model(vllm_environment: Path, tiny_model: Path) -> Iterator[str]:
     """The tiny model's path, with the process's one engine started for it (stopped after)."""
-    engine = VLLMJudge(str(tiny_model), **ENGINE).engine
+    engine = VLLMJudge.of(str(tiny_model), **ENGINE).engine
     assert engine.model_config.max_model_len == CONTEXT
     yield str(tiny_model)
     assert shutdown_engine()
@@ -133,7 +133,7 @@ def engine_model(vllm_environment: Path, tiny_model: Path) -> Iterator[str]:
 
 def judge_for(model: str, **options) -> VLLMJudge:
     """A judge on the shared engine."""
-    return VLLMJudge(model, **ENGINE, **options)
+    return VLLMJudge.of(model, **ENGINE, **options)
 
 
 @pytest.mark.vllm
@@ -247,8 +247,8 @@ def test_one_engine_per_process(engine_model: str) -> None:
     first = judge_for(engine_model, mode="logprobs")
     assert judge_for(engine_model, mode="choice").engine is first.engine
     assert first.context_length == CONTEXT
-    assert first.window_words() == max_window_words(CONTEXT)
-    other = VLLMJudge(engine_model, max_model_len=512, enforce_eager=True, dtype="float32")
+    assert first.settings.window_words() == max_window_words(CONTEXT)
+    other = VLLMJudge.of(engine_model, max_model_len=512, enforce_eager=True, dtype="float32")
     with pytest.raises(ConfigError, match="one vLLM engine per process"):
         other.judge([request(0)])
 
@@ -301,9 +301,12 @@ def vllm_server(vllm_environment: Path, tiny_model: Path) -> Iterator[str]:
 @pytest.mark.vllm
 @needs_vllm
 def test_openai_server_answers_under_choice(vllm_server: str, tiny_model: Path) -> None:
-    from tipqa.judges.openai import OpenAIJudge
+    from tipqa.judges.openai import OpenAIJudge, OpenAIJudgeSettings
 
-    judge = OpenAIJudge(model=str(tiny_model), base_url=vllm_server, choice=True, max_tokens=4)
+    settings = OpenAIJudgeSettings(
+        model=str(tiny_model), base_url=vllm_server, mode="choice", max_tokens=4
+    )
+    judge = OpenAIJudge(settings)
     judgments = judge.judge([request(i) for i in range(4)])
     assert [j.label in ("yes", "no") for j in judgments] == [True] * 4
     assert all(j.error is None and j.raw in ("yes", "no") for j in judgments)

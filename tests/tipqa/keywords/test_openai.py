@@ -10,7 +10,11 @@ import pytest
 
 from tipqa.errors import ConfigError
 from tipqa.keywords.base import KEYWORD_EXTRACTORS
-from tipqa.keywords.openai import OpenAIKeywordExtractor, parse_keywords
+from tipqa.keywords.openai import (
+    OpenAIKeywordExtractor,
+    OpenAIKeywordSettings,
+    parse_keywords,
+)
 from tipqa.llm.prompts import load_template
 from tipqa.records import Question
 
@@ -39,9 +43,9 @@ def server(monkeypatch) -> Iterator:
 
 def make_extractor(server, **options) -> OpenAIKeywordExtractor:
     options.setdefault("backoff_base", 0.001)
-    options.setdefault("progress", False)
     options.setdefault("max_retries", 1)
-    return OpenAIKeywordExtractor("kw-model", base_url=server.base_url, **options)
+    settings = OpenAIKeywordSettings(model="kw-model", base_url=server.base_url, **options)
+    return OpenAIKeywordExtractor(settings, progress=False)
 
 
 def question(text: str, index: int = 0) -> Question:
@@ -121,8 +125,9 @@ def test_bad_templates_are_config_errors(server, tmp_path, template, message) ->
 
 
 def test_created_from_the_registry(server) -> None:
-    extractor = KEYWORD_EXTRACTORS.create(
-        "openai", model="m", base_url=server.base_url, progress=False
+    settings = KEYWORD_EXTRACTORS.parse(
+        "openai", "keywords", {"model": "m", "base_url": server.base_url}
     )
+    extractor = KEYWORD_EXTRACTORS.create("openai", settings, progress=False)
     [keywords] = extractor.extract([question("Who founded the Larkspur Society?")])
     assert keywords.keywords == ["Larkspur Society"]

@@ -10,6 +10,7 @@ import zstandard
 
 from tipqa.errors import InputError
 from tipqa.jsonl import write_records
+from tipqa.keywords.rules import extract_keywords
 from tipqa.questions import load_questions
 from tipqa.questions.jsonl import LLMFoundryJsonl, TipqaJsonl
 from tipqa.text import tokenize
@@ -110,3 +111,43 @@ def test_real_llm_foundry_file() -> None:
     odd = [q for q in questions if q.aliases[0] != q.answer]
     assert len(odd) < 5 and all(not tokenize(q.answer) for q in odd)
     assert questions[41].id == "llm-foundry-triviaqa-3000:42"
+    # 198 questions were CSV-quoted (three with an opening quote glued to a word); none keeps
+    # a doubled quote.
+    source = LLMFoundryJsonl(SHARED)
+    source.load()
+    assert source.stats.counts["csv_quoted_questions"] == 198
+    assert source.stats.counts["quote_spaces_added"] == 3
+    assert not [q for q in questions if '""' in q.text or any('""' in a for a in q.aliases)]
+
+
+def test_llm_foundry_csv_quoting_is_read_as_written(tmp_path: Path) -> None:
+    rows = [
+        {
+            "context": 'Question: "Which club is called the""Grey Herons""?"\nAnswer:',
+            "answer": "Tallow Rovers",
+            "aliases": ["Tallow Rovers", "The Herons"],
+        },
+        {
+            "context": 'Question: """Fair winds follow the brave"" is whose motto?"\nAnswer:',
+            "answer": '"""Captain"" Orla Venn"',
+            "aliases": ['"""Captain"" Orla Venn"', "Orla Venn"],
+        },
+        {
+            "context": 'Question: Who wrote "The Lantern Keeper"?\nAnswer:',
+            "answer": "Ada Morrow",
+            "aliases": ["Ada Morrow"],
+        },
+    ]
+    source = LLMFoundryJsonl(write(tmp_path / "foundry.jsonl", rows))
+    herons, motto, lantern = source.load()
+    assert herons.text == 'Which club is called the "Grey Herons"?'
+    assert motto.text == '"Fair winds follow the brave" is whose motto?'
+    assert motto.answer == '"Captain" Orla Venn'
+    assert motto.aliases == ['"Captain" Orla Venn', "Orla Venn"]
+    assert lantern.text == 'Who wrote "The Lantern Keeper"?'
+    counts = source.stats.counts
+    assert counts["csv_quoted_questions"] == 2
+    assert counts["quote_spaces_added"] == 1
+    assert counts["csv_quoted_answers"] == 2
+    assert extract_keywords(herons.text) == ["Grey Herons"]
+    assert extract_keywords(motto.text) == ["Fair winds follow the brave"]

@@ -292,7 +292,7 @@ def test_no_candidates_go_to_vector_without_judging() -> None:
 
 
 def test_search_tokens_keeps_k1_hits_and_the_total(tmp_path: Path) -> None:
-    index = TantivyTokenIndex(tmp_path / "token", heap_mb=64, threads=1)
+    index = TantivyTokenIndex.at(tmp_path / "token", heap_mb=64, threads=1)
     index.build(
         [
             Document("a", f"{KW} was born in {ALIAS}. {KW} again."),

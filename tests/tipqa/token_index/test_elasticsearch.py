@@ -26,7 +26,9 @@ class NoServer:
 
 def index(**options: Any) -> ElasticsearchTokenIndex:
     """An index object bound to no server."""
-    return ElasticsearchTokenIndex("pile-tokens", client=NoServer(), progress=False, **options)
+    return ElasticsearchTokenIndex.named(
+        "pile-tokens", client=NoServer(), progress=False, **options
+    )
 
 
 def test_registered_under_elasticsearch() -> None:
@@ -52,15 +54,15 @@ def test_bad_options_are_config_errors(options: dict) -> None:
 @pytest.mark.parametrize("name", ["Pile", "_pile", "-pile", ""])
 def test_bad_index_names_are_config_errors(name: str) -> None:
     with pytest.raises(ConfigError, match="index name"):
-        ElasticsearchTokenIndex(name, client=NoServer())
+        ElasticsearchTokenIndex.named(name, client=NoServer())
 
 
 def test_url_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TIPQA_ES_URL", raising=False)
     with pytest.raises(ConfigError, match="TIPQA_ES_URL"):
-        ElasticsearchTokenIndex("pile")
+        ElasticsearchTokenIndex.named("pile")
     monkeypatch.setenv("TIPQA_ES_URL", "http://127.0.0.1:9200")
-    assert ElasticsearchTokenIndex("pile").client is not None
+    assert ElasticsearchTokenIndex.named("pile").client is not None
 
 
 def test_search_without_a_usable_alias_sends_nothing() -> None:

@@ -57,7 +57,7 @@ def _drop(index: ElasticsearchTokenIndex) -> None:
 @pytest.fixture(scope="module")
 def built() -> Iterator[tuple[ElasticsearchTokenIndex, dict[str, float]]]:
     """The corpus built once into a fresh index (deleted afterwards)."""
-    index = ElasticsearchTokenIndex(
+    index = ElasticsearchTokenIndex.named(
         f"tipqa-test-{uuid.uuid4().hex[:12]}", threads=2, bulk_chunk_docs=7, progress=False
     )
     try:
@@ -96,7 +96,7 @@ def test_search_equals_the_definition(built: tuple, keywords: list, aliases: lis
 def test_search_equals_tantivy(built: tuple, tmp_path_factory: pytest.TempPathFactory) -> None:
     tantivy_module = pytest.importorskip("tipqa.token_index.tantivy")
     index, _ = built
-    embedded = tantivy_module.TantivyTokenIndex(tmp_path_factory.mktemp("tantivy") / "index")
+    embedded = tantivy_module.TantivyTokenIndex.at(tmp_path_factory.mktemp("tantivy") / "index")
     embedded.build(CORPUS)
     for keywords, aliases in QUERIES:
         assert index.search(keywords, aliases, 100) == embedded.search(keywords, aliases, 100)
@@ -121,7 +121,7 @@ def test_get_returns_stored_documents(built: tuple) -> None:
 def test_rebuild_is_reused_and_shards_never_duplicate(built: tuple) -> None:
     index, _ = built
     assert index.build(CORPUS) == {"documents": 22.0, "reused": 1}
-    again = ElasticsearchTokenIndex(index.index, progress=False)
+    again = ElasticsearchTokenIndex.named(index.index, progress=False)
     counts = again.build_shard(CORPUS, "again")
     assert counts["documents"] == 0 and counts["duplicates"] == 23
     assert again.build_shard([], "again")["reused"] == 1
@@ -133,7 +133,7 @@ def test_sharded_parallel_build_equals_single_build(built: tuple) -> None:
     single, _ = built
     name = f"tipqa-test-{uuid.uuid4().hex[:12]}"
     parts = {"part-a": CORPUS[:12], "part-b": CORPUS[12:]}
-    workers = [ElasticsearchTokenIndex(name, progress=False) for _ in parts]
+    workers = [ElasticsearchTokenIndex.named(name, progress=False) for _ in parts]
     try:
         errors: list[BaseException] = []
 
@@ -165,12 +165,12 @@ def test_sharded_parallel_build_equals_single_build(built: tuple) -> None:
 
 
 def test_deleted_index_is_not_complete_and_rebuilds(tmp_path: Path) -> None:
-    index = ElasticsearchTokenIndex(f"tipqa-test-{uuid.uuid4().hex[:12]}", progress=False)
+    index = ElasticsearchTokenIndex.named(f"tipqa-test-{uuid.uuid4().hex[:12]}", progress=False)
     try:
         index.build(CORPUS[:3])
         index.client.indices.delete(index=index.index)
         assert not index.is_complete() and not index.shard_done("all")
-        fresh = ElasticsearchTokenIndex(index.index, progress=False)
+        fresh = ElasticsearchTokenIndex.named(index.index, progress=False)
         counts: dict[str, Any] = fresh.build(CORPUS[:5])
         assert counts["documents"] == 5 and fresh.count() == 5
     finally:

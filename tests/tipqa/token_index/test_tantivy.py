@@ -36,7 +36,7 @@ TRICKY: list[str] = orjson.loads(
 
 def build(path: Path, documents: list[Document], **options: int) -> TantivyTokenIndex:
     """A finished index of `documents` at `path`."""
-    index = TantivyTokenIndex(path, **options)
+    index = TantivyTokenIndex.at(path, **options)
     index.build(documents)
     return index
 
@@ -189,7 +189,7 @@ def test_duplicate_phrases_count_once(corpus_index: TantivyTokenIndex) -> None:
 def test_rank_pool_limits_ranking_not_total(tmp_path: Path) -> None:
     docs = [Document(f"p{i:02d}", "gold " * (1 + i % 7) + "filler " * i) for i in range(30)]
     exact = build(tmp_path / "exact", docs)
-    pooled = TantivyTokenIndex(tmp_path / "exact", rank_pool=4)
+    pooled = TantivyTokenIndex.at(tmp_path / "exact", rank_pool=4)
     full = exact.search([], ["gold"], 30)
     assert full.total == 30
     assert [h.doc_id for h in full.hits][:5] == ["p06", "p13", "p20", "p27", "p05"]
@@ -213,7 +213,7 @@ def test_build_counts_duplicates_and_empty(tmp_path: Path) -> None:
         Document("b", "again b"),
         Document("a", "third a"),
     ]
-    index = TantivyTokenIndex(tmp_path / "i", commit_every=2)
+    index = TantivyTokenIndex.at(tmp_path / "i", commit_every=2)
     counts = index.build(docs)
     assert {k: counts[k] for k in ("documents", "duplicates", "empty")} == {
         "documents": 3,
@@ -251,7 +251,7 @@ def test_get_in_batches(tmp_path: Path) -> None:
 
 def test_reopen_after_build(tmp_path: Path) -> None:
     build(tmp_path / "i", CORPUS)
-    reopened = TantivyTokenIndex(tmp_path / "i")
+    reopened = TantivyTokenIndex.at(tmp_path / "i")
     assert reopened.complete()
     assert reopened.count() == len(CORPUS)
     assert reopened.search(["Nobel Prize"], ["Warsaw"], 5).hits[0].doc_id == "d01"
@@ -265,7 +265,7 @@ def failing_stream(documents: list[Document], after: int) -> Iterator[Document]:
 
 
 def test_interrupted_build_leaves_no_index_and_rebuild_works(tmp_path: Path) -> None:
-    index = TantivyTokenIndex(tmp_path / "i", commit_every=2)
+    index = TantivyTokenIndex.at(tmp_path / "i", commit_every=2)
     with pytest.raises(OSError, match="disk went away"):
         index.build(failing_stream(CORPUS, 4))
     assert not index.complete()
@@ -282,7 +282,7 @@ def test_interrupted_rebuild_keeps_the_old_index(tmp_path: Path) -> None:
     index = build(tmp_path / "i", CORPUS[:2])
     with pytest.raises(OSError):
         index.build(failing_stream(CORPUS, 5))
-    again = TantivyTokenIndex(tmp_path / "i")
+    again = TantivyTokenIndex.at(tmp_path / "i")
     assert again.complete()
     assert again.count() == 2
     index.build(CORPUS)
@@ -300,7 +300,7 @@ def test_leftovers_of_a_killed_build_are_removed(tmp_path: Path) -> None:
 
 def test_a_folder_without_marker_is_not_complete(tmp_path: Path) -> None:
     (tmp_path / "i").mkdir()
-    index = TantivyTokenIndex(tmp_path / "i")
+    index = TantivyTokenIndex.at(tmp_path / "i")
     assert not index.complete()
     with pytest.raises(InputError, match="run build first"):
         index.search(["a"], ["b"], 1)
@@ -311,7 +311,7 @@ def test_marker_of_another_format_is_rejected(tmp_path: Path) -> None:
     marker = read_json(tmp_path / "i" / MARKER)
     write_json(tmp_path / "i" / MARKER, {**marker, "format_version": 99})
     with pytest.raises(InputError, match="rebuild the index"):
-        TantivyTokenIndex(tmp_path / "i").count()
+        TantivyTokenIndex.at(tmp_path / "i").count()
 
 
 def test_other_unicode_version_warns(tmp_path: Path) -> None:
@@ -319,7 +319,7 @@ def test_other_unicode_version_warns(tmp_path: Path) -> None:
     marker = read_json(tmp_path / "i" / MARKER)
     write_json(tmp_path / "i" / MARKER, {**marker, "unicode_version": "1.0"})
     with pytest.warns(UserWarning, match="Unicode 1.0"):
-        assert TantivyTokenIndex(tmp_path / "i").count() == 1
+        assert TantivyTokenIndex.at(tmp_path / "i").count() == 1
 
 
 @pytest.mark.parametrize(
@@ -331,7 +331,7 @@ def test_other_unicode_version_warns(tmp_path: Path) -> None:
     ],
 )
 def test_bad_documents_name_the_place(tmp_path: Path, document: Document, field: str) -> None:
-    index = TantivyTokenIndex(tmp_path / "i")
+    index = TantivyTokenIndex.at(tmp_path / "i")
     with pytest.raises(InputError, match="document 2") as caught:
         index.build([CORPUS[0], document])
     assert caught.value.field == field
@@ -344,7 +344,7 @@ def test_bad_documents_name_the_place(tmp_path: Path, document: Document, field:
 )
 def test_bad_settings_are_config_errors(tmp_path: Path, options: dict[str, int]) -> None:
     with pytest.raises(ConfigError):
-        TantivyTokenIndex(tmp_path / "i", **options)
+        TantivyTokenIndex.at(tmp_path / "i", **options)
 
 
 def test_negative_k_is_a_config_error(corpus_index: TantivyTokenIndex) -> None:

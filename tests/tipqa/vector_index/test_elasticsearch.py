@@ -27,7 +27,7 @@ class NoServer:
 
 def index(dimension: int = 4, **options: Any) -> ElasticsearchVectorIndex:
     """An index object bound to no server."""
-    return ElasticsearchVectorIndex("pile-chunks", dimension, client=NoServer(), **options)
+    return ElasticsearchVectorIndex.named("pile-chunks", dimension, client=NoServer(), **options)
 
 
 def chunks(n: int) -> list[Chunk]:

@@ -50,7 +50,7 @@ def _drop(index: ElasticsearchVectorIndex) -> None:
 @pytest.fixture(scope="module")
 def built() -> Iterator[tuple[ElasticsearchVectorIndex, dict[str, float]]]:
     """The chunks added in two batches to a fresh index (deleted afterwards)."""
-    index = ElasticsearchVectorIndex(
+    index = ElasticsearchVectorIndex.named(
         f"tipqa-test-{uuid.uuid4().hex[:12]}", DIM, num_candidates=100, threads=2
     )
     try:
@@ -70,7 +70,7 @@ def test_finish_counts(built: tuple) -> None:
 def test_search_agrees_with_exact_faiss(built: tuple, tmp_path: Path) -> None:
     faiss_module = pytest.importorskip("tipqa.vector_index.faiss")
     index, _ = built
-    exact = faiss_module.FaissVectorIndex(tmp_path / "flat", DIM, kind="flat")
+    exact = faiss_module.FaissVectorIndex.at(tmp_path / "flat", DIM, kind="flat")
     exact.add(CHUNKS, VECTORS)
     exact.finish()
     ours, truth = index.search(QUERIES, K), exact.search(QUERIES, K)
@@ -93,7 +93,7 @@ def test_search_agrees_with_exact_faiss(built: tuple, tmp_path: Path) -> None:
 
 def test_readding_is_idempotent_and_present_ids(built: tuple) -> None:
     index, _ = built
-    again = ElasticsearchVectorIndex(index.index, DIM)
+    again = ElasticsearchVectorIndex.named(index.index, DIM)
     assert again.present_ids(["doc0#0", "nope", "doc99#2"]) == {"doc0#0", "doc99#2"}
     again.add(CHUNKS[:10], VECTORS[:10])
     counts = again.finish()
@@ -102,7 +102,9 @@ def test_readding_is_idempotent_and_present_ids(built: tuple) -> None:
 
 
 def test_shards_and_completion() -> None:
-    index = ElasticsearchVectorIndex(f"tipqa-test-{uuid.uuid4().hex[:12]}", DIM, quantize="int8")
+    index = ElasticsearchVectorIndex.named(
+        f"tipqa-test-{uuid.uuid4().hex[:12]}", DIM, quantize="int8"
+    )
     try:
         index.add(CHUNKS[:50], VECTORS[:50])
         index.finish_shard("file-1")

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from tipqa.errors import ConfigError, InputError
+from tipqa.place import IndexPlace
 from tipqa.records import Chunk
 from tipqa.vector_index import VECTOR_INDEXES
 from tipqa.vector_index.faiss import MANIFEST, FaissVectorIndex
@@ -38,7 +39,7 @@ def unit(vectors: np.ndarray) -> np.ndarray:
 def test_round_trip(tmp_path, kind: str) -> None:
     chunks = make_chunks(50)
     vectors = clustered(50, DIM, 5, seed=1)
-    index = FaissVectorIndex(tmp_path / "vi", DIM, kind=kind)
+    index = FaissVectorIndex.at(tmp_path / "vi", DIM, kind=kind)
     index.add(chunks[:30], vectors[:30])
     index.add(chunks[30:], vectors[30:])
     counts = index.finish()
@@ -47,7 +48,7 @@ def test_round_trip(tmp_path, kind: str) -> None:
     before = index.search(vectors[:3], 5)
     index.close()
 
-    reopened = FaissVectorIndex(tmp_path / "vi", DIM, kind=kind)
+    reopened = FaissVectorIndex.at(tmp_path / "vi", DIM, kind=kind)
     assert reopened.count() == 50
     after = reopened.search(vectors[:3], 5)
     assert after == before
@@ -61,7 +62,7 @@ def test_round_trip(tmp_path, kind: str) -> None:
 
 def test_scores_are_cosine_similarities(tmp_path) -> None:
     vectors = clustered(20, DIM, 3, seed=2) * 5.0
-    index = FaissVectorIndex(tmp_path / "vi", DIM, kind="flat")
+    index = FaissVectorIndex.at(tmp_path / "vi", DIM, kind="flat")
     index.add(make_chunks(20), vectors)
     query = clustered(1, DIM, 3, seed=3)
     hits = index.search(query, 20)[0]
@@ -75,7 +76,7 @@ def test_scores_are_cosine_similarities(tmp_path) -> None:
 def test_add_is_idempotent_by_chunk_id(tmp_path) -> None:
     chunks = make_chunks(10)
     vectors = clustered(10, DIM, 2, seed=4)
-    index = FaissVectorIndex(tmp_path / "vi", DIM, kind="flat")
+    index = FaissVectorIndex.at(tmp_path / "vi", DIM, kind="flat")
     index.add(chunks, vectors)
     index.add(chunks[5:], vectors[5:])
     index.add([chunks[0], chunks[0]], vectors[:2])
@@ -85,7 +86,7 @@ def test_add_is_idempotent_by_chunk_id(tmp_path) -> None:
     assert counts["chunks_duplicate"] == 7
     assert index.present_ids(["d0#0", "d9#9", "nope"]) == {"d0#0"}
 
-    again = FaissVectorIndex(tmp_path / "vi", DIM, kind="flat")
+    again = FaissVectorIndex.at(tmp_path / "vi", DIM, kind="flat")
     again.add(chunks, vectors)
     assert again.count() == 10
     assert again.finish()["chunks_duplicate"] == 10
@@ -98,7 +99,7 @@ def test_hnsw_recall_against_flat(tmp_path) -> None:
     recalls = {}
     results = {}
     for kind in ("flat", "hnsw"):
-        index = FaissVectorIndex(tmp_path / kind, 32, kind=kind, hnsw_m=16, ef_search=64)
+        index = FaissVectorIndex.at(tmp_path / kind, 32, kind=kind, hnsw_m=16, ef_search=64)
         index.add(chunks, vectors)
         index.finish()
         results[kind] = [{h.chunk_id for h in hits} for hits in index.search(queries, 10)]
@@ -111,7 +112,7 @@ def test_hnsw_recall_against_flat(tmp_path) -> None:
 
 
 def test_k_larger_than_the_index_and_empty_index(tmp_path) -> None:
-    index = FaissVectorIndex(tmp_path / "vi", DIM, kind="hnsw")
+    index = FaissVectorIndex.at(tmp_path / "vi", DIM, kind="hnsw")
     query = clustered(2, DIM, 1, seed=7)
     assert index.search(query, 5) == [[], []]
     index.add(make_chunks(3), clustered(3, DIM, 1, seed=8))
@@ -121,22 +122,22 @@ def test_k_larger_than_the_index_and_empty_index(tmp_path) -> None:
 
 
 def test_empty_build_finishes_and_reopens(tmp_path) -> None:
-    index = FaissVectorIndex(tmp_path / "vi", DIM)
+    index = FaissVectorIndex.at(tmp_path / "vi", DIM)
     assert index.finish()["chunks"] == 0
     assert (tmp_path / "vi" / MANIFEST).exists()
-    assert FaissVectorIndex(tmp_path / "vi", DIM).count() == 0
+    assert FaissVectorIndex.at(tmp_path / "vi", DIM).count() == 0
 
 
 def test_unfinished_additions_are_dropped_on_reopen(tmp_path) -> None:
     chunks = make_chunks(20)
     vectors = clustered(20, DIM, 2, seed=9)
-    index = FaissVectorIndex(tmp_path / "vi", DIM, kind="flat")
+    index = FaissVectorIndex.at(tmp_path / "vi", DIM, kind="flat")
     index.add(chunks[:10], vectors[:10])
     index.finish()
     index.add(chunks[10:], vectors[10:])
     index.close()
 
-    reopened = FaissVectorIndex(tmp_path / "vi", DIM, kind="flat")
+    reopened = FaissVectorIndex.at(tmp_path / "vi", DIM, kind="flat")
     assert reopened.count() == 10
     assert reopened.present_ids(c.id for c in chunks[10:]) == set()
     reopened.add(chunks, vectors)
@@ -147,29 +148,29 @@ def test_unfinished_additions_are_dropped_on_reopen(tmp_path) -> None:
 
 
 def test_unfinished_first_build_starts_empty(tmp_path) -> None:
-    index = FaissVectorIndex(tmp_path / "vi", DIM)
+    index = FaissVectorIndex.at(tmp_path / "vi", DIM)
     index.add(make_chunks(5), clustered(5, DIM, 1, seed=10))
     index.close()
-    assert FaissVectorIndex(tmp_path / "vi", DIM).count() == 0
+    assert FaissVectorIndex.at(tmp_path / "vi", DIM).count() == 0
 
 
 def test_reopening_with_other_parameters_is_an_error(tmp_path) -> None:
-    FaissVectorIndex(tmp_path / "vi", DIM, kind="flat").finish()
+    FaissVectorIndex.at(tmp_path / "vi", DIM, kind="flat").finish()
     with pytest.raises(ConfigError, match="kind"):
-        FaissVectorIndex(tmp_path / "vi", DIM, kind="hnsw")
+        FaissVectorIndex.at(tmp_path / "vi", DIM, kind="hnsw")
     with pytest.raises(ConfigError, match="dimension"):
-        FaissVectorIndex(tmp_path / "vi", DIM + 1, kind="flat")
+        FaissVectorIndex.at(tmp_path / "vi", DIM + 1, kind="flat")
 
 
 def test_corrupt_manifest_names_the_file(tmp_path) -> None:
     (tmp_path / "vi").mkdir()
     (tmp_path / "vi" / MANIFEST).write_text("{not json")
     with pytest.raises(InputError, match=MANIFEST):
-        FaissVectorIndex(tmp_path / "vi", DIM)
+        FaissVectorIndex.at(tmp_path / "vi", DIM)
 
 
 def test_bad_vectors(tmp_path) -> None:
-    index = FaissVectorIndex(tmp_path / "vi", DIM, kind="flat")
+    index = FaissVectorIndex.at(tmp_path / "vi", DIM, kind="flat")
     with pytest.raises(InputError, match="3 chunks but 2 vectors"):
         index.add(make_chunks(3), clustered(2, DIM, 1, seed=11))
     with pytest.raises(InputError, match="dimension"):
@@ -185,10 +186,10 @@ def test_bad_vectors(tmp_path) -> None:
 
 
 def test_unknown_kind_and_similarity(tmp_path) -> None:
-    with pytest.raises(ConfigError, match="known: flat, hnsw"):
-        FaissVectorIndex(tmp_path / "vi", DIM, kind="ivf")
+    with pytest.raises(ConfigError, match="expected one of flat, hnsw"):
+        FaissVectorIndex.at(tmp_path / "vi", DIM, kind="ivf")
     with pytest.raises(ConfigError, match="similarity"):
-        FaissVectorIndex(tmp_path / "vi", DIM, similarity="manhattan")
+        FaissVectorIndex.at(tmp_path / "vi", DIM, similarity="manhattan")
 
 
 @pytest.mark.parametrize("kind", ["flat", "hnsw"])
@@ -197,39 +198,41 @@ def test_l2_and_dot_product(tmp_path, kind: str) -> None:
     chunks = make_chunks(DIM)
     query = np.zeros((1, DIM), dtype=np.float32)
     query[0, 3] = 4.0
-    l2 = FaissVectorIndex(tmp_path / f"l2{kind}", DIM, similarity="l2_norm", kind=kind)
+    l2 = FaissVectorIndex.at(tmp_path / f"l2{kind}", DIM, similarity="l2_norm", kind=kind)
     l2.add(chunks, vectors)
     best = l2.search(query, 2)[0]
     assert best[0].chunk_id == chunks[3].id
     assert best[0].score == pytest.approx(1.0)
     assert best[0].score > best[1].score
-    dot = FaissVectorIndex(tmp_path / f"dot{kind}", DIM, similarity="dot_product", kind=kind)
+    dot = FaissVectorIndex.at(tmp_path / f"dot{kind}", DIM, similarity="dot_product", kind=kind)
     dot.add(chunks, vectors)
     assert dot.search(query, 1)[0][0].score == pytest.approx(16.0)
 
 
 def test_registry_creates_it(tmp_path) -> None:
-    index = VECTOR_INDEXES.create("faiss", path=str(tmp_path / "vi"), dimension=DIM, kind="flat")
+    settings = VECTOR_INDEXES.parse("faiss", "vector_index", {"kind": "flat"})
+    place = IndexPlace(tmp_path / "vi")
+    index = VECTOR_INDEXES.create("faiss", settings, place=place, dimension=DIM)
     assert isinstance(index, FaissVectorIndex)
 
 
 def test_damaged_index_names_the_file(tmp_path) -> None:
-    index = FaissVectorIndex(tmp_path / "vi", DIM, kind="flat")
+    index = FaissVectorIndex.at(tmp_path / "vi", DIM, kind="flat")
     index.add(make_chunks(4), clustered(4, DIM, 1, seed=13))
     index.finish()
     index.close()
     (tmp_path / "vi" / "chunks.sqlite3").unlink()
     with pytest.raises(InputError, match=r"chunks\.sqlite3.*0 chunk rows for 4 vectors"):
-        FaissVectorIndex(tmp_path / "vi", DIM, kind="flat")
+        FaissVectorIndex.at(tmp_path / "vi", DIM, kind="flat")
     for faiss_file in (tmp_path / "vi").glob("index-*.faiss"):
         faiss_file.unlink()
     with pytest.raises(InputError, match="faiss file named by the manifest is missing"):
-        FaissVectorIndex(tmp_path / "vi", DIM, kind="flat")
+        FaissVectorIndex.at(tmp_path / "vi", DIM, kind="flat")
 
 
 def test_flat_index_ignores_hnsw_parameters_on_reopen(tmp_path) -> None:
-    FaissVectorIndex(tmp_path / "vi", DIM, kind="flat", hnsw_m=8).finish()
-    assert FaissVectorIndex(tmp_path / "vi", DIM, kind="flat").count() == 0
-    FaissVectorIndex(tmp_path / "hn", DIM, kind="hnsw", hnsw_m=8).finish()
+    FaissVectorIndex.at(tmp_path / "vi", DIM, kind="flat", hnsw_m=8).finish()
+    assert FaissVectorIndex.at(tmp_path / "vi", DIM, kind="flat").count() == 0
+    FaissVectorIndex.at(tmp_path / "hn", DIM, kind="hnsw", hnsw_m=8).finish()
     with pytest.raises(ConfigError, match="hnsw_m"):
-        FaissVectorIndex(tmp_path / "hn", DIM, kind="hnsw")
+        FaissVectorIndex.at(tmp_path / "hn", DIM, kind="hnsw")

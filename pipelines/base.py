@@ -1,0 +1,60 @@
+"""What every tipqa task shares: completion by fingerprint, and the run's configuration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import luigi
+
+from pipelines.config import current, plan
+from tipqa.config import Config
+from tipqa.fingerprint import StepRecord
+from tipqa.layout import RunLayout
+from tipqa.plan import Plan
+from tipqa.stats import recorded_fingerprint
+
+
+class StepTarget(luigi.LocalTarget):
+    """A step's stats file; it exists only when it records the expected fingerprint.
+
+    A stats file written under other settings (or by another schema version) does not count,
+    so the step runs again and replaces it.
+    """
+
+    def __init__(self, path: Path, fingerprint: str) -> None:
+        super().__init__(str(path))
+        self.fingerprint = fingerprint
+
+    def exists(self) -> bool:
+        """True when the stats file records this target's fingerprint (cheap: one small read)."""
+        return recorded_fingerprint(self.path) == self.fingerprint
+
+
+class Step(luigi.Task):
+    """A task whose output is its stats file, complete when the fingerprint matches."""
+
+    def record(self) -> StepRecord:
+        """This step's settings, inputs and fingerprint (from the build plan)."""
+        raise NotImplementedError
+
+    def stats_path(self) -> Path:
+        """Where this step writes its stats file."""
+        raise NotImplementedError
+
+    def output(self) -> StepTarget:
+        return StepTarget(self.stats_path(), self.record().fingerprint)
+
+    @property
+    def config(self) -> Config:
+        """The run's configuration."""
+        return current()
+
+    @property
+    def plan(self) -> Plan:
+        """The run's build plan."""
+        return plan()
+
+    @property
+    def layout(self) -> RunLayout:
+        """The run's output tree."""
+        return current().layout()

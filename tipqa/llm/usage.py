@@ -1,0 +1,66 @@
+"""What LLM calls cost, and the capabilities every LLM backend declares."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from tipqa.stats import StageStats
+
+
+@dataclass
+class Usage:
+    """Tokens spent on one or more chat completions."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        """The JSON form (stored in the cache)."""
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Usage:
+        """Read the JSON form; anything unreadable counts as zero tokens."""
+        if not isinstance(data, dict):
+            return cls()
+        prompt, completion = data.get("prompt_tokens"), data.get("completion_tokens")
+        return cls(
+            prompt if isinstance(prompt, int) else 0,
+            completion if isinstance(completion, int) else 0,
+        )
+
+
+@runtime_checkable
+class Counted(Protocol):
+    """A component that counts what it did (calls, tokens, cache hits) for the step's stats."""
+
+    @property
+    def stats(self) -> StageStats:
+        """The component's counters."""
+        ...
+
+
+@runtime_checkable
+class CacheableBackend(Counted, Protocol):
+    """An LLM backend whose answers may be cached: what identifies its answers.
+
+    The cache key of an item is made from `name`, `model`, `prompt_sha256`, `cache_config`
+    and the backend's `cache_inputs(item)`, so a change of any of them never reuses an answer.
+    """
+
+    name: str
+    model: str
+    prompt_sha256: str
+
+    @property
+    def cache_config(self) -> Mapping[str, Any]:
+        """The backend settings that change its answers (decoding, mode, context)."""
+        ...

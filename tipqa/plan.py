@@ -1,0 +1,213 @@
+"""The build plan: what every step's output is made from, and so its fingerprint.
+
+`Plan(config)` gives, for each step, a `StepRecord`: the settings that decide the step's
+output (`settings`, readable, written into its stats file as provenance) and the fingerprints
+of what it reads (`inputs`). Computing a plan reads no data and loads no model: raw inputs are
+known by file path, size and modification time (corpus files) or by content hash (question
+files, which are small). This module is the one table of "which setting affects which step".
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from tipqa import layout as steps
+from tipqa.config import Config, Pool
+from tipqa.corpus.base import ReadsFiles
+from tipqa.demo.world import DEMO
+from tipqa.fingerprint import StepRecord, content_hash, file_stat
+from tipqa.questions.base import QUESTION_SOURCES, FromFiles
+from tipqa.splits import SplitPlan
+
+
+class Plan:
+    """Every step's record for one configuration (each computed once)."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._memo: dict[tuple[str, ...], StepRecord] = {}
+
+    def _once(self, key: tuple[str, ...], make: Callable[[], StepRecord]) -> StepRecord:
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]
+
+    @functools.cached_property
+    def world(self) -> StepRecord:
+        """The demo world: its settings, and k1 (it sizes the discarded cases)."""
+        demo = self.config.demo.identity()
+        return StepRecord(steps.WORLD, {"demo": demo, "k1": self.config.build.k1})
+
+    @functools.cached_property
+    def corpus(self) -> dict[str, Any]:
+        """The corpus as an input: the reader's settings and its files (or the demo world)."""
+        corpus = self.config.corpus
+        if corpus.backend == DEMO:
+            return {"source": DEMO, "world": self.world.fingerprint}
+        identity = corpus.identity()
+        if isinstance(corpus.settings, ReadsFiles):
+            identity["files"] = [file_stat(path) for path in corpus.settings.files()]
+        return identity
+
+    def _index_inputs(self) -> dict[str, Any]:
+        inputs: dict[str, Any] = {"corpus": self.corpus}
+        if self.config.uses_elasticsearch:
+            inputs["elasticsearch"] = self.config.elasticsearch.identity()
+        return inputs
+
+    @functools.cached_property
+    def token_index(self) -> StepRecord:
+        """The token index: the corpus and the index backend's build settings."""
+        settings = {"token_index": self.config.token_index.build_identity()}
+        return StepRecord(steps.TOKEN_INDEX, settings, self._index_inputs())
+
+    @functools.cached_property
+    def vector_index(self) -> StepRecord:
+        """The vector index: the corpus, the embedder (passages), chunking and the index."""
+        settings = {
+            "embedder": self.config.embedder.build_identity(),
+            "vector_index": self.config.vector_index.build_identity(),
+            "chunking": self.config.vector_build.identity(),
+        }
+        return StepRecord(steps.VECTOR_INDEX, settings, self._index_inputs())
+
+    def index(self, step: str) -> StepRecord:
+        """The token or the vector index build (`TOKEN_INDEX` or `VECTOR_INDEX`)."""
+        if step not in (steps.TOKEN_INDEX, steps.VECTOR_INDEX):
+            raise ValueError(f"not an index step: {step!r}")
+        return self.token_index if step == steps.TOKEN_INDEX else self.vector_index
+
+    def index_start(self, step: str) -> StepRecord:
+        """Starting an index built in parts (creating it in build mode)."""
+        return StepRecord(f"{step}_start", {}, {step: self.index(step).fingerprint})
+
+    def index_part(self, step: str, corpus_file: str) -> StepRecord:
+        """One corpus file's part of an index built in parts."""
+        inputs = {step: self.index(step).fingerprint, "file": corpus_file}
+        return StepRecord(f"{step}_file", {}, inputs)
+
+    def questions(self, pool: str) -> StepRecord:
+        """A pool's questions: the source's settings and files, the limit and shard size."""
+        return self._once((steps.QUESTIONS, pool), lambda: self._questions(pool))
+
+    def _questions(self, pool: str) -> StepRecord:
+        spec = self.config.pool(pool)
+        settings = {"pool": spec.identity(), "shard_size": self.config.build.shard_size}
+        return StepRecord(steps.QUESTIONS, settings, {"source": self._pool_input(spec)})
+
+    def _pool_input(self, pool: Pool) -> Any:
+        """The pool's raw input: the demo world, its files by content, or a Hub dataset."""
+        if pool.source == DEMO:
+            return {"world": self.world.fingerprint}
+        source = QUESTION_SOURCES.create(pool.source, pool.settings)
+        if not isinstance(source, FromFiles):
+            return {"dataset": pool.identity()}
+        files = source.files
+        return {"files": [{"path": str(path), "sha256": content_hash(path)} for path in files]}
+
+    def pool_step(self, pool: str, step: str) -> StepRecord:
+        """A shard step of `pool`, for every shard at once (a shard adds only its number)."""
+        return self._once((step, pool), lambda: self._pool_step(pool, step))
+
+    def _pool_step(self, pool: str, step: str) -> StepRecord:
+        config = self.config
+        if step == steps.KEYWORDS:
+            before = self.questions(pool)
+            settings: dict[str, Any] = {"keywords": config.keywords.identity()}
+            inputs: dict[str, Any] = {steps.QUESTIONS: before.fingerprint}
+        elif step == steps.TOKEN_SEARCH:
+            settings = {"k1": config.build.k1, "token_index": config.token_index.identity()}
+            inputs = {
+                steps.KEYWORDS: self.pool_step(pool, steps.KEYWORDS).fingerprint,
+                steps.TOKEN_INDEX: self.token_index.fingerprint,
+            }
+        elif step == steps.TOKEN_JUDGE:
+            settings = {"judge": config.judge.identity(), "windows": config.windows.identity()}
+            inputs = {steps.TOKEN_SEARCH: self.pool_step(pool, steps.TOKEN_SEARCH).fingerprint}
+        elif step == steps.VECTOR_SEARCH:
+            settings = {
+                "k2": config.build.k2,
+                "embedder": config.embedder.identity(),
+                "vector_index": config.vector_index.identity(),
+            }
+            inputs = {
+                steps.TOKEN_JUDGE: self.pool_step(pool, steps.TOKEN_JUDGE).fingerprint,
+                steps.VECTOR_INDEX: self.vector_index.fingerprint,
+            }
+        elif step == steps.VECTOR_JUDGE:
+            settings = {"judge": config.judge.identity()}
+            inputs = {steps.VECTOR_SEARCH: self.pool_step(pool, steps.VECTOR_SEARCH).fingerprint}
+        else:
+            raise ValueError(f"not a shard step: {step!r}")
+        return StepRecord(step, settings, inputs)
+
+    def shard(self, pool: str, step: str, shard: int) -> StepRecord:
+        """One shard's record of a shard step."""
+        chain = self.pool_step(pool, step)
+        return StepRecord(step, chain.settings, {**chain.inputs, "shard": shard})
+
+    def partition(self, pool: str) -> StepRecord:
+        """A pool's partition: every shard's decisions."""
+        return self._once((steps.PARTITION, pool), lambda: self._partition(pool))
+
+    def _partition(self, pool: str) -> StepRecord:
+        last = self.pool_step(pool, steps.VECTOR_JUDGE).fingerprint
+        return StepRecord(steps.PARTITION, {"pool": pool}, {steps.VECTOR_JUDGE: last})
+
+    @functools.cached_property
+    def split_plan(self) -> SplitPlan:
+        """Which pools make which splits."""
+        return SplitPlan.of(self.config.splits, self.config.pool_names)
+
+    @functools.cached_property
+    def splits(self) -> StepRecord:
+        """The splits: the partitions of the pools they use, and [splits]."""
+        inputs = {name: self.partition(name).fingerprint for name in self.split_plan.used_pools}
+        return StepRecord(steps.SPLITS, {"splits": self.config.splits.identity()}, inputs)
+
+    @functools.cached_property
+    def hub_folder(self) -> StepRecord:
+        """The Hub-ready folder: the splits and what the card says."""
+        settings = {"hub": self.config.hub.identity()}
+        return StepRecord(steps.HUB_FOLDER, settings, {steps.SPLITS: self.splits.fingerprint})
+
+    @functools.cached_property
+    def report(self) -> StepRecord:
+        """The build report: the splits."""
+        return StepRecord(steps.REPORT, {}, {steps.SPLITS: self.splits.fingerprint})
+
+    def cost_preview(self, pool: str) -> StepRecord:
+        """PreviewCost: the token candidates, the judge's windows and prompt, k1 and k2."""
+        return self._once((steps.COST_PREVIEW, pool), lambda: self._cost_preview(pool))
+
+    def _cost_preview(self, pool: str) -> StepRecord:
+        settings = {
+            "judge": self.config.judge.identity(),
+            "windows": self.config.windows.identity(),
+            "k2": self.config.build.k2,
+            "embedder": self.config.embedder.identity(),
+        }
+        inputs = {steps.TOKEN_SEARCH: self.pool_step(pool, steps.TOKEN_SEARCH).fingerprint}
+        return StepRecord(steps.COST_PREVIEW, settings, inputs)
+
+    @functools.cached_property
+    def annotation_export(self) -> StepRecord:
+        """The annotation sample: the pool's partition and the sampling settings."""
+        annotation = self.config.annotation
+        settings = {"annotation": annotation.identity()}
+        inputs = {
+            steps.PARTITION: self.partition(annotation.pool).fingerprint,
+            steps.TOKEN_INDEX: self.token_index.fingerprint,
+        }
+        return StepRecord(steps.ANNOTATION_EXPORT, settings, inputs)
+
+    def annotation_agreement(self, completed: list[str]) -> StepRecord:
+        """The agreement report: the export and the completed annotation files."""
+        settings = {"annotation": self.config.annotation.identity()}
+        inputs = {
+            steps.ANNOTATION_EXPORT: self.annotation_export.fingerprint,
+            "completed": [file_stat(path) for path in completed],
+        }
+        return StepRecord(steps.ANNOTATION_AGREEMENT, settings, inputs)
