@@ -1,6 +1,7 @@
 """Luigi tasks of tipqa: `luigi --module pipelines CreateDataset --local-scheduler`."""
 
 from pipelines.annotation import AnnotationAgreement, CompletedAnnotation, ExportAnnotation
+from pipelines.boundary import Boundary, BuildTrainingIndex
 from pipelines.dataset import CreateDataset, Partition
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex, IndexFile, StartIndex
 from pipelines.inputs import MakeDemoWorld, PrepareQuestions
@@ -11,9 +12,11 @@ from pipelines.stages import ExtractKeywords, TokenJudge, TokenSearch, VectorJud
 
 __all__ = [
     "AnnotationAgreement",
+    "Boundary",
     "BuildHubFolder",
     "BuildReport",
     "BuildTokenIndex",
+    "BuildTrainingIndex",
     "BuildVectorIndex",
     "CompletedAnnotation",
     "CreateDataset",

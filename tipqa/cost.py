@@ -98,13 +98,21 @@ def preview_pool(
     chunk_tokens: int,
     out: Path,
     record: StepRecord,
+    *,
+    judge_all: bool = False,
 ) -> dict[str, Any]:
-    """The preview of every shard of a pool, summed, written to `out` and returned."""
+    """The preview of every shard of a pool, summed, written to `out` and returned.
+
+    With `judge_all` (`[boundary] judge_all_candidates`) it also says what judging every
+    candidate adds (`judge_all_candidates`: `judge_all_cost`).
+    """
     total: dict[str, Any] = {}
     for questions, shard in shards:
         found = {c.question_id: c for c in read_records(shard.token_candidates, TokenCandidates)}
         part = preview_cost(questions, found, fetch, windows, k1, k2, prompt_words, chunk_tokens)
         total = _add(total, part)
+    if judge_all and total:
+        total["judge_all_candidates"] = judge_all_cost(total)
     write_json(
         out,
         {

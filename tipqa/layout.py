@@ -26,6 +26,8 @@ REPORT = "report"
 COST_PREVIEW = "cost_preview"
 ANNOTATION_EXPORT = "annotation_export"
 ANNOTATION_AGREEMENT = "annotation_agreement"
+TRAINING_INDEX = "training_index"
+BOUNDARY = "boundary"
 
 SHARD_STEPS = (KEYWORDS, TOKEN_SEARCH, TOKEN_JUDGE, VECTOR_SEARCH, VECTOR_JUDGE)
 """The steps of Algorithm 1 that run per block of questions, in order."""
@@ -139,6 +141,23 @@ class RunLayout:
         """The annotation tree of pool `pool` (see `tipqa.annotation.layout`)."""
         return self.root / "annotation" / pool
 
+    def training_index(self, key: str) -> TrainingIndexLayout:
+        """The default place of a training stream's anchor index: one per stream (`key`),
+        beside the runs (under the output root), so that every run reuses it."""
+        return TrainingIndexLayout(self.root.parent / "training_index" / key)
+
+
+@dataclass(frozen=True)
+class TrainingIndexLayout:
+    """A training stream's anchor index (`tipqa.training_order.anchors`) and its stats."""
+
+    root: Path
+
+    @property
+    def stats(self) -> Path:
+        """The index build's stats file, written last."""
+        return self.root / "build.stats.json"
+
 
 @dataclass(frozen=True)
 class PoolLayout:
@@ -179,6 +198,42 @@ class PoolLayout:
     def cost_preview(self) -> Path:
         """PreviewCost's bounds on what the judge will be sent."""
         return self.root / "cost_preview.json"
+
+    @property
+    def boundary(self) -> BoundaryLayout:
+        """The pool's knowledge boundary over training time (with a training order)."""
+        return BoundaryLayout(self.root / "boundary")
+
+
+@dataclass(frozen=True)
+class BoundaryLayout:
+    """A pool's answerable questions dated, and its split as of each checkpoint."""
+
+    root: Path
+
+    @property
+    def first_seen(self) -> Path:
+        """Each answerable question's first training step and its evidence (`FirstSeen`)."""
+        return self.root / "first_seen.jsonl"
+
+    def checkpoint(self, step: int) -> Path:
+        """Every question of the pool as of checkpoint `step` (`LabeledQuestion`)."""
+        return self.root / f"questions_step{step}.jsonl"
+
+    @property
+    def shares(self) -> Path:
+        """Per checkpoint: questions by label and the answerable share."""
+        return self.root / "shares.json"
+
+    @property
+    def figure(self) -> Path:
+        """The answerable share against the training step."""
+        return self.root / "boundary.png"
+
+    @property
+    def stats(self) -> Path:
+        """The boundary step's stats file, written last."""
+        return self.root / "stats.json"
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,13 @@ def test_boundary_figure_is_a_png(tmp_path: Path) -> None:
     ]
     shares.append({"step": 150_000, "answerable": 0, "unanswerable": 0, "answerable_share": None})
     path = tmp_path / "report" / "boundary.png"
-    draw_boundary(shares, path, title="TIP-PopQA for Pythia")
+    later = [
+        {**s, "answerable_share": s["answerable_share"] and s["answerable_share"] / 2}
+        for s in shares
+    ]
+    draw_boundary({"test": shares, "train": later}, path, title="TIP-PopQA for Pythia")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     height, width, _ = matplotlib.image.imread(path).shape
     assert width > 600 and height > 300
-    draw_boundary([], tmp_path / "empty.png")
+    draw_boundary({"test": []}, tmp_path / "empty.png")
     assert (tmp_path / "empty.png").stat().st_size > 0

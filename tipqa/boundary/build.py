@@ -1,29 +1,31 @@
 """The boundary step of a build: every answerable question dated, and the split per checkpoint.
 
 `relevant_evidence` gathers each answerable question's relevant evidence from a shard's stage
-records; `write_boundary` dates it with a training order and writes, under `out`:
+records; `write_boundary` dates it with a training order and writes (`BoundaryLayout`):
 
     first_seen.jsonl          one FirstSeen per answerable question (step and evidence)
     questions_step<N>.jsonl   every question as of checkpoint N (LabeledQuestion rows)
     shares.json               per checkpoint: questions by label, the answerable share
     boundary.png              the answerable share against the training step
-    stats.json                counts (written last: the step's completion mark)
+    stats.json                counts and provenance (written last: the step's completion mark)
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from tipqa.boundary.checkpoints import answerable_shares, checkpoint_splits
 from tipqa.boundary.evidence import first_seen, token_evidence, vector_evidence
+from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import write_json, write_records
+from tipqa.layout import BOUNDARY, BoundaryLayout
 from tipqa.records import Evidence, Judgment, Keywords, LabeledQuestion, Question, VectorInstance
 from tipqa.report_figures import draw_boundary
-from tipqa.settings import Settings
+from tipqa.settings import Settings, setting
 from tipqa.stats import StageStats
-from tipqa.training_order.base import Fetch, TrainingOrder
+from tipqa.token_index.base import FetchDocuments
+from tipqa.training_order.base import TrainingOrder
 from tipqa.windows import WindowSettings
 
 PYTHIA_CHECKPOINTS = (0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, *range(1000, 143_001, 1000))
@@ -58,13 +60,15 @@ def expand_checkpoints(items: Sequence[str]) -> tuple[int, ...]:
 class BoundarySettings(Settings):
     """The `[boundary]` section: judge every candidate; the checkpoints to split at."""
 
-    judge_all_candidates: bool = False
-    checkpoints: tuple[str, ...] = ()
+    judge_all_candidates: bool = setting(
+        False, doc="judge all k1 token candidates, not only up to the first relevant one"
+    )
+    checkpoints: tuple[str, ...] = setting(
+        (), doc="steps to split at: numbers, `a, b, ..., c` progressions, or `pythia`"
+    )
 
     def __post_init__(self) -> None:
-        parent = getattr(super(), "__post_init__", None)
-        if parent is not None:  # the base class checks Literal fields (issue 10)
-            parent()
+        super().__post_init__()
         expand_checkpoints(self.checkpoints)
 
     def steps(self) -> tuple[int, ...]:
@@ -78,7 +82,7 @@ def relevant_evidence(
     keywords: Mapping[str, Keywords],
     token_judgments: Iterable[Judgment],
     instances: Iterable[VectorInstance],
-    fetch: Fetch,
+    fetch: FetchDocuments,
     windows: WindowSettings,
 ) -> dict[str, list[Evidence]]:
     """The relevant evidence of a shard's answerable questions (token windows, then chunks)."""
@@ -92,21 +96,24 @@ def write_boundary(
     rows: Sequence[LabeledQuestion],
     evidence: Mapping[str, Sequence[Evidence]],
     order: TrainingOrder,
-    fetch: Fetch,
+    fetch: FetchDocuments,
     checkpoints: Sequence[int],
-    out: Path,
+    out: BoundaryLayout,
+    record: StepRecord,
 ) -> StageStats:
     """Date the answerable questions' evidence and write the split as of each checkpoint."""
-    stats = StageStats("boundary", info={"checkpoints": sorted(set(checkpoints))})
+    steps = sorted(set(checkpoints))
+    info = {"checkpoints": steps}
+    stats = StageStats(BOUNDARY, info=info, provenance=record.provenance())
     answerable = [r for r in rows if r.label == "answerable"]
     seen = first_seen({r.id: evidence.get(r.id, []) for r in answerable}, order, fetch, stats)
-    write_records(out / "first_seen.jsonl", (seen[r.id] for r in answerable))
-    splits = checkpoint_splits(rows, seen, checkpoints)
-    for step, split in splits.items():
-        write_records(out / f"questions_step{step}.jsonl", split)
-    shares = answerable_shares(splits)
-    write_json(out / "shares.json", shares)
-    draw_boundary(shares, out / "boundary.png")
+    write_records(out.first_seen, (seen[r.id] for r in answerable))
+    shares = []
+    for step, split in checkpoint_splits(rows, seen, steps):
+        write_records(out.checkpoint(step), split)
+        shares.extend(answerable_shares({step: split}))
+    write_json(out.shares, shares)
+    draw_boundary({"all questions": shares}, out.figure)
     own = getattr(order, "stats", None)
     if isinstance(own, StageStats):
         stats.merge(own, prefix="training_order.")
@@ -114,5 +121,5 @@ def write_boundary(
     stats.add("questions", len(rows))
     stats.add("answerable", len(answerable))
     stats.add("answerable_without_evidence", sum(not evidence.get(r.id) for r in answerable))
-    stats.write(out / "stats.json")
+    stats.write(out.stats)
     return stats

@@ -13,7 +13,7 @@ split is the ordinary one.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from tipqa.boundary.records import FirstSeen
@@ -60,12 +60,16 @@ def checkpoint_splits(
     rows: Sequence[LabeledQuestion],
     seen: Mapping[str, FirstSeen],
     checkpoints: Sequence[int],
-) -> dict[int, list[LabeledQuestion]]:
-    """Every row as of each checkpoint (steps in increasing order, each at least 0)."""
+) -> Iterator[tuple[int, list[LabeledQuestion]]]:
+    """(step, every row as of that step) for each checkpoint, in increasing order.
+
+    One checkpoint's split at a time: a build with Pythia's 154 checkpoints never holds more.
+    """
     steps = sorted(set(checkpoints))
     if not steps or steps[0] < 0:
         raise ValueError(f"checkpoints must be steps >= 0, got {list(checkpoints)}")
-    return {step: [label_at(row, seen.get(row.id), step) for row in rows] for step in steps}
+    for step in steps:
+        yield step, [label_at(row, seen.get(row.id), step) for row in rows]
 
 
 def answerable_shares(splits: Mapping[int, Sequence[LabeledQuestion]]) -> list[dict[str, Any]]:

@@ -17,7 +17,8 @@ from tipqa.boundary.records import FirstSeen, SeenEvidence
 from tipqa.errors import InputError
 from tipqa.records import Evidence, Judgment, Keywords, Question, VectorInstance
 from tipqa.stats import StageStats
-from tipqa.training_order.base import Fetch, TrainingOrder, WantedSpan
+from tipqa.token_index.base import FetchDocuments
+from tipqa.training_order.base import TrainingOrder, WantedSpan
 from tipqa.windows import WindowSettings, judge_windows
 
 
@@ -33,7 +34,7 @@ def token_evidence(
     questions: Sequence[Question],
     keywords: Mapping[str, Keywords],
     judgments: Iterable[Judgment],
-    fetch: Fetch,
+    fetch: FetchDocuments,
     windows: WindowSettings,
 ) -> dict[str, list[Evidence]]:
     """The token-stage windows judged relevant ("yes"), per question, in judging order."""
@@ -92,7 +93,7 @@ def span_id(evidence: Evidence) -> str:
 def first_seen(
     evidence: Mapping[str, Sequence[Evidence]],
     order: TrainingOrder,
-    fetch: Fetch,
+    fetch: FetchDocuments,
     stats: StageStats | None = None,
 ) -> dict[str, FirstSeen]:
     """Each question's first training step over all its relevant evidence."""

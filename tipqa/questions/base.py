@@ -80,7 +80,9 @@ QUESTION_SOURCES.add(
     settings="tipqa.questions.fields:FieldQuestionsSettings",
 )
 QUESTION_SOURCES.add(
-    "popqa", "tipqa.questions.fields:PopQAQuestions", settings="tipqa.questions.fields:PopQASettings"
+    "popqa",
+    "tipqa.questions.fields:PopQAQuestions",
+    settings="tipqa.questions.fields:PopQASettings",
 )
 QUESTION_SOURCES.add(
     "nq-open",

@@ -19,7 +19,6 @@ list).
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -33,47 +32,47 @@ from tipqa.questions.base import QuestionCollector, make_question
 from tipqa.questions.jsonl import file_stem
 from tipqa.questions.rows import is_row_file, iter_rows
 from tipqa.records import Question
-from tipqa.settings import Settings
+from tipqa.settings import Settings, setting
 from tipqa.stats import StageStats
 
 
 @dataclass(frozen=True)
 class FieldQuestionsSettings(Settings):
-    """Where the rows are and which fields hold what."""
+    """Where the rows are (files, or a Hub dataset) and which fields hold what."""
 
-    paths: tuple[str, ...] = ()
-    name: str = ""
-    config: str | None = None
-    split: str = "test"
-    question_field: str = "question"
-    id_field: str = ""
-    answer_field: str = "answer"
-    aliases_field: str = ""
-    limit: int | None = None
-
-    def __post_init__(self) -> None:
-        parent = getattr(super(), "__post_init__", None)
-        if parent is not None:  # the base class checks Literal fields (issue 10)
-            parent()
-        if self.limit is not None and self.limit < 1:
-            raise ValueError(f"limit must be positive, not {self.limit}")
+    paths: tuple[str, ...] = setting(
+        (), doc="question files (JSONL, Parquet, CSV, TSV), folders or globs"
+    )
+    name: str = setting("", doc="a Hub dataset (or a local dataset folder), instead of `paths`")
+    config: str | None = setting(None, doc="the Hub dataset's configuration")
+    split: str = setting("test", doc="the Hub dataset's split")
+    question_field: str = setting("question", doc="field of the question text (dotted: nested)")
+    id_field: str = setting("", doc="field of the question id (empty: {file stem}:{line})")
+    answer_field: str = setting(
+        "answer", doc="field of the answer: a string, or a list (first item, all are aliases)"
+    )
+    aliases_field: str = setting(
+        "", doc="field of the aliases: a list or a JSON string of one (empty: the answer's)"
+    )
 
 
 @dataclass(frozen=True)
 class PopQASettings(FieldQuestionsSettings):
     """PopQA (`akariasai/PopQA`, or its `popQA.tsv`): `possible_answers` is a JSON list."""
 
-    id_field: str = "id"
-    answer_field: str = "possible_answers"
-    aliases_field: str = "possible_answers"
+    id_field: str = setting("id", doc="field of the question id")
+    answer_field: str = setting(
+        "possible_answers", doc="field of the answers (a JSON list: the first is the answer)"
+    )
+    aliases_field: str = setting("possible_answers", doc="field of the aliases")
 
 
 @dataclass(frozen=True)
 class NQOpenSettings(FieldQuestionsSettings):
     """Natural Questions open (`google-research-datasets/nq_open`): `answer` is a list."""
 
-    split: str = "validation"
-    answer_field: str = "answer"
+    split: str = setting("validation", doc="the Hub dataset's split")
+    answer_field: str = setting("answer", doc="field of the answers (a list)")
 
 
 def _value(row: dict[str, Any], name: str) -> Any:
@@ -115,11 +114,10 @@ class FieldQuestions:
         )
 
     def load(self) -> list[Question]:
-        """Every row's question, in file then line order (the first `limit` rows)."""
+        """Every row's question, in file then line order."""
         self.stats = StageStats("questions")
         collector = QuestionCollector(self.stats, duplicates="error")
-        rows = itertools.islice(self._rows(), self.settings.limit)
-        for where, line, default_id, source, row in rows:
+        for where, line, default_id, source, row in self._rows():
             question = self.row_question(row, where, line, default_id, source)
             collector.add(question, path=where, line=line)
         return collector.questions()

@@ -11,14 +11,16 @@ it. Step 0 is the untrained model.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
 
-from tipqa.records import Document, Record
+from tipqa.records import Record
 from tipqa.registry import Registry
+from tipqa.stats import StageStats
+from tipqa.token_index.base import FetchDocuments
 
-Fetch = Callable[[list[str]], dict[str, Document]]
 Matched = Literal["window", "document", "table", "missing_document"]
 
 
@@ -64,11 +66,54 @@ class SpanStep(Record):
 class TrainingOrder(Protocol):
     """Maps corpus documents (or parts of them) to the step at which they were consumed."""
 
-    def first_steps(self, spans: Sequence[WantedSpan], fetch: Fetch) -> dict[str, SpanStep]:
+    def first_steps(
+        self, spans: Sequence[WantedSpan], fetch: FetchDocuments
+    ) -> dict[str, SpanStep]:
         """The first step of every span, by span id (`fetch` gives the documents' text)."""
         ...
 
 
+@runtime_checkable
+class BuildsIndex(Protocol):
+    """A training order that first indexes its stream (once per stream, reused by every build)."""
+
+    def build_index(self) -> StageStats:
+        """Index what of the stream is not indexed yet; return the pass's counts."""
+        ...
+
+
+@runtime_checkable
+class OrderSettings(Protocol):
+    """A training order's settings: what its raw inputs are, known without reading them."""
+
+    def inputs(self) -> dict[str, Any]:
+        """Its files by path, size and time (small ones by content), for fingerprints."""
+        ...
+
+
+@runtime_checkable
+class IndexedOrderSettings(Protocol):
+    """Settings of a training order that keeps an index of its stream (`BuildsIndex`)."""
+
+    index_dir: str
+
+    def files(self) -> list[Path]:
+        """The stream's files."""
+        ...
+
+    def index_identity(self) -> dict[str, Any]:
+        """What decides the index besides the stream's files."""
+        ...
+
+
 TRAINING_ORDERS: Registry[TrainingOrder] = Registry("training order")
-TRAINING_ORDERS.add("megatron", "tipqa.training_order.megatron:MegatronOrder")
-TRAINING_ORDERS.add("table", "tipqa.training_order.table:TableOrder")
+TRAINING_ORDERS.add(
+    "megatron",
+    "tipqa.training_order.megatron:MegatronOrder",
+    settings="tipqa.training_order.megatron:MegatronOrderSettings",
+)
+TRAINING_ORDERS.add(
+    "table",
+    "tipqa.training_order.table:TableOrder",
+    settings="tipqa.training_order.table:TableOrderSettings",
+)

@@ -219,7 +219,9 @@ class SpanFinder:
         """Whether a span holds tokens before `offset` (only in an occurrence's opening)."""
         return any(start < offset and stop > start for _, start, stop in doc.spans)
 
-    def _place_openings(self, documents: Sequence[WantedDocument], found: list[tuple[int, int]]):
+    def _place_openings(
+        self, documents: Sequence[WantedDocument], found: list[tuple[int, int]]
+    ) -> None:
         """Find the short openings of occurrences whose next piece begins at offset o."""
         keys = self._keys(
             documents, [(d, 0) for d, _ in found], limits=[o + self.overlap for _, o in found]

@@ -13,14 +13,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from tipqa.errors import ConfigError
-from tipqa.settings import Settings, knob
+from tipqa.corpus.paths import expand_paths
+from tipqa.errors import ConfigError, InputError
+from tipqa.fingerprint import content_hash, files_stat
+from tipqa.settings import Settings, knob, setting
 from tipqa.stats import StageStats
+from tipqa.token_index.base import FetchDocuments
 from tipqa.training_order.anchors import build_anchor_index
-from tipqa.training_order.base import Fetch, SpanStep, WantedSpan
+from tipqa.training_order.base import SpanStep, WantedSpan
 from tipqa.training_order.locate import SpanFinder, span_steps
+from tipqa.training_order.megatron_format import dataset_paths
 from tipqa.training_order.streams import MegatronStream, ParquetStream, TokenStream
 from tipqa.training_order.wanted import eod_id, load_tokenizer, prepare_documents
 
@@ -31,28 +35,65 @@ MB = 1 << 20
 class MegatronOrderSettings(Settings):
     """Where the training stream and tokenizer are, the stream's shape, how to match."""
 
-    path: str = ""
-    layout: Literal["megatron", "parquet"] = "megatron"
-    tokenizer: str = ""
-    seq_length: int = 2049
-    batch_size: int = 1024
-    overlap: int = 1
-    eod_token: str = "<|endoftext|>"
-    eod_id: int | None = None
-    match_tokens: int = 16
-    tokens_column: str = "token_ids"
-    batch_column: str = "batch_idx"
-    index_dir: str = ""
-    workers: int = knob(1)
-    range_mb: int = knob(256)
-    block_mb: int = knob(16)
-    keys_per_round: int = knob(16_000_000)
-    progress: bool = knob(True)
+    path: str = setting(
+        "", doc="the stream: a Megatron dataset prefix (`.idx` + `.bin`), or Parquet files"
+    )
+    layout: Literal["megatron", "parquet"] = setting("megatron", doc="the stream's format")
+    tokenizer: str = setting("", doc="the model's `tokenizer.json`")
+    seq_length: int = setting(2049, doc="tokens per training sequence (Pythia: 2049)")
+    batch_size: int = setting(1024, doc="sequences per step (Pythia: 1024; megatron layout)")
+    overlap: int = setting(1, doc="tokens consecutive samples share (Megatron: 1, else 0)")
+    eod_token: str = setting("<|endoftext|>", doc="the end-of-document token")
+    eod_id: int | None = setting(None, doc="its id (empty: looked up in the tokenizer)")
+    match_tokens: int = setting(16, doc="tokens hashed after each document start")
+    tokens_column: str = setting("token_ids", doc="Parquet column of the token ids")
+    batch_column: str = setting("batch_idx", doc="Parquet column of the batch index")
+    index_dir: str = knob("", doc="folder of the anchor index (empty: one per stream, shared)")
+    workers: int = knob(1, doc="processes of the index pass")
+    range_mb: int = knob(256, doc="MB of stream per unit of work (names the index's files)")
+    block_mb: int = knob(16, doc="MB read at once")
+    keys_per_round: int = knob(16_000_000, doc="wanted keys matched per pass over the index")
+    progress: bool = knob(True, doc="progress bars")
+
+    def files(self) -> list[Path]:
+        """The stream's files (`.idx` and `.bin`, or the Parquet files), sorted."""
+        if not self.path:
+            raise ConfigError("[training_order] `path` (the training stream) is not set")
+        if self.layout == "parquet":
+            return expand_paths(self.path, accept=lambda p: p.suffix.lower() == ".parquet")
+        found = list(dataset_paths(self.path))
+        for file in found:
+            if not file.is_file():
+                raise InputError("no such file (the training stream)", path=str(file))
+        return found
+
+    def index_identity(self) -> dict[str, Any]:
+        """What decides the stream's anchor index (besides its files)."""
+        shape: dict[str, Any] = {"layout": self.layout, "seq_length": self.seq_length}
+        if self.layout == "parquet":
+            shape["columns"] = [self.tokens_column, self.batch_column]
+        else:
+            shape["batch_size"] = self.batch_size
+        eod: dict[str, Any] = {"eod_id": self.eod_id}
+        if self.eod_id is None:
+            eod = {"eod_token": self.eod_token, "tokenizer_sha256": self._tokenizer_hash()}
+        return {**shape, **eod, "match_tokens": self.match_tokens}
+
+    def inputs(self) -> dict[str, Any]:
+        """The stream's files by path, size and time; the tokenizer by content."""
+        return {"stream": files_stat(self.files()), "tokenizer_sha256": self._tokenizer_hash()}
+
+    def _tokenizer_hash(self) -> str:
+        if not self.tokenizer:
+            raise ConfigError(
+                "[training_order] `tokenizer` (the model's tokenizer.json) is not set"
+            )
+        if not Path(self.tokenizer).is_file():
+            raise InputError("no such file (the tokenizer)", path=self.tokenizer)
+        return content_hash(self.tokenizer)
 
     def __post_init__(self) -> None:
-        parent = getattr(super(), "__post_init__", None)
-        if parent is not None:  # the base class checks Literal fields (issue 10)
-            parent()
+        super().__post_init__()
         if self.overlap not in (0, 1):
             raise ValueError(f"overlap must be 0 or 1 (Megatron: 1), not {self.overlap}")
         if self.seq_length < 2 or self.batch_size < 1:
@@ -115,7 +156,9 @@ class MegatronOrder:
         self.stats.info["index"] = dict(sorted(stats.counts.items()))
         return stats
 
-    def first_steps(self, spans: Sequence[WantedSpan], fetch: Fetch) -> dict[str, SpanStep]:
+    def first_steps(
+        self, spans: Sequence[WantedSpan], fetch: FetchDocuments
+    ) -> dict[str, SpanStep]:
         """The first step of each span (the index is built first where it is incomplete)."""
         s = self.settings
         self.build_index()

@@ -15,19 +15,33 @@ from typing import Any
 
 from tipqa.corpus.paths import expand_paths
 from tipqa.errors import ConfigError, InputError
+from tipqa.fingerprint import files_stat
 from tipqa.questions.rows import is_row_file, iter_rows
-from tipqa.settings import Settings
+from tipqa.settings import Settings, setting
 from tipqa.stats import StageStats
-from tipqa.training_order.base import Fetch, SpanStep, WantedSpan
+from tipqa.token_index.base import FetchDocuments
+from tipqa.training_order.base import SpanStep, WantedSpan
 
 
 @dataclass(frozen=True)
 class TableOrderSettings(Settings):
     """The table's files and column names."""
 
-    paths: tuple[str, ...] = ()
-    doc_field: str = "doc_id"
-    step_field: str = "first_step"
+    paths: tuple[str, ...] = setting(
+        (), doc="table files (Parquet, CSV, TSV, JSONL), folders or globs"
+    )
+    doc_field: str = setting("doc_id", doc="column of the corpus document id")
+    step_field: str = setting("first_step", doc="column of the document's first training step")
+
+    def files(self) -> list[Path]:
+        """The table's files, sorted."""
+        if not self.paths:
+            raise ConfigError("[training_order] backend = table needs `paths` (the table's files)")
+        return expand_paths(list(self.paths), accept=is_row_file)
+
+    def inputs(self) -> dict[str, Any]:
+        """The table's files by path, size and time."""
+        return {"tables": files_stat(self.files())}
 
 
 def _step(value: Any, path: Path, line: int, field: str) -> int:
@@ -48,10 +62,8 @@ def _step(value: Any, path: Path, line: int, field: str) -> int:
 
 def read_table(settings: TableOrderSettings, stats: StageStats) -> dict[str, int]:
     """Every document's first step from the table's files."""
-    if not settings.paths:
-        raise ConfigError("training order table: `paths` is not set")
     steps: dict[str, int] = {}
-    for path in expand_paths(list(settings.paths), accept=is_row_file):
+    for path in settings.files():
         stats.add("files")
         for line, row in iter_rows(path):
             doc_id = row.get(settings.doc_field)
@@ -81,7 +93,9 @@ class TableOrder:
         self.stats = StageStats("training_order", info={"backend": "table"})
         self.steps = read_table(settings, self.stats)
 
-    def first_steps(self, spans: Sequence[WantedSpan], fetch: Fetch) -> dict[str, SpanStep]:
+    def first_steps(
+        self, spans: Sequence[WantedSpan], fetch: FetchDocuments
+    ) -> dict[str, SpanStep]:
         """Each span gets its document's step (None for a document the table lacks)."""
         out = {}
         for span in spans:

@@ -15,7 +15,9 @@ from tipqa.boundary.build import (
 )
 from tipqa.boundary.records import FirstSeen
 from tipqa.errors import ConfigError
+from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_json, read_records
+from tipqa.layout import BOUNDARY, BoundaryLayout
 from tipqa.records import (
     Document,
     Evidence,
@@ -91,12 +93,13 @@ def test_write_boundary_files(tmp_path: Path) -> None:
                         None),
     ]  # fmt: skip
     order = TableOrder(TableOrderSettings(paths=(str(table),)))
-    out = tmp_path / "boundary"
-    stats = write_boundary(rows, evidence, order, fetch, [1000, 0, 143_000], out)
-    seen = read_records(out / "first_seen.jsonl", FirstSeen)
+    out = BoundaryLayout(tmp_path / "boundary")
+    record = StepRecord(BOUNDARY, {"checkpoints": [0, 1000, 143_000]})
+    stats = write_boundary(rows, evidence, order, fetch, [1000, 0, 143_000], out, record)
+    seen = read_records(out.first_seen, FirstSeen)
     assert [(s.question_id, s.first_seen_step) for s in seen] == [("q1", 40), ("q2", 3000)]
     labels = {
-        step: [r.label for r in read_records(out / f"questions_step{step}.jsonl", LabeledQuestion)]
+        step: [r.label for r in read_records(out.checkpoint(step), LabeledQuestion)]
         for step in (0, 1000, 143_000)
     }
     assert labels == {
@@ -104,9 +107,11 @@ def test_write_boundary_files(tmp_path: Path) -> None:
         1000: ["answerable", "unanswerable", "unanswerable"],
         143_000: ["answerable", "answerable", "unanswerable"],
     }
-    assert read_records(out / "questions_step143000.jsonl", LabeledQuestion) == rows
-    shares = read_json(out / "shares.json")
+    assert read_records(out.checkpoint(143_000), LabeledQuestion) == rows
+    shares = read_json(out.shares)
     assert [s["answerable_share"] for s in shares] == [0.0, 1 / 3, 2 / 3]
-    assert (out / "boundary.png").stat().st_size > 0
-    assert read_json(out / "stats.json")["counts"]["answerable"] == 2
+    assert out.figure.stat().st_size > 0
+    written = read_json(out.stats)
+    assert written["counts"]["answerable"] == 2
+    assert written["stage"] == BOUNDARY and written["fingerprint"] == record.fingerprint
     assert stats.counts["training_order.spans_found"] == 3

@@ -42,7 +42,7 @@ def test_authored_partition_over_checkpoints() -> None:
         row("n1", "undetermined"),
     ]
     first = {"a1": seen("a1", [10]), "a2": seen("a2", [300, 120])}
-    splits = checkpoint_splits(rows, first, [143_000, 0, 100, 120])
+    splits = dict(checkpoint_splits(rows, first, [143_000, 0, 100, 120]))
     assert list(splits) == [0, 100, 120, 143_000]
     labels = {step: [r.label for r in split] for step, split in splits.items()}
     assert labels[0] == ["unanswerable", "unanswerable", "unanswerable", "discarded",
@@ -64,13 +64,13 @@ def test_authored_partition_over_checkpoints() -> None:
 
 def test_evidence_never_found_is_undetermined_at_every_checkpoint() -> None:
     rows = [row("a1", "answerable", evidence_of("a1", 0))]
-    splits = checkpoint_splits(rows, {"a1": seen("a1", [None, None])}, [5, 10])
+    splits = dict(checkpoint_splits(rows, {"a1": seen("a1", [None, None])}, [5, 10]))
     assert {split[0].label for split in splits.values()} == {"undetermined"}
     assert "none of its 2 relevant evidence was found" in splits[10][0].reason
     with pytest.raises(InputError, match="answerable question a1 has no first-seen record"):
-        checkpoint_splits(rows, {}, [5])
+        dict(checkpoint_splits(rows, {}, [5]))
     with pytest.raises(ValueError, match="checkpoints must be steps >= 0"):
-        checkpoint_splits(rows, {}, [-1])
+        dict(checkpoint_splits(rows, {}, [-1]))
 
 
 def test_random_partitions_are_nested_and_end_at_the_ordinary_split() -> None:
@@ -87,7 +87,7 @@ def test_random_partitions_are_nested_and_end_at_the_ordinary_split() -> None:
             else:
                 rows.append(row(qid, label))
         checkpoints = [*sorted(rng.sample(range(0, 1000), 6)), 1000]
-        splits = checkpoint_splits(rows, first, checkpoints)
+        splits = dict(checkpoint_splits(rows, first, checkpoints))
         previous: set[str] = set()
         for step in checkpoints:
             answerable = {r.id for r in splits[step] if r.label == "answerable"}

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from tipqa.config import read_config
 from tipqa.errors import ConfigError, InputError
 from tipqa.questions import QUESTION_SOURCES
+from tipqa.questions.base import FromFiles
 from tipqa.questions.fields import (
     FieldQuestions,
     FieldQuestionsSettings,
@@ -19,7 +21,6 @@ from tipqa.questions.fields import (
     PopQAQuestions,
     PopQASettings,
 )
-from tipqa.settings import parse
 
 DATA = Path(__file__).parents[2] / "data" / "questions"
 
@@ -117,16 +118,23 @@ def test_aliases_of_the_wrong_type_and_duplicate_ids(tmp_path: Path) -> None:
     assert info.value.line == 2
 
 
-def test_settings_parse_limit_and_registry() -> None:
-    settings = parse(
-        PopQASettings, "questions", {"paths": str(DATA / "popqa-like.jsonl"), "limit": "2"}
+def test_pools_of_the_presets_from_a_config_and_the_registry() -> None:
+    config = read_config(
+        {
+            "pool.dev": {"source": "popqa", "paths": str(DATA / "popqa-like.jsonl"), "limit": "2"},
+            "pool.nq": {"source": "nq-open", "paths": str(DATA / "nq-open-like.jsonl")},
+        }
     )
-    source = QUESTION_SOURCES.resolve("popqa")(settings)
-    assert [q.id for q in source.load()] == ["4101", "4102"]
+    popqa = config.pool("dev")
+    assert isinstance(popqa.settings, PopQASettings) and popqa.limit == 2
+    source = QUESTION_SOURCES.create("popqa", popqa.settings)
+    assert [q.id for q in source.load()] == ["4101", "4102", "4103", "4104"]
+    assert isinstance(source, FromFiles) and source.files == [DATA / "popqa-like.jsonl"]
+    assert isinstance(config.pool("nq").settings, NQOpenSettings)
     assert QUESTION_SOURCES.resolve("nq-open") is NQOpenQuestions
     assert QUESTION_SOURCES.resolve("fields") is FieldQuestions
-    with pytest.raises(ConfigError, match=r"\[questions\] limit must be positive"):
-        parse(PopQASettings, "questions", {"limit": "0"})
+    with pytest.raises(ConfigError, match=r"\[pool.dev\] unknown key 'answer_feld'.*answer_field"):
+        read_config({"pool.dev": {"source": "fields", "paths": "x.jsonl", "answer_feld": "a"}})
     with pytest.raises(ConfigError, match="set `paths`"):
         FieldQuestions(FieldQuestionsSettings())
 
