@@ -116,6 +116,12 @@ def _rates(tokens: int, seconds: float) -> dict[str, Any]:
     }
 
 
+def _times(row: dict[str, Any], base: dict[str, Any]) -> float:
+    """How many times the time of `base` `row` took, over the same tokens (from the rates:
+    the rounded seconds of a tiny run may be 0)."""
+    return round(base["tokens_per_s"] / row["tokens_per_s"], 2)
+
+
 def index_rate(stream: MegatronStream, folder: Path) -> dict[str, Any]:
     """The streaming pass with one worker, from scratch."""
     shutil.rmtree(folder, ignore_errors=True)
@@ -217,9 +223,7 @@ def report(rows: dict[str, Any], stream: MegatronStream, *, data_bytes: int,
         "index_to_data": round(index_ratio, 4),
         "rows": rows,
         "index_seconds_over": {
-            f"{base}_{cache}": round(
-                rows[f"index_{cache}"]["seconds"] / rows[f"{base}_{cache}"]["seconds"], 2
-            )
+            f"{base}_{cache}": _times(rows[f"index_{cache}"], rows[f"{base}_{cache}"])
             for base in ("read", "touch")
             for cache in ("disk", "page_cache")
         },

@@ -220,6 +220,10 @@ class BoundaryLayout:
         """Every question of the pool as of checkpoint `step` (`LabeledQuestion`)."""
         return self.root / f"questions_step{step}.jsonl"
 
+    def checkpoint_files(self) -> list[Path]:
+        """The checkpoint files there are (of the current checkpoints or of earlier ones)."""
+        return sorted(self.root.glob("questions_step*.jsonl"))
+
     @property
     def shares(self) -> Path:
         """Per checkpoint: questions by label and the answerable share."""

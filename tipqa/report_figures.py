@@ -109,7 +109,8 @@ def draw_boundary(
     axes.set_ylim(0, 105)
     axes.set_xlabel("training step (checkpoint)")
     axes.set_ylabel("answerable questions (%)")
-    axes.set_title(title or "Answerable share as of each checkpoint")
+    alone = f" ({next(iter(series))})" if len(series) == 1 else ""
+    axes.set_title(title or f"Answerable share as of each checkpoint{alone}")
     if len(series) > 1:
         axes.legend(frameon=False)
     axes.grid(alpha=0.3)

@@ -108,6 +108,9 @@ def write_boundary(
     answerable = [r for r in rows if r.label == "answerable"]
     seen = first_seen({r.id: evidence.get(r.id, []) for r in answerable}, order, fetch, stats)
     write_records(out.first_seen, (seen[r.id] for r in answerable))
+    current = {out.checkpoint(step) for step in steps}
+    for stale in set(out.checkpoint_files()) - current:
+        stale.unlink()
     shares = []
     for step, split in checkpoint_splits(rows, seen, steps):
         write_records(out.checkpoint(step), split)

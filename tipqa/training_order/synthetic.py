@@ -7,10 +7,18 @@ shuffles the samples (optionally keeping only the first `sequences`), as GPT-Neo
 provenance (document and offset), so the first step of any span can be computed by brute
 force. `train_tokenizer` makes a small byte-level BPE `tokenizer.json` (GPT-NeoX style, EOD
 token `<|endoftext|>` = 0) from texts, for a world that has no model of its own.
+
+`write_training_order` does both for a corpus, to try the boundary on the demo world:
+
+    python -m tipqa.training_order.synthetic outputs/demo/world/corpus outputs/demo-order
+
+prints the `[training_order]` and `[boundary]` sections that use it (`path`, `tokenizer`,
+`seq_length`, `batch_size`, checkpoints up to its last step).
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -19,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from tipqa.errors import MissingExtraError
+from tipqa.records import Document
 from tipqa.training_order.base import step_of_batch
 from tipqa.training_order.megatron_format import IndexedDatasetWriter
 
@@ -118,3 +127,83 @@ def train_tokenizer(texts: Iterable[str], path: str | os.PathLike[str], vocab_si
     out.parent.mkdir(parents=True, exist_ok=True)
     tokenizer.save(str(out))
     return out
+
+
+@dataclass
+class SyntheticOrder:
+    """A corpus's synthetic training order: the stream's prefix, the tokenizer, the stream."""
+
+    prefix: Path
+    tokenizer: Path
+    stream: SyntheticStream
+    doc_ids: list[str]
+
+    @property
+    def steps(self) -> int:
+        """The last training step (the stream's batches)."""
+        return -(-len(self.stream.sequences) // self.stream.batch_size)
+
+
+def write_training_order(
+    documents: Iterable[Document],
+    folder: str | os.PathLike[str],
+    *,
+    seq_length: int = 257,
+    batch_size: int = 16,
+    epochs: int = 2,
+    vocab_size: int = 2000,
+    seed: int = 0,
+) -> SyntheticOrder:
+    """Train a tokenizer on `documents`, build their stream, write both under `folder`.
+
+    Writes `tokenizer.json` and `document.idx` + `document.bin` (one item per sequence, as
+    Pythia's); with two epochs every document is read whole at least once.
+    """
+    from tipqa.training_order.wanted import load_tokenizer
+
+    docs = list(documents)
+    out = Path(folder)
+    tokenizer = train_tokenizer((d.text for d in docs), out / "tokenizer.json", vocab_size)
+    encoded = load_tokenizer(tokenizer).encode_batch(
+        [d.text for d in docs], add_special_tokens=False
+    )
+    tokens = [np.asarray(e.ids, dtype=np.int64) for e in encoded]
+    stream = build_stream(
+        tokens, eod=0, seq_length=seq_length, batch_size=batch_size, epochs=epochs, seed=seed
+    )
+    write_megatron(stream.sequences, out / "document")
+    return SyntheticOrder(out / "document", tokenizer, stream, [d.id for d in docs])
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Write a synthetic training order of a corpus's files (the demo world's, say)."""
+    from tipqa.corpus.files import FileCorpus
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("corpus", help="corpus files or folder (JSONL / Parquet)")
+    parser.add_argument("out", help="folder for tokenizer.json and document.idx/.bin")
+    parser.add_argument("--seq-length", type=int, default=257)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    order = write_training_order(
+        FileCorpus(args.corpus),
+        args.out,
+        seq_length=args.seq_length,
+        batch_size=args.batch_size,
+        epochs=args.epochs,
+        seed=args.seed,
+    )
+    every = max(1, order.steps // 8)
+    print(
+        f"# {len(order.doc_ids)} documents, {len(order.stream.sequences)} sequences, "
+        f"{order.steps} steps\n[training_order]\nbackend = megatron\npath = {order.prefix}\n"
+        f"tokenizer = {order.tokenizer}\nseq_length = {args.seq_length}\n"
+        f"batch_size = {args.batch_size}\n\n[boundary]\njudge_all_candidates = true\n"
+        f"checkpoints = 0, {every}, ..., {order.steps}"
+    )
+
+
+if __name__ == "__main__":
+    main()

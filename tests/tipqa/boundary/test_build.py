@@ -95,7 +95,10 @@ def test_write_boundary_files(tmp_path: Path) -> None:
     order = TableOrder(TableOrderSettings(paths=(str(table),)))
     out = BoundaryLayout(tmp_path / "boundary")
     record = StepRecord(BOUNDARY, {"checkpoints": [0, 1000, 143_000]})
+    out.root.mkdir()
+    out.checkpoint(5).write_text("an earlier build's checkpoint\n")
     stats = write_boundary(rows, evidence, order, fetch, [1000, 0, 143_000], out, record)
+    assert out.checkpoint_files() == sorted(out.checkpoint(s) for s in (0, 1000, 143_000))
     seen = read_records(out.first_seen, FirstSeen)
     assert [(s.question_id, s.first_seen_step) for s in seen] == [("q1", 40), ("q2", 3000)]
     labels = {
