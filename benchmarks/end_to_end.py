@@ -1,11 +1,12 @@
 """End to end: questions per second and peak memory of `CreateDataset` on each corpus size.
 
-    python -m benchmarks.end_to_end [--sizes 10000 100000] [--large] [--kind flat] [--no-bf16]
+    python -m benchmarks.end_to_end [--sizes 10000 100000] [--large] [--kind flat] [--runtime auto]
 
 Runs `python -m luigi --module pipelines CreateDataset --local-scheduler` on the demo world of
 each size (written beforehand, given to the pipeline as a `files` corpus and a `tipqa-jsonl`
 question pool, so world generation is not timed), with the offline rule keywords and judge,
-the MiniLM embedder in bf16 and a flat FAISS index by default. Peak memory is the maximum
+the MiniLM embedder on its CPU default runtime (ONNX Runtime, fp32) and a flat FAISS index
+by default. Peak memory is the maximum
 resident set of the luigi process (os.wait4). The seconds of every stage come from the stats
 files, and every label is checked against the label the world has by construction.
 """
@@ -34,7 +35,7 @@ from tipqa.records import LABELS, LabeledQuestion
 STEPS = ("keywords", "token_search", "token_judge", "vector_search", "vector_judge")
 
 
-def config_for(world: Path, folder: Path, kind: str, bf16: bool, shard_size: int) -> Path:
+def config_for(world: Path, folder: Path, kind: str, runtime: str, shard_size: int) -> Path:
     """The luigi.cfg of a run on a written world."""
     pools = {"dev": {"source": "tipqa-jsonl", "paths": [str(world / "questions.jsonl")]}}
     return write_luigi_config(
@@ -43,7 +44,7 @@ def config_for(world: Path, folder: Path, kind: str, bf16: bool, shard_size: int
             "build": {"shard_size": str(shard_size), "k1": str(K1), "k2": "10"},
             "questions": {"pools": json.dumps(pools)},
             "corpus": {"source": "files", "paths": json.dumps([str(world / "corpus")])},
-            "embedder": {"bf16": str(bf16).lower()},
+            "embedder": {"runtime": runtime},
             "vector_index": {"kind": kind},
         },
     )
@@ -79,7 +80,7 @@ def run_size(size: int, args: Any) -> dict[str, Any]:
     world = ensure_world(size, args.workdir)
     folder = args.workdir / f"e2e-{size}"
     shutil.rmtree(folder, ignore_errors=True)
-    config = config_for(world, folder, args.kind, not args.no_bf16, args.shard_size)
+    config = config_for(world, folder, args.kind, args.runtime, args.shard_size)
     with stopwatch() as clock:
         process = start_luigi(config, folder / "luigi.log")
         code, peak_mib = wait_with_usage(process)
@@ -105,7 +106,7 @@ def run_size(size: int, args: Any) -> dict[str, Any]:
 def _extra(parser: Any) -> None:
     """The options of this benchmark."""
     parser.add_argument("--kind", default="flat", choices=["flat", "hnsw"])
-    parser.add_argument("--no-bf16", action="store_true")
+    parser.add_argument("--runtime", default="auto", choices=["auto", "onnx", "openvino", "torch"])
     parser.add_argument("--shard-size", type=int, default=200)
     parser.add_argument("--keep", action="store_true", help="keep the run's outputs")
 
@@ -119,7 +120,7 @@ def main() -> None:
     stage_rows = [{"size": r["size"], **r["stages_s"]} for r in rows]
     print()
     print(table(stage_rows, ["size", "token_index", "vector_index", *STEPS, "partition"]))
-    settings = {"vector_index": args.kind, "bf16": not args.no_bf16, "shard_size": args.shard_size}
+    settings = {"vector_index": args.kind, "runtime": args.runtime, "shard_size": args.shard_size}
     print("saved", save("end_to_end", {"settings": settings, "rows": rows}, args.results))
 
 

@@ -146,7 +146,6 @@ def config_for(folder: Path, server: CountingServer, documents: int, shard_size:
             "build": {"shard_size": str(shard_size), "k1": "20", "k2": "10"},
             "demo": {"documents": str(documents), "seed": "5", "files": "3"},
             "pool.dev": {"source": "demo"},
-            "embedder": {"bf16": "true"},
             "vector_index": {"kind": "flat"},
             "keywords": server.settings(),
             "judge": {**server.settings(), "cache": "true"},

@@ -37,20 +37,21 @@ from benchmarks.common import (
 from tipqa.chunking import embed_chunks, iter_chunks, make_splitter
 from tipqa.corpus.files import FileCorpus
 from tipqa.records import Chunk
-from tipqa.vector_index.faiss import FaissVectorIndex
+from tipqa.vector_index.faiss import FaissSettings, FaissVectorIndex
 
 NOISE_COSINE = 0.9
 K = 10
 ADD_BATCH = 10_000
 EF_SEARCH = (16, 64, 256)
-DEFAULT_EF = 64  # [vector_index] ef_search
+DEFAULT_EF = FaissSettings().ef_search
 
 
 def embedder(bf16: bool) -> Any:
-    """The pipeline's embedder (the packaged MiniLM)."""
+    """The pipeline's embedder (the packaged MiniLM) on torch, as plain encode runs it."""
     from tipqa.embedders.sentence_transformers import SentenceTransformerEmbedder
 
-    return SentenceTransformerEmbedder.of(bf16=bf16)
+    precision = "bf16" if bf16 else "fp32"
+    return SentenceTransformerEmbedder.of(runtime="torch", precision=precision)
 
 
 def chunks_of(world: Path, model: Any, limit: int | None) -> tuple[list[Chunk], dict[str, Any]]:

@@ -3,8 +3,10 @@
 from pipelines.annotation import AnnotationAgreement, CompletedAnnotation, ExportAnnotation
 from pipelines.boundary import Boundary, BuildTrainingIndex
 from pipelines.dataset import CreateDataset, Partition
+from pipelines.evaluate import Evaluate
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex, IndexFile, StartIndex
 from pipelines.inputs import MakeDemoWorld, PrepareQuestions
+from pipelines.labelstudio import PullAnnotation, PushAnnotation
 from pipelines.preview import PreviewCost
 from pipelines.publish import BuildHubFolder, BuildReport, MakeSplits, PublishDataset
 from pipelines.retry import RetryFailed
@@ -20,6 +22,7 @@ __all__ = [
     "BuildVectorIndex",
     "CompletedAnnotation",
     "CreateDataset",
+    "Evaluate",
     "ExportAnnotation",
     "ExtractKeywords",
     "IndexFile",
@@ -29,6 +32,8 @@ __all__ = [
     "PrepareQuestions",
     "PreviewCost",
     "PublishDataset",
+    "PullAnnotation",
+    "PushAnnotation",
     "RetryFailed",
     "StartIndex",
     "TokenJudge",

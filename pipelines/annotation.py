@@ -2,7 +2,8 @@
 
 `luigi --module pipelines ExportAnnotation --local-scheduler` writes
 `<output_root>/<run>/annotation/<pool>/` (annotators' CSV and Label Studio files, the private
-key); once every annotator's completed file is in `[annotation] completed_dir`,
+key); once every annotator's completed file is in `[annotation] completed_dir` (by hand, or
+pulled from Label Studio: `pipelines.labelstudio`),
 `luigi --module pipelines AnnotationAgreement --local-scheduler` writes the report under
 `.../annotation/<pool>/agreement/`.
 """
@@ -17,6 +18,7 @@ from pipelines.base import Step
 from pipelines.dataset import Partition
 from pipelines.indexes import token_index
 from tipqa.annotation.export import export_annotation
+from tipqa.annotation.importing import COMPLETED_SUFFIXES
 from tipqa.annotation.items import annotator_names
 from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.report import agreement_report
@@ -55,19 +57,21 @@ class ExportAnnotation(AnnotationStep):
 
 
 class CompletedAnnotation(luigi.ExternalTask):
-    """One annotator's completed file, placed by hand: <folder>/<annotator>.csv or .json."""
+    """One annotator's completed file, placed by hand or by PullAnnotation: .csv, .xlsx, .json."""
 
     folder = luigi.Parameter()
     annotator = luigi.Parameter()
 
     def output(self) -> luigi.LocalTarget:
         stem = Path(self.folder) / self.annotator
-        found = [p for p in (stem.with_suffix(".csv"), stem.with_suffix(".json")) if p.exists()]
-        return luigi.LocalTarget(found[0] if found else stem.with_suffix(".csv"))
+        candidates = [stem.with_suffix(suffix) for suffix in COMPLETED_SUFFIXES]
+        found = [path for path in candidates if path.exists()]
+        return luigi.LocalTarget(found[0] if found else candidates[0])
 
     def __repr__(self) -> str:
         stem = Path(self.folder).resolve() / self.annotator
-        return f"completed annotation file {stem}.csv (or .json)"
+        first, *others = COMPLETED_SUFFIXES
+        return f"completed annotation file {stem}{first} (or {', '.join(others)})"
 
 
 class AnnotationAgreement(AnnotationStep):

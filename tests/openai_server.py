@@ -23,6 +23,9 @@ when asked for `post_sampling_probs`). Constrained decoding is honoured where th
 documents it: `structured_outputs.choice` by "openai" (as vLLM), `grammar` (a GBNF alternation
 of quoted words) by "llama.cpp"; the rule's text is then cut to the allowed answer it starts
 with, as a constrained decoder would emit it.
+
+A reply may carry `token_logprobs`, the (token, logprob) of each generated token; when the
+request asks for logprobs they are sent, one position per token, in the shape's layout.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ class Reply:
     message: str = ""
     yes_probability: float | None = None
     top_logprobs: list[dict[str, Any]] | None = None
+    token_logprobs: list[tuple[str, float]] | None = None
     body: bytes | None = None
     reasoning: str = ""
 
@@ -250,20 +254,36 @@ def alternatives(body: dict[str, Any], reply: Reply, text: str) -> list[tuple[st
     return [(token, math.log(q)) for token, q in top[: body.get("top_logprobs") or 1]]
 
 
-def chat_logprobs(text: str, top: list[tuple[str, float]], shape: str, body: dict) -> Any:
+Position = tuple[str, float, list[tuple[str, float]]]
+
+
+def positions(body: dict[str, Any], reply: Reply, text: str) -> list[Position]:
+    """(token, its logprob, its top alternatives) per answer position, when asked for."""
+    if body.get("logprobs") and reply.token_logprobs is not None:
+        listed = body.get("top_logprobs") or 0
+        return [(token, lp, [(token, lp)][:listed]) for token, lp in reply.token_logprobs]
+    top = alternatives(body, reply, text)
+    if not top:
+        return []
+    return [(text, next((lp for token, lp in top if token == text), top[0][1]), top)]
+
+
+def chat_logprobs(answered: list[Position], shape: str, body: dict) -> Any:
     """`choices[0].logprobs` in the chat layout (with llama.cpp's and Ollama's extra fields)."""
-    chosen = next((lp for token, lp in top if token == text), top[0][1])
-    extra: dict[str, Any] = {"bytes": None}
-    if shape == "llama.cpp":
-        extra = {"id": 0, "bytes": list(text.encode())}
-    if shape == "llama.cpp" and body.get("post_sampling_probs"):
-        probs = [{"token": t, "prob": math.exp(lp), "id": 0} for t, lp in top]
-        entry = {"token": text, "prob": math.exp(chosen), "top_probs": probs, **extra}
-    else:
-        alternatives = [{"token": t, "logprob": lp, **extra} for t, lp in top]
-        entry = {"token": text, "logprob": chosen, "top_logprobs": alternatives, **extra}
-    content = {"content": [entry]}
-    return content if shape in ("ollama", "llama.cpp") else {**content, "refusal": None}
+    content = []
+    for text, chosen, top in answered:
+        extra: dict[str, Any] = {"bytes": None}
+        if shape == "llama.cpp":
+            extra = {"id": 0, "bytes": list(text.encode())}
+        if shape == "llama.cpp" and body.get("post_sampling_probs"):
+            probs = [{"token": t, "prob": math.exp(lp), "id": 0} for t, lp in top]
+            entry = {"token": text, "prob": math.exp(chosen), "top_probs": probs, **extra}
+        else:
+            listed = [{"token": t, "logprob": lp, **extra} for t, lp in top]
+            entry = {"token": text, "logprob": chosen, "top_logprobs": listed, **extra}
+        content.append(entry)
+    layout = {"content": content}
+    return layout if shape in ("ollama", "llama.cpp") else {**layout, "refusal": None}
 
 
 def completion(body: dict[str, Any], reply: Reply, shape: str = "openai") -> dict[str, Any]:
@@ -276,16 +296,17 @@ def completion(body: dict[str, Any], reply: Reply, shape: str = "openai") -> dic
     elif reply.reasoning:
         message["reasoning_content"] = reply.reasoning
     choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": "stop"}
-    top = alternatives(body, reply, text)
-    if shape == "completions-logprobs" and top:
+    answered = positions(body, reply, text)
+    if shape == "completions-logprobs" and answered:
+        tokens = [token for token, _, _ in answered]
         choice["logprobs"] = {
-            "tokens": [text],
-            "token_logprobs": [top[0][1]],
-            "top_logprobs": [dict(top)],
-            "text_offset": [0],
+            "tokens": tokens,
+            "token_logprobs": [chosen for _, chosen, _ in answered],
+            "top_logprobs": [dict(top) for _, _, top in answered],
+            "text_offset": [sum(len(t) for t in tokens[:i]) for i in range(len(tokens))],
         }
-    elif shape != "no-logprobs" and top:
-        choice["logprobs"] = chat_logprobs(text, top, shape, body)
+    elif shape != "no-logprobs" and answered:
+        choice["logprobs"] = chat_logprobs(answered, shape, body)
     elif shape not in ("no-logprobs", "ollama"):
         choice["logprobs"] = None
     payload: dict[str, Any] = {

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from tipqa.annotation.labelstudio_server import LabelStudioSettings
 from tipqa.annotation.settings import AnnotationSettings
 from tipqa.boundary.build import BoundarySettings
 from tipqa.corpus.base import CORPUS_READERS
@@ -23,6 +24,8 @@ from tipqa.demo.world import DEMO, DemoSettings
 from tipqa.embedders.base import EMBEDDERS
 from tipqa.errors import ConfigError
 from tipqa.es.client import EsConnection
+from tipqa.evaluate.answerers import ANSWERERS
+from tipqa.evaluate.settings import ANSWERER_SECTION, EvaluateSettings
 from tipqa.hub.settings import HubSettings
 from tipqa.judges.base import JUDGES
 from tipqa.keywords.base import KEYWORD_EXTRACTORS
@@ -122,8 +125,18 @@ class Config:
     splits: SplitSettings
     hub: HubSettings
     annotation: AnnotationSettings
+    labelstudio: LabelStudioSettings
+    evaluate: EvaluateSettings
+    answerers: tuple[Choice, ...]
     boundary: BoundarySettings = field(default_factory=BoundarySettings)
     training_order: Choice | None = None
+
+    def answerer(self, backend: str) -> Choice:
+        """The model under evaluation on `backend`, with its `[evaluate.<backend>]` settings."""
+        for choice in self.answerers:
+            if choice.backend == backend:
+                return choice
+        raise ConfigError(f"unknown {ANSWERERS.seam} {backend!r}; known: {ANSWERERS.names}")
 
     def layout(self) -> RunLayout:
         """The run's output tree."""
@@ -160,6 +173,8 @@ SIMPLE_SECTIONS: dict[str, type[Settings]] = {
     "splits": SplitSettings,
     "hub": HubSettings,
     "annotation": AnnotationSettings,
+    "labelstudio": LabelStudioSettings,
+    "evaluate": EvaluateSettings,
     "boundary": BoundarySettings,
 }
 SEAMS: dict[str, tuple[Registry[Any], str, str, type[Settings] | None]] = {
@@ -205,6 +220,9 @@ def read_config(sections: Sections) -> Config:
         splits=splits,
         hub=section(HubSettings, "hub"),
         annotation=section(AnnotationSettings, "annotation"),
+        labelstudio=section(LabelStudioSettings, "labelstudio"),
+        evaluate=section(EvaluateSettings, "evaluate"),
+        answerers=read_answerers(sections),
         boundary=boundary,
         training_order=training_order,
     )
@@ -230,7 +248,7 @@ def check_section_names(sections: Sections) -> None:
     Other sections (Luigi's own, other tasks' parameters) are left alone.
     """
     for name in sections:
-        if name in KNOWN_SECTIONS or name.startswith(POOL_PREFIX):
+        if name in KNOWN_SECTIONS or name.startswith((POOL_PREFIX, ANSWERER_SECTION)):
             continue
         near = difflib.get_close_matches(name.lower(), KNOWN_SECTIONS, n=1, cutoff=0.8)
         if near:
@@ -283,6 +301,26 @@ def _with_owner(
                 f"not of the selected {backend!r}: remove it or change `backend`"
             )
     return error
+
+
+def read_answerers(sections: Sections) -> tuple[Choice, ...]:
+    """Every answerer backend with its `[evaluate.<backend>]` section (defaults when absent)."""
+    for name in sections:
+        backend = name[len(ANSWERER_SECTION) :] if name.startswith(ANSWERER_SECTION) else None
+        if backend is not None and backend not in ANSWERERS.names:
+            raise ConfigError(
+                f"unknown section [{name}]: {backend!r} is no {ANSWERERS.seam} backend; "
+                f"known: {', '.join(ANSWERERS.names)}"
+            )
+    return tuple(
+        Choice(
+            name,
+            ANSWERERS.parse(
+                name, ANSWERER_SECTION + name, sections.get(ANSWERER_SECTION + name, {})
+            ),
+        )
+        for name in ANSWERERS.names
+    )
 
 
 def read_corpus(values: Mapping[str, Any]) -> Choice:

@@ -14,6 +14,8 @@ from typing import Any
 
 from tipqa.config import SEAMS, SIMPLE_SECTIONS
 from tipqa.corpus.base import CORPUS_READERS
+from tipqa.evaluate.answerers import ANSWERERS
+from tipqa.evaluate.settings import ANSWERER_SECTION
 from tipqa.questions.base import QUESTION_SOURCES
 from tipqa.registry import Registry
 from tipqa.settings import Settings, plain
@@ -66,6 +68,10 @@ def reference() -> str:
         parts += _backends(name, registry, selector)
     parts += _backends("corpus", CORPUS_READERS, "source")
     parts += _backends("pool.NAME", QUESTION_SOURCES, "source")
+    parts += [
+        table(f"[{ANSWERER_SECTION}{name}] (Evaluate --model-backend {name})", cls)
+        for name, cls in ((n, ANSWERERS.settings_class(n)) for n in ANSWERERS.names)
+    ]
     return "\n".join(parts)
 
 

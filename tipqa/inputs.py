@@ -81,8 +81,8 @@ def shard_count(pool: PoolLayout) -> int:
     """How many shards the pool's prepared questions make (from its stats file)."""
     stats = read_stats(pool.questions_stats, "rerun luigi --module pipelines CreateDataset")
     shards = stats.get("counts", {}).get("shards")
-    if not isinstance(shards, int) or shards < 1:
+    if not isinstance(shards, (int, float)) or shards < 1 or shards != int(shards):
         raise InputError(
             "records no shard count: prepare the questions again", path=str(pool.questions_stats)
         )
-    return shards
+    return int(shards)

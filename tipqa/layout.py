@@ -28,6 +28,10 @@ ANNOTATION_EXPORT = "annotation_export"
 ANNOTATION_AGREEMENT = "annotation_agreement"
 TRAINING_INDEX = "training_index"
 BOUNDARY = "boundary"
+ANNOTATION_PUSH = "annotation_push"
+ANNOTATION_PULL = "annotation_pull"
+PREDICTIONS = "predictions"
+EVALUATE = "evaluate"
 
 SHARD_STEPS = (KEYWORDS, TOKEN_SEARCH, TOKEN_JUDGE, VECTOR_SEARCH, VECTOR_JUDGE)
 """The steps of Algorithm 1 that run per block of questions, in order."""
@@ -145,6 +149,67 @@ class RunLayout:
         """The default place of a training stream's anchor index: one per stream (`key`),
         beside the runs (under the output root), so that every run reuses it."""
         return TrainingIndexLayout(self.root.parent / "training_index" / key)
+
+    def evaluation(self, backend: str, model: str, split: str) -> EvaluationLayout:
+        """The evaluation of `model` (on answerer `backend`) on `split`."""
+        return EvaluationLayout(self.root / EVALUATE / f"{backend}-{model_slug(model)}" / split)
+
+
+def model_slug(model: str) -> str:
+    """A folder name for a model: a Hub id `owner/name` is `owner--name`; a path longer than
+    that is its last part and a short hash of the whole (two folders called `model` differ)."""
+    parts = [part for part in model.split("/") if part]
+    if not parts:
+        return "model"
+    if len(parts) <= 2 and not model.startswith(("/", ".")):
+        return "--".join(parts)
+    digest = hashlib.sha256(model.encode()).hexdigest()[:8]
+    return f"{parts[-1]}-{digest}"
+
+
+@dataclass(frozen=True)
+class EvaluationLayout:
+    """One model's evaluation on one split: its predictions, then its scores and report."""
+
+    root: Path
+
+    @property
+    def predictions(self) -> Path:
+        """The model's predictions (`{id, prediction, confidence}` per question), in gold order."""
+        return self.root / "predictions.jsonl"
+
+    @property
+    def predictions_stats(self) -> Path:
+        """The predictions' stats file, written with them."""
+        return self.root / "predictions.stats.json"
+
+    def predictions_partial(self, fingerprint: str) -> Path:
+        """Answers in progress of the predictions with this fingerprint (appended per batch)."""
+        return self.root / f"predictions.{fingerprint[:12]}.partial.jsonl"
+
+    @property
+    def scored(self) -> Path:
+        """Each question's reading and outcome."""
+        return self.root / "scored.jsonl"
+
+    @property
+    def scores(self) -> Path:
+        """The scores (JSON)."""
+        return self.root / "scores.json"
+
+    @property
+    def report(self) -> Path:
+        """The Markdown report."""
+        return self.root / "report.md"
+
+    def figure(self, name: str) -> Path:
+        """A figure of the report (`reliability`, `breakdown-stage`, ...)."""
+        return self.root / f"{name}.png"
+
+    @property
+    def stats(self) -> Path:
+        """The evaluation's stats file, written last."""
+        return self.root / "evaluate.stats.json"
 
 
 @dataclass(frozen=True)

@@ -264,3 +264,45 @@ class Plan:
             "completed": [file_stat(path) for path in completed],
         }
         return StepRecord(steps.ANNOTATION_AGREEMENT, settings, inputs)
+
+    @functools.cached_property
+    def annotation_push(self) -> StepRecord:
+        """The Label Studio projects: the export, the project prefix and the labelling config."""
+        settings = {"labelstudio": self.config.labelstudio.identity()}
+        inputs = {steps.ANNOTATION_EXPORT: self.annotation_export.fingerprint}
+        return StepRecord(steps.ANNOTATION_PUSH, settings, inputs)
+
+    @functools.cached_property
+    def annotation_pull(self) -> StepRecord:
+        """A pull from Label Studio (it runs whenever asked: people's work is not an input)."""
+        settings = {"labelstudio": self.config.labelstudio.identity()}
+        inputs = {steps.ANNOTATION_PUSH: self.annotation_push.fingerprint}
+        return StepRecord(steps.ANNOTATION_PULL, settings, inputs)
+
+    def predictions(self, backend: str, split: str) -> StepRecord:
+        """A model's predictions on a split: the answerer's settings (knobs out), the splits."""
+        key = (steps.PREDICTIONS, backend, split)
+        return self._once(key, lambda: self._predictions(backend, split))
+
+    def _predictions(self, backend: str, split: str) -> StepRecord:
+        made = self.split_plan.splits
+        if split not in made:
+            raise ConfigError(
+                f"split {split!r} is not made by this configuration (it makes "
+                f"{', '.join(made)}; train and validation need [splits] train_pool)"
+            )
+        settings = {"answerer": self.config.answerer(backend).identity(), "split": split}
+        return StepRecord(steps.PREDICTIONS, settings, {steps.SPLITS: self.splits.fingerprint})
+
+    def evaluate(self, backend: str, split: str) -> StepRecord:
+        """The scores of those predictions: [evaluate], and the embedder when it reads refusals."""
+        key = (steps.EVALUATE, backend, split)
+        return self._once(key, lambda: self._evaluate(backend, split))
+
+    def _evaluate(self, backend: str, split: str) -> StepRecord:
+        evaluate = self.config.evaluate
+        settings: dict[str, Any] = {"evaluate": evaluate.identity()}
+        if evaluate.embedding:
+            settings["embedder"] = self.config.embedder.identity()
+        inputs = {steps.PREDICTIONS: self.predictions(backend, split).fingerprint}
+        return StepRecord(steps.EVALUATE, settings, inputs)

@@ -28,7 +28,7 @@ import os
 import types
 import typing
 from collections.abc import Collection, Mapping
-from typing import Any, Literal, TypeVar, get_args, get_origin
+from typing import Any, ClassVar, Literal, TypeVar, get_args, get_origin
 
 from tipqa.errors import ConfigError
 
@@ -44,7 +44,11 @@ class Settings:
     """Base of every settings dataclass (frozen, typed, compared by value).
 
     A subclass that checks its values in `__post_init__` calls `super().__post_init__()`.
+    `RETIRED_KEYS` maps a key that a class no longer has to what replaces it (said with the
+    unknown-key error).
     """
+
+    RETIRED_KEYS: ClassVar[Mapping[str, str]] = {}
 
     def __post_init__(self) -> None:
         """Check the fields that take one of listed values (`Literal[...]`), however built."""
@@ -158,7 +162,9 @@ def parse(
         if key in ignore:
             continue
         if key not in fields:
-            raise unknown_key(section, key, [*fields, *ignore], hint)
+            retired = cls.RETIRED_KEYS.get(key)
+            note = f"{hint}; {retired}" if retired else hint
+            raise unknown_key(section, key, [*fields, *ignore], note)
         options[key] = convert(raw, hints[key], section, key)
     try:
         return cls(**options)

@@ -53,7 +53,9 @@ def test_export_then_agreement_on_the_demo_world(tmp_path: Path) -> None:
     missing = run(config, "AnnotationAgreement")
     assert missing.returncode == 20, missing.stderr[-3000:]
     for name in ("annotator-01", "annotator-02", "annotator-03"):
-        assert f"completed annotation file {completed / name}.csv (or .json)" in missing.stderr
+        assert (
+            f"completed annotation file {completed / name}.csv (or .xlsx, .json)" in missing.stderr
+        )
 
     flipped = next(i for i in key if "annotator-01" in i.annotators)
     for name in ("annotator-01", "annotator-02", "annotator-03"):

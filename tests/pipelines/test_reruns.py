@@ -45,7 +45,7 @@ FROM_TOKEN_SEARCH = {TOKEN_SEARCH, *FROM_TOKEN_JUDGE}
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A demo world's files, read as a plain corpus and question file (so k1 sizes nothing)."""
     folder = tmp_path_factory.mktemp("inputs")
-    make_world(DemoSettings(600, 5, 2), 20, RunLayout(folder), StepRecord("world", {}))
+    make_world(DemoSettings(300, 5, 2), 20, RunLayout(folder), StepRecord("world", {}))
     return folder / "world"
 
 
@@ -242,3 +242,21 @@ def test_an_empty_pool_names_the_file(base: Path, inputs: Path, tmp_path: Path) 
     assert result.returncode != 0
     assert f"{empty}: question pool 'dev' has no questions" in result.stderr
     assert labels(run) == labels(RunLayout(base / "outputs" / "t"))
+
+
+def test_switching_the_keyword_extractor_reruns_every_shard_step(
+    base: Path, inputs: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "keywords"
+    shutil.copytree(base, folder)
+    run = RunLayout(folder / "outputs" / "t")
+    with fake.FakeOpenAIServer(rule_playing_server) as server:
+        keywords = {"backend": "openai", "model": "spans", "base_url": server.base_url}
+        settings = sections(inputs, keywords=keywords)
+        before = stats_times(run)
+        build(folder, settings)
+        assert server.calls > 0
+        assert rerun(before, run) == {KEYWORDS, *FROM_TOKEN_SEARCH}
+        clean = build(tmp_path / "clean", settings)
+        assert labels(run) == labels(clean) and card(run) == card(clean)
+        assert "`openai` model `spans`" in card(run)

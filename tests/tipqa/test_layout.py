@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tipqa.layout import BoundaryLayout, PoolLayout, RunLayout, ShardLayout, TrainingIndexLayout
+from tipqa.layout import (
+    BoundaryLayout,
+    EvaluationLayout,
+    PoolLayout,
+    RunLayout,
+    ShardLayout,
+    TrainingIndexLayout,
+    model_slug,
+)
 
 
 def test_run_layout_paths(tmp_path: Path) -> None:
@@ -47,3 +55,19 @@ def test_boundary_and_training_index_paths(tmp_path: Path) -> None:
     assert RunLayout.of(tmp_path, "other").training_index("abc") == index  # shared by runs
     assert index.stats == index.root / "build.stats.json"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_evaluation_paths_and_model_folders(tmp_path: Path) -> None:
+    run = RunLayout.of(tmp_path, "r")
+    evaluation = run.evaluation("vllm", "EleutherAI/pythia-12b-deduped", "test")
+    root = tmp_path / "r" / "evaluate" / "vllm-EleutherAI--pythia-12b-deduped" / "test"
+    assert evaluation == EvaluationLayout(root)
+    assert evaluation.predictions == root / "predictions.jsonl"
+    assert evaluation.stats == root / "evaluate.stats.json"
+    assert evaluation.predictions_partial("0123456789abcdef").name == (
+        "predictions.0123456789ab.partial.jsonl"
+    )
+    assert model_slug("gpt-4o-mini") == "gpt-4o-mini"
+    assert model_slug("/models/a/llama") != model_slug("/models/b/llama")
+    assert model_slug("/models/a/llama").startswith("llama-")
+    assert model_slug("./llama").startswith("llama-") and model_slug("") == "model"

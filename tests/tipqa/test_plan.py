@@ -12,11 +12,15 @@ from tipqa.config import read_config
 from tipqa.errors import ConfigError, InputError
 from tipqa.layout import (
     ANNOTATION_EXPORT,
+    ANNOTATION_PULL,
+    ANNOTATION_PUSH,
     BOUNDARY,
     COST_PREVIEW,
+    EVALUATE,
     HUB_FOLDER,
     KEYWORDS,
     PARTITION,
+    PREDICTIONS,
     QUESTIONS,
     REPORT,
     SPLITS,
@@ -32,7 +36,11 @@ from tipqa.plan import Plan
 from tipqa.training_order.synthetic import write_megatron
 
 LOCAL = "http://127.0.0.1:9/v1"
-AFTER_JUDGING = {PARTITION, SPLITS, HUB_FOLDER, REPORT, ANNOTATION_EXPORT}
+EVALUATION = {PREDICTIONS, EVALUATE}
+LABEL_STUDIO = {ANNOTATION_PUSH, ANNOTATION_PULL}
+AFTER_JUDGING = {
+    PARTITION, SPLITS, HUB_FOLDER, REPORT, ANNOTATION_EXPORT, *LABEL_STUDIO, *EVALUATION,
+}  # fmt: skip
 FROM_VECTOR_SEARCH = {VECTOR_SEARCH, VECTOR_JUDGE, *AFTER_JUDGING}
 FROM_TOKEN_JUDGE = {TOKEN_JUDGE, *FROM_VECTOR_SEARCH, COST_PREVIEW}
 FROM_TOKEN_SEARCH = {TOKEN_SEARCH, *FROM_TOKEN_JUDGE}
@@ -77,6 +85,10 @@ def fingerprints(sections: dict[str, dict[str, str]]) -> dict[str, str]:
         REPORT: plan.report,
         COST_PREVIEW: plan.cost_preview("dev"),
         ANNOTATION_EXPORT: plan.annotation_export,
+        ANNOTATION_PUSH: plan.annotation_push,
+        ANNOTATION_PULL: plan.annotation_pull,
+        PREDICTIONS: plan.predictions("openai", "test"),
+        EVALUATE: plan.evaluate("openai", "test"),
     }
     for step in (KEYWORDS, TOKEN_SEARCH, TOKEN_JUDGE, VECTOR_SEARCH, VECTOR_JUDGE):
         steps[step] = plan.shard("dev", step, 0)
@@ -111,22 +123,48 @@ CHANGES = [
      FROM_VECTOR_SEARCH | {COST_PREVIEW}),
     ("passage prefix", "embedder", {"passage_prefix": '"passage: "'},
      {VECTOR_INDEX, *FROM_VECTOR_SEARCH, COST_PREVIEW}),
+    ("embedder runtime", "embedder", {"runtime": "torch"},
+     {VECTOR_INDEX, *FROM_VECTOR_SEARCH, COST_PREVIEW}),
+    ("embedder precision", "embedder", {"runtime": "torch", "precision": "bf16"},
+     {VECTOR_INDEX, *FROM_VECTOR_SEARCH, COST_PREVIEW}),
+    ("device under runtime auto", "embedder", {"device": "cuda"},
+     {VECTOR_INDEX, *FROM_VECTOR_SEARCH, COST_PREVIEW}),
+    ("what auto means, spelled out", "embedder", {"runtime": "onnx", "precision": "fp32"}, set()),
     ("HNSW M", "vector_index", {"hnsw_m": "16"}, {VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
+    ("efConstruction", "vector_index", {"ef_construction": "200"},
+     {VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
+    ("faiss kind", "vector_index", {"kind": "flat"}, {VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
     ("efSearch", "vector_index", {"ef_search": "64"}, FROM_VECTOR_SEARCH),
     ("chunk overlap", "vector_index", {"chunk_overlap_tokens": "16"},
      {VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
     ("pool limit", "pool.dev", {"limit": "1"}, {QUESTIONS, *SHARD_STEPS_ON}),
-    ("splits seed", "splits", {"seed": "3"}, {SPLITS, HUB_FOLDER, REPORT}),
+    ("splits seed", "splits", {"seed": "3"}, {SPLITS, HUB_FOLDER, REPORT, *EVALUATION}),
     ("card name", "hub", {"pretty_name": "Mine"}, {HUB_FOLDER}),
-    ("annotation sample", "annotation", {"triplets": "100"}, {ANNOTATION_EXPORT}),
+    ("annotation sample", "annotation", {"triplets": "100"}, {ANNOTATION_EXPORT, *LABEL_STUDIO}),
+    ("Label Studio projects", "labelstudio", {"project_prefix": "paper"}, LABEL_STUDIO),
+    ("answerer model", "evaluate.openai", {"model": "other"}, EVALUATION),
+    ("answerer max_tokens", "evaluate.openai", {"max_tokens": "16"}, EVALUATION),
+    ("answerer stop", "evaluate.openai", {"stop": "[]"}, EVALUATION),
+    ("answerer prompt", "evaluate.openai", {"prompt": "judge-v1"}, EVALUATION),
+    ("refusal threshold", "evaluate", {"threshold": "0.5"}, {EVALUATE}),
+    ("refusal by phrases only", "evaluate", {"embedding": "false"}, {EVALUATE}),
+    ("bootstrap", "evaluate", {"bootstrap": "10", "seed": "1"}, {EVALUATE}),
+    ("calibration bins", "evaluate", {"bins": "5", "min_bin_count": "3"}, {EVALUATE}),
+    ("another answerer backend", "evaluate.vllm", {"model": "other", "chat": "true"}, set()),
+    ("answerer server (knobs)", "evaluate.openai",
+     {"base_url": LOCAL, "max_concurrency": "2", "max_retries": "0", "timeout": "5"}, set()),
     ("judge concurrency (a knob)", "judge", {"max_concurrency": "2", "timeout": "5"}, set()),
     ("judge server (a knob)", "judge", {"base_url": "http://127.0.0.1:8/v1"}, set()),
     ("tantivy threads (knobs)", "token_index", {"threads": "1", "heap_mb": "64"}, set()),
-    ("embedder batch (a knob)", "embedder", {"batch_size": "8", "device": "cuda"}, set()),
+    ("embedder knobs", "embedder", {"batch_size": "8", "threads": "1", "export_dir": "x"}, set()),
+    ("faiss threads (a knob)", "vector_index", {"threads": "1"}, set()),
     ("LLM cache (a knob)", "judge", {"cache": "false"}, set()),
     ("judge all candidates", "boundary", {"judge_all_candidates": "true"}, FROM_TOKEN_JUDGE),
     ("run name (a knob)", "build", {"name": "other", "output_root": "elsewhere"}, set()),
     ("publishing (knobs)", "hub", {"repo_id": "me/x", "private": "false"}, set()),
+    ("Label Studio server (knobs)", "labelstudio",
+     {"url": "http://127.0.0.1:8/", "api_key_env": "MY_TOKEN", "timeout": "5"}, set()),
+    ("completed files' folder (a knob)", "annotation", {"completed_dir": "elsewhere"}, set()),
 ]  # fmt: skip
 
 
@@ -143,6 +181,13 @@ def test_a_setting_changes_exactly_the_steps_it_decides(
     sections = base(inputs)
     after = merged(sections, section, **values) if values else {**sections, section: {}}
     assert changed(sections, after) == expected, what
+
+
+def test_the_device_is_a_knob_once_runtime_and_precision_are_given(
+    inputs: dict[str, Path],
+) -> None:
+    pinned = merged(base(inputs), "embedder", runtime="torch", precision="fp32")
+    assert changed(pinned, merged(pinned, "embedder", device="cuda")) == set()
 
 
 def test_the_prompt_counts_by_its_content_not_its_name(inputs: dict[str, Path]) -> None:
@@ -324,3 +369,43 @@ def test_without_a_training_order_nothing_of_the_boundary_counts(
     missing = merged(dated, "training_order", path=str(inputs["stream"].with_name("none")))
     with pytest.raises(InputError, match="no such file"):
         _ = Plan(read_config(missing)).training_index
+
+
+def test_the_refusal_embedder_counts_only_when_it_reads_refusals(inputs: dict[str, Path]) -> None:
+    sections = base(inputs)
+    phrases_only = merged(sections, "evaluate", embedding="false")
+    other_model = merged(phrases_only, "embedder", model="other/model")
+    before, after = fingerprints(phrases_only), fingerprints(other_model)
+    assert before[PREDICTIONS] != after[PREDICTIONS]  # the splits changed
+    record = Plan(read_config(other_model)).evaluate("openai", "test")
+    assert "embedder" not in record.settings
+    assert record.inputs == {PREDICTIONS: after[PREDICTIONS]}
+    with_embedder = Plan(read_config(sections)).evaluate("openai", "test")
+    assert with_embedder.settings["embedder"]["backend"] == "sentence-transformers"
+
+
+def test_evaluation_records_say_what_decided_them(inputs: dict[str, Path]) -> None:
+    plan = Plan(read_config(merged(base(inputs), "evaluate.openai", model="m", base_url=LOCAL)))
+    predictions = plan.predictions("openai", "test")
+    answerer = predictions.settings["answerer"]
+    assert answerer["backend"] == "openai" and answerer["model"] == "m"
+    assert len(answerer["prompt_sha256"]) == 64 and "base_url" not in answerer
+    assert predictions.settings["split"] == "test"
+    assert predictions.inputs == {SPLITS: plan.splits.fingerprint}
+    assert plan.predictions("vllm", "test").fingerprint != predictions.fingerprint
+    with pytest.raises(ConfigError, match=r"split 'train' is not made .* makes test; train"):
+        plan.predictions("openai", "train")
+
+
+def test_the_labelling_config_counts_by_its_content_not_its_path(tmp_path: Path) -> None:
+    shipped = Path(__file__).resolve().parents[2] / "annotation" / "label-studio.xml"
+    copy = tmp_path / "copy.xml"
+    copy.write_text(shipped.read_text())
+    before = fingerprints({})
+    moved = fingerprints({"labelstudio": {"label_config": str(copy)}})
+    assert moved == before
+    copy.write_text(shipped.read_text().replace("Choose yes or no", "Choose one"))
+    edited = fingerprints({"labelstudio": {"label_config": str(copy)}})
+    assert {step for step in before if before[step] != edited[step]} == LABEL_STUDIO
+    with pytest.raises(ConfigError, match=r"\[labelstudio\] label_config: no file 'nowhere.xml'"):
+        _ = Plan(read_config({"labelstudio": {"label_config": "nowhere.xml"}})).annotation_push

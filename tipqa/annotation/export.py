@@ -2,11 +2,14 @@
 
 The CSV is UTF-8 with a byte-order mark (so that spreadsheet programs detect the encoding),
 every field quoted, rows ended by CRLF, documents whole (paragraph breaks kept inside the
-quoted field). A cell that starts with = + - @ or a tab would be read as a formula by
-spreadsheet programs, so such a cell gets a leading apostrophe (the usual guard against formula
-injection; the import reads only the id and label columns). A spreadsheet cell holds at most
-32,767 characters: longer documents are still written whole, counted in the stats and listed
-in the manifest, and should be annotated in Label Studio. The Label Studio tasks match
+quoted field). With its default import options LibreOffice Calc (7.4, seen in the tests) reads
+a CSV cell that starts with = as a formula (formula injection), and cells such as "+49", "0123",
+"1/2", "July 4, 1776" or "10 pm" as numbers, dates or times, differently in every locale, even
+when quoted. So every non-empty text cell starts with an invisible WORD JOINER (U+2060): it is
+then text in every locale and shows exactly as written (an apostrophe, the usual guard, would
+show; the import reads only the id and label columns). A spreadsheet cell holds
+at most 32,767 characters: longer documents are still written whole, counted in the stats and
+listed in the manifest, and should be annotated in Label Studio. The Label Studio tasks match
 `annotation/label-studio.xml`: the document comes as HTML with the answer (and its aliases) and
 the keywords marked. Neither file carries the judge's label, the question's final label or the
 stage: those stay in the private key.
@@ -43,7 +46,7 @@ CSV_COLUMNS = [
     "comment",
 ]
 SPREADSHEET_CELL_LIMIT = 32_767
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+SHEET_GUARD = "\u2060"
 _WORD = r"[^\W_]"
 
 
@@ -77,8 +80,8 @@ def highlight_html(text: str, answers: list[str], keywords: list[str]) -> str:
 
 
 def spreadsheet_cell(value: str) -> str:
-    """The value, with an apostrophe in front if a spreadsheet would take it for a formula."""
-    return "'" + value if value[:1] in FORMULA_STARTS else value
+    """The value behind an invisible WORD JOINER, so that spreadsheets keep it as text."""
+    return SHEET_GUARD + value if value else value
 
 
 def csv_bytes(items: list[AnnotationItem]) -> bytes:
@@ -92,6 +95,12 @@ def csv_bytes(items: list[AnnotationItem]) -> bytes:
     return ("\ufeff" + buffer.getvalue()).encode("utf-8")
 
 
+def also_accepted(item: AnnotationItem) -> str:
+    """The answer's other accepted forms, for the labelling page ("none" when there are none)."""
+    others = [a for a in dict.fromkeys(item.aliases) if a.strip() and a != item.answer]
+    return "; ".join(others) if others else "none"
+
+
 def label_studio_tasks(items: list[AnnotationItem], annotator: str) -> list[dict[str, Any]]:
     """Label Studio tasks (`{"data": ...}`) for the variables of annotation/label-studio.xml."""
     return [
@@ -101,6 +110,7 @@ def label_studio_tasks(items: list[AnnotationItem], annotator: str) -> list[dict
                 "annotator": annotator,
                 "question": item.question,
                 "answer": item.answer,
+                "aliases": also_accepted(item),
                 "keywords": ", ".join(item.keywords),
                 "document": item.text,
                 "document_html": highlight_html(
@@ -124,7 +134,9 @@ def write_exports(
 ) -> None:
     """Write the key, every annotator's CSV and Label Studio file, and the manifest."""
     write_records(out.key, sample.items)
-    long_items = sorted(i.item_id for i in sample.items if len(i.text) > SPREADSHEET_CELL_LIMIT)
+    long_items = sorted(
+        i.item_id for i in sample.items if len(spreadsheet_cell(i.text)) > SPREADSHEET_CELL_LIMIT
+    )
     assignment: dict[str, list[str]] = {}
     for annotator in sample.annotators:
         mine = items_of(sample.items, annotator, settings.seed)

@@ -1,24 +1,26 @@
-"""Read completed annotation files back: filled-in CSVs and Label Studio JSON exports.
+"""Read completed annotation files back: filled-in sheets and Label Studio JSON exports.
 
-Each annotator returns one file, `<completed>/<annotator>.csv` or `<annotator>.json`. Every
-problem stops the import with an `InputError` naming the file, the row (CSV, counted from the
-header's line 1, as a spreadsheet numbers them) or the task (JSON, counted from 1), and the
-field: an item id that is not in the key or not assigned to this annotator, a file that belongs
-to another annotator, a duplicate item, a missing or second label, a label other than yes / no,
-an unknown control name, and items of the assignment that the file lacks. Nothing is dropped
-without a word: only rows whose every cell is empty are skipped.
+Each annotator returns one file, `<completed>/<annotator>.csv`, `.xlsx` (a sheet saved by a
+spreadsheet program, read with openpyxl) or `.json` (Label Studio). Every problem stops the
+import with an `InputError` naming the file, the row (sheets, counted from the header's row 1,
+as a spreadsheet numbers them) or the task (JSON, counted from 1), and the field: an item id
+that is not in the key or not assigned to this annotator, a file that belongs to another
+annotator, a duplicate item, a missing or second label, a label other than yes / no, an unknown
+control name, and items of the assignment that the file lacks. Nothing is dropped without a
+word: only rows whose every cell is empty are skipped.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from tipqa.annotation.items import Annotation, AnnotationItem
-from tipqa.errors import InputError
+from tipqa.errors import InputError, MissingExtraError
 from tipqa.jsonl import read_json
 from tipqa.records import Relevance
 
@@ -112,7 +114,7 @@ def _check_complete(path: Path, annotator: str, seen: dict[str, str], assigned: 
         raise InputError(f"{len(missing)} assigned item(s) have no label: {shown}", path=str(path))
 
 
-def _flag(value: str, path: Path, line: int, where: str) -> bool:
+def _flag(value: str, path: Path, line: int | None, where: str) -> bool:
     text = value.strip().lower()
     if text in TRUE_FLAGS:
         return True
@@ -143,21 +145,66 @@ def _delimiter(first_line: str) -> str:
     return ","
 
 
-def read_csv(path: Path, annotator: str, assigned: Assigned) -> list[Annotation]:
-    """The labels of one completed CSV, every row checked."""
+Row = tuple[int, int | None, list[str]]  # sheet row number, CSV line (None in XLSX), cells
+
+
+def _csv_rows(path: Path) -> tuple[list[str], list[Row]]:
+    """The header and the non-empty rows of a CSV (any of the usual delimiters)."""
     text = _decode(path)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(text.split("\n", 1)[0]))
-    header = [c.strip().lower() for c in next(reader, [])]
+    header = next(reader, [])
+    rows: list[Row] = []
+    start = reader.line_num + 1
+    for number, row in enumerate(reader, start=2):
+        rows.append((number, start, row))
+        start = reader.line_num + 1
+    return header, rows
+
+
+def _cell_text(value: Any) -> str:
+    """A sheet cell as the text a person typed (None empty, 1.0 as 1, booleans as words)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _xlsx_rows(path: Path) -> tuple[list[str], list[Row]]:
+    """The header and the rows of the first sheet of an XLSX workbook."""
+    try:
+        import openpyxl
+    except ImportError as exc:
+        raise MissingExtraError("openpyxl", "annotation") from exc
+    try:
+        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
+        raise InputError(f"not an XLSX workbook ({exc})", path=str(path)) from exc
+    try:
+        cells = [
+            [_cell_text(v) for v in row] for row in book.worksheets[0].iter_rows(values_only=True)
+        ]
+    finally:
+        book.close()
+    header = cells[0] if cells else []
+    return header, [(number, None, row) for number, row in enumerate(cells[1:], start=2)]
+
+
+def read_sheet(path: Path, annotator: str, assigned: Assigned) -> list[Annotation]:
+    """The labels of one completed sheet (.csv or .xlsx), every row checked."""
+    header, found = _xlsx_rows(path) if path.suffix.lower() == ".xlsx" else _csv_rows(path)
+    header = [c.strip().lstrip("\ufeff").lower() for c in header]
     for column in REQUIRED_COLUMNS:
         if column not in header:
             raise InputError(f"missing column {column!r}", path=str(path), line=1, field=column)
     col = {name: header.index(name) for name in REQUIRED_COLUMNS}
-    rows: list[tuple[int, int, list[str]]] = []
-    start = reader.line_num + 1
-    for number, row in enumerate(reader, start=2):
-        if any(cell.strip() for cell in row):
-            rows.append((number, start, row + [""] * (len(header) - len(row))))
-        start = reader.line_num + 1
+    rows = [
+        (number, line, row + [""] * (len(header) - len(row)))
+        for number, line, row in found
+        if any(cell.strip() for cell in row)
+    ]
     _check_owner(path, annotator, [r[col["item_id"]].strip() for _, _, r in rows], assigned)
     seen: dict[str, str] = {}
     out = []
@@ -276,20 +323,22 @@ def read_label_studio(path: Path, annotator: str, assigned: Assigned) -> list[An
     return out
 
 
+COMPLETED_SUFFIXES = (".csv", ".xlsx", ".json")
+
+
 def completed_file(folder: Path, annotator: str) -> Path | None:
-    """The annotator's completed file (.csv or .json), None when absent; both is an error."""
-    found = [p for p in (folder / f"{annotator}.csv", folder / f"{annotator}.json") if p.exists()]
+    """The annotator's completed file (.csv, .xlsx or .json), None when absent; two is an error."""
+    found = [folder / f"{annotator}{suffix}" for suffix in COMPLETED_SUFFIXES]
+    found = [p for p in found if p.exists()]
     if len(found) > 1:
-        raise InputError(
-            f"both {found[0].name} and {found[1].name} exist for {annotator}; keep one",
-            path=str(folder),
-        )
+        names = " and ".join(p.name for p in found)
+        raise InputError(f"{names} exist for {annotator}; keep one", path=str(folder))
     return found[0] if found else None
 
 
 def read_completed(path: Path, annotator: str, assigned: Assigned) -> list[Annotation]:
     """One completed file, by its suffix."""
-    reader = read_label_studio if path.suffix.lower() == ".json" else read_csv
+    reader = read_label_studio if path.suffix.lower() == ".json" else read_sheet
     return reader(path, annotator, assigned)
 
 
@@ -301,7 +350,7 @@ def load_completed(
     files = {a: completed_file(folder, a) for a in annotators}
     missing = [a for a, path in files.items() if path is None]
     if missing:
-        expected = ", ".join(f"{a}.csv (or .json)" for a in missing)
+        expected = ", ".join(f"{a}.csv (or .xlsx, .json)" for a in missing)
         raise InputError(f"{len(missing)} completed file(s) missing: {expected}", path=str(folder))
     assigned = assignment_of(items)
     return [

@@ -41,6 +41,25 @@ class AnnotationLayout:
         return self.root / "label-studio" / f"{annotator}.json"
 
     @property
+    def label_studio_projects(self) -> Path:
+        """Which Label Studio project holds each annotator's tasks (written by the push)."""
+        return self.root / "label-studio" / "projects.json"
+
+    @property
+    def push_stats(self) -> Path:
+        """The push's stats file, written last."""
+        return self.root / "label-studio" / "push.stats.json"
+
+    def pulled(self, annotator: str) -> Path:
+        """The raw JSON export of an annotator's project, as last pulled from Label Studio."""
+        return self.root / "label-studio" / "pulled" / f"{annotator}.json"
+
+    @property
+    def pull_stats(self) -> Path:
+        """The pull's stats file, written last (only once every annotator's file is complete)."""
+        return self.root / "label-studio" / "pull.stats.json"
+
+    @property
     def report(self) -> Path:
         """The folder of the agreement report."""
         return self.root / "agreement"

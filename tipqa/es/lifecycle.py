@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
@@ -30,12 +31,32 @@ from tipqa.es.client import (
     import_elasticsearch,
     make_client,
 )
+from tipqa.settings import Settings, knob
 
 log = logging.getLogger(__name__)
 
 LEDGER_SUFFIX = "-tipqa-meta"
 COMPLETE_ID = "complete"
 FORCE_MERGE_POLL = "60s"
+
+
+@dataclass(frozen=True)
+class EsBuildSettings(Settings):
+    """What both Elasticsearch indexes share: how a build loads the cluster (all knobs)."""
+
+    replicas: int | None = knob(None, doc="replicas once built (None: the cluster's default)")
+    bulk_chunk_docs: int = knob(500, doc="documents per bulk request")
+    bulk_max_bytes: int = knob(50_000_000, doc="bytes per bulk request")
+    threads: int = knob(4, doc="parallel bulk requests")
+    max_retries: int = knob(8, doc="retries of bulk items rejected with 429")
+    initial_backoff: float = knob(1.0, doc="seconds before the first retry")
+    force_merge_segments: int | None = knob(None, doc="merge to this many segments once built")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if min(self.bulk_chunk_docs, self.bulk_max_bytes, self.threads) < 1:
+            raise ConfigError("bulk_chunk_docs, bulk_max_bytes and threads must be >= 1")
+        mappings.serving_settings(self.replicas)
 
 
 class IncompleteBuild(TipqaError):

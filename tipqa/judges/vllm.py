@@ -14,6 +14,7 @@ unparseable becomes a failed judgment, never a "no".
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -94,15 +95,7 @@ class EngineConfig:
             from vllm import LLM
         except ImportError as exc:
             raise MissingExtraError("vllm", "vllm") from exc
-        return LLM(
-            model=self.model,
-            tensor_parallel_size=self.tensor_parallel_size,
-            max_model_len=self.max_model_len,
-            dtype=self.dtype,
-            gpu_memory_utilization=self.gpu_memory_utilization,
-            enforce_eager=self.enforce_eager,
-            seed=self.seed,
-        )
+        return LLM(**dataclasses.asdict(self))
 
 
 _ENGINE: dict[EngineConfig, Any] = {}
@@ -211,15 +204,8 @@ class VLLMJudgeSettings(Settings):
 
     def engine_config(self) -> EngineConfig:
         """The arguments of the engine these settings ask for."""
-        return EngineConfig(
-            model=self.model,
-            tensor_parallel_size=self.tensor_parallel_size,
-            max_model_len=self.max_model_len,
-            dtype=self.dtype,
-            gpu_memory_utilization=self.gpu_memory_utilization,
-            enforce_eager=self.enforce_eager,
-            seed=self.seed,
-        )
+        names = [field.name for field in dataclasses.fields(EngineConfig)]
+        return EngineConfig(**{name: getattr(self, name) for name in names})
 
 
 class VLLMJudge:

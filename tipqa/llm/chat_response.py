@@ -11,6 +11,9 @@ shape is read here (the tests serve every one of them):
   logprob}, ...]}`, which chat responses carried in vLLM until early 2024 (vllm-project/vllm
   issue 3179) and in llama-cpp-python's server until its pull request 1788 (October 2024);
 * no log-probabilities at all (a server that ignores the request field, or `logprobs: null`);
+* the generated tokens' own log-probabilities, `content[i].logprob` (or `prob`) in the chat
+  layout and `token_logprobs` in the completions layout, read only when every position has a
+  usable one (a sequence probability from some of its tokens would be too high);
 * `usage` missing, null or partial (some servers send none; Ollama counts 0 prompt tokens
   for a cached prompt), reported as `usage=None` so that the caller can count it;
 * the answer only in `reasoning_content` / `reasoning` (a thinking model that used up its
@@ -38,13 +41,18 @@ class UnreadableResponse(ValueError):
 
 @dataclass
 class ChatReply:
-    """What one chat completion said: its text, per-position alternatives, tokens spent."""
+    """What one chat completion said: its text, per-position alternatives, tokens spent.
+
+    `token_logprobs`: the log-probability of each generated token, None when the server sent
+    none (or not one for every position).
+    """
 
     text: str
     top_logprobs: list[Alternatives] = field(default_factory=list)
     usage: tuple[int, int] | None = None
     finish_reason: str | None = None
     reasoned_only: bool = False
+    token_logprobs: list[float] | None = None
 
 
 def read_reply(payload: Any) -> ChatReply:
@@ -67,6 +75,7 @@ def read_reply(payload: Any) -> ChatReply:
         usage=read_usage(payload.get("usage")),
         finish_reason=finish if isinstance(finish, str) else None,
         reasoned_only=reasoning and not text.strip(),
+        token_logprobs=read_token_logprobs(choice.get("logprobs")),
     )
 
 
@@ -81,6 +90,23 @@ def read_logprobs(logprobs: Any) -> list[Alternatives]:
     if isinstance(top, Sequence) and not isinstance(top, str):
         return [_completions_position(position) for position in top]
     return []
+
+
+def read_token_logprobs(logprobs: Any) -> list[float] | None:
+    """The generated tokens' own log-probabilities, from either layout; None unless all usable."""
+    if not isinstance(logprobs, Mapping):
+        return None
+    content = logprobs.get("content")
+    if isinstance(content, Sequence) and not isinstance(content, str):
+        chosen = [_chosen(position) for position in content]
+    else:
+        values = logprobs.get("token_logprobs")
+        if not isinstance(values, Sequence) or isinstance(values, str):
+            return None
+        chosen = [_logprob(value) for value in values]
+    if not chosen or any(value is None for value in chosen):
+        return None
+    return [value for value in chosen if value is not None]
 
 
 def read_usage(usage: Any) -> tuple[int, int] | None:
@@ -121,6 +147,22 @@ def _completions_position(position: Any) -> Alternatives:
     return [pair for pair in pairs if pair is not None]
 
 
+def _chosen(position: Any) -> float | None:
+    """The log-probability of the token chosen at one chat-layout position (`logprob`/`prob`)."""
+    if not isinstance(position, Mapping):
+        return None
+    if "logprob" in position:
+        return _logprob(position.get("logprob"))
+    return _log(position.get("prob"))
+
+
+def _logprob(value: Any) -> float | None:
+    """A finite log-probability, as a float; None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
 def _mappings(items: Sequence[Any]) -> list[Mapping[str, Any]]:
     return [item for item in items if isinstance(item, Mapping)]
 
@@ -134,8 +176,7 @@ def _log(probability: Any) -> float | None:
 
 def _pair(token: Any, logprob: Any) -> tuple[str, float] | None:
     """(token, logprob) when both are what they should be, else None."""
-    if not isinstance(token, str) or isinstance(logprob, bool):
+    value = _logprob(logprob)
+    if not isinstance(token, str) or value is None:
         return None
-    if not isinstance(logprob, (int, float)) or not math.isfinite(logprob):
-        return None
-    return token, float(logprob)
+    return token, value

@@ -45,12 +45,15 @@ Message = dict[str, str]
 class ChatResult:
     """One request's outcome: the answer text and logprobs, or the kind of error that ended it.
 
+    `token_logprobs` are the log-probabilities of the generated tokens themselves (None when the
+    server sent none); `top_logprobs` the alternatives the server listed at each position.
     `reasoned_only`: the model wrote reasoning but no answer (a thinking model that ran out of
     `max_tokens`); `finish_reason` is the server's, when it sent one.
     """
 
     text: str = ""
     top_logprobs: list[list[tuple[str, float]]] = field(default_factory=list)
+    token_logprobs: list[float] | None = None
     usage: Usage = field(default_factory=Usage)
     attempts: int = 0
     error: str | None = None
@@ -253,6 +256,7 @@ class OpenAIChatClient:
         return ChatResult(
             text=reply.text,
             top_logprobs=reply.top_logprobs,
+            token_logprobs=reply.token_logprobs,
             usage=usage,
             attempts=attempts,
             finish_reason=reply.finish_reason,

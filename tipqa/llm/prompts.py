@@ -18,7 +18,11 @@ import orjson
 from tipqa.errors import ConfigError
 
 _SLOT = re.compile(r"\{(\w+)\}")
-SHIPPED = {"judge-v1": "judge-v1.txt", "keywords-v1": "keywords-v1.json"}
+SHIPPED = {
+    "judge-v1": "judge-v1.txt",
+    "keywords-v1": "keywords-v1.json",
+    "answer-v1": "answer-v1.txt",
+}
 
 
 @dataclass(frozen=True)

@@ -34,10 +34,10 @@ from tipqa.errors import ConfigError, InputError
 from tipqa.es import mappings, queries
 from tipqa.es.bulk import run_bulk
 from tipqa.es.client import body
-from tipqa.es.lifecycle import EsIndexBase
+from tipqa.es.lifecycle import EsBuildSettings, EsIndexBase
 from tipqa.place import IndexPlace
 from tipqa.records import Document, TokenHit
-from tipqa.settings import Settings, knob
+from tipqa.settings import setting
 from tipqa.token_index.base import TokenResult
 
 log = logging.getLogger(__name__)
@@ -50,26 +50,17 @@ MAX_SKIP_LOGS = 20
 
 
 @dataclass(frozen=True)
-class ElasticsearchTokenSettings(Settings):
+class ElasticsearchTokenSettings(EsBuildSettings):
     """[token_index] of the Elasticsearch backend (the cluster is in [elasticsearch])."""
 
-    index: str = "tipqa-token"
-    shards: int = 1
-    max_doc_bytes: int = 50_000_000
-    replicas: int | None = knob(None, doc="replicas once built (None: the cluster's default)")
-    bulk_chunk_docs: int = knob(500)
-    bulk_max_bytes: int = knob(50_000_000)
-    threads: int = knob(4, doc="parallel bulk requests")
-    max_retries: int = knob(8, doc="retries of bulk items rejected with 429")
-    initial_backoff: float = knob(1.0)
-    force_merge_segments: int | None = knob(None)
+    index: str = setting("tipqa-token", doc="the index's name")
+    shards: int = setting(1, doc="primary shards")
+    max_doc_bytes: int = setting(50_000_000, doc="skip larger documents (counted)")
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if min(self.bulk_chunk_docs, self.bulk_max_bytes, self.threads, self.max_doc_bytes) < 1:
-            raise ConfigError(
-                "bulk_chunk_docs, bulk_max_bytes, threads, max_doc_bytes must be >= 1"
-            )
+        if self.max_doc_bytes < 1:
+            raise ConfigError(f"max_doc_bytes must be >= 1, got {self.max_doc_bytes}")
         mappings.token_index_settings(self.shards)
 
 

@@ -23,10 +23,10 @@ from tipqa.errors import ConfigError
 from tipqa.es import mappings, queries
 from tipqa.es.bulk import run_bulk
 from tipqa.es.client import body
-from tipqa.es.lifecycle import EsIndexBase
+from tipqa.es.lifecycle import EsBuildSettings, EsIndexBase
 from tipqa.place import IndexPlace
 from tipqa.records import Chunk, VectorHit
-from tipqa.settings import Settings, knob, search_only
+from tipqa.settings import knob, search_only, setting
 from tipqa.vector_index.base import as_matrix
 
 log = logging.getLogger(__name__)
@@ -36,23 +36,16 @@ ID_BATCH = 1000
 
 
 @dataclass(frozen=True)
-class ElasticsearchVectorSettings(Settings):
+class ElasticsearchVectorSettings(EsBuildSettings):
     """[vector_index] of the Elasticsearch backend (the cluster is in [elasticsearch])."""
 
-    index: str = "tipqa-vector"
-    shards: int = 1
-    hnsw_m: int = 16
-    ef_construction: int = 100
-    quantize: Literal["int8", "int4", "bbq"] | None = None
+    index: str = setting("tipqa-vector", doc="the index's name")
+    shards: int = setting(1, doc="primary shards")
+    hnsw_m: int = setting(16, doc="HNSW graph degree")
+    ef_construction: int = setting(100, doc="HNSW build depth")
+    quantize: Literal["int8", "int4", "bbq"] | None = setting(None, doc="vector quantisation")
     num_candidates: int = search_only(100, doc="kNN candidates per shard")
-    replicas: int | None = knob(None, doc="replicas once built (None: the cluster's default)")
     search_batch: int = knob(64, doc="query vectors per _msearch request")
-    bulk_chunk_docs: int = knob(500)
-    bulk_max_bytes: int = knob(50_000_000)
-    threads: int = knob(4, doc="parallel bulk requests")
-    max_retries: int = knob(8, doc="retries of bulk items rejected with 429")
-    initial_backoff: float = knob(1.0)
-    force_merge_segments: int | None = knob(None)
 
     def __post_init__(self) -> None:
         super().__post_init__()

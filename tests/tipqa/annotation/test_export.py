@@ -11,6 +11,7 @@ from pathlib import Path
 
 from tipqa.annotation.export import (
     CSV_COLUMNS,
+    SHEET_GUARD,
     csv_bytes,
     export_annotation,
     highlight_html,
@@ -28,6 +29,7 @@ from tipqa.layout import ANNOTATION_EXPORT
 REPO = Path(__file__).resolve().parents[3]
 CONFIG = REPO / "annotation" / "label-studio.xml"
 HIDDEN = ("judge_label", "final_label", "evidence", "stage", "judge")
+G = SHEET_GUARD
 
 
 def _item(text: str) -> AnnotationItem:
@@ -58,21 +60,22 @@ def test_csv_has_bom_quoted_fields_and_whole_documents() -> None:
     assert rows[0] == CSV_COLUMNS
     assert rows[1][:5] == [
         "it-1",
-        'Who wrote "Pnin", a novel?',
-        "Vladimir Nabokov",
-        "Pnin, novel",
-        text,
+        G + 'Who wrote "Pnin", a novel?',
+        G + "Vladimir Nabokov",
+        G + "Pnin, novel",
+        G + text,
     ]
     assert rows[1][5:] == ["", "", ""]
     assert len(rows) == 2
 
 
-def test_cells_that_look_like_formulas_are_guarded() -> None:
+def test_every_text_cell_is_guarded_against_formulas_and_number_parsing() -> None:
     data = csv_bytes([_item('=HYPERLINK("http://x","y")\n\nrest'), _item("-- a list")])
     rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))
-    assert rows[1][4] == '\'=HYPERLINK("http://x","y")\n\nrest'
-    assert rows[2][4] == "'-- a list"
-    assert spreadsheet_cell("Vienna") == "Vienna" and spreadsheet_cell("") == ""
+    assert rows[1][4] == G + '=HYPERLINK("http://x","y")\n\nrest'
+    assert rows[2][4] == G + "-- a list"
+    assert [c[:1] for c in rows[1][1:5]] == [G] * 4 and rows[1][0] == "it-1"
+    assert spreadsheet_cell("0123") == "\u20600123" and spreadsheet_cell("") == ""
 
 
 def test_highlighting_marks_answers_and_keywords_and_escapes_html() -> None:
@@ -144,7 +147,7 @@ def test_export_writes_key_exports_and_manifest_without_leaking_the_key(
     by_id = {i.item_id: i for i in key}
     first = manifest["annotators"]["annotator-01"][0]
     row = next(csv.DictReader(io.StringIO(out.csv("annotator-01").read_text("utf-8-sig"))))
-    assert row["document"] == by_id[first].text
+    assert row["document"] == G + by_id[first].text
     written = read_json(out.stats)
     assert written["counts"]["sampled"] == 40 == stats.counts["sampled"]
     assert written["provenance"]["settings"]["pool"] == "dev"

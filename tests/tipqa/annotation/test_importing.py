@@ -14,8 +14,8 @@ from tipqa.annotation.export import write_exports
 from tipqa.annotation.importing import (
     assignment_of,
     load_completed,
-    read_csv,
     read_label_studio,
+    read_sheet,
 )
 from tipqa.annotation.items import AnnotationItem
 from tipqa.annotation.layout import AnnotationLayout
@@ -58,7 +58,7 @@ def _json(exported, tmp_path: Path, annotator: str = B) -> Path:
 def test_both_formats_read_back(exported, tmp_path) -> None:
     _, items = exported
     assigned = assignment_of(items)
-    from_csv = read_csv(_csv(exported, tmp_path), A, assigned)
+    from_csv = read_sheet(_csv(exported, tmp_path), A, assigned)
     assert {a.item_id for a in from_csv} == {"it-g1", "it-g4", "it-g5", "it-g7"}
     assert all(a.relevant == "yes" and a.annotator == A for a in from_csv)
     from_json = read_label_studio(_json(exported, tmp_path), B, assigned)
@@ -109,7 +109,7 @@ def test_bad_csv_rows_name_file_row_and_field(exported, tmp_path, edit, message,
         edit = _cell(4, "item_id", first)
     rows = _edit_csv(path, edit)
     with pytest.raises(InputError) as error:
-        read_csv(path, A, assignment_of(exported[1]))
+        read_sheet(path, A, assignment_of(exported[1]))
     assert message.format(first=first) in str(error.value)
     assert error.value.path == str(path) and error.value.field == field
     text = path.read_text("utf-8-sig")
@@ -125,21 +125,21 @@ def test_csv_lacking_rows_or_columns_or_encoding(exported, tmp_path) -> None:
     rows = _edit_csv(path, lambda rows: rows.pop(2))
     assert len(rows) == 4
     with pytest.raises(InputError, match=r"1 assigned item\(s\) have no label: it-g"):
-        read_csv(path, A, assigned)
+        read_sheet(path, A, assigned)
     path.write_text('"item_id","relevant","comment"\r\n"it-g1","yes",""\r\n', "utf-8")
     with pytest.raises(InputError, match="missing column 'problematic'"):
-        read_csv(path, A, assigned)
+        read_sheet(path, A, assigned)
     path.write_bytes(
         '"item_id","relevant","problematic","comment"\r\n"it-g1","sí","",""'.encode("cp1252")
     )
     with pytest.raises(InputError, match="not UTF-8"):
-        read_csv(path, A, assigned)
+        read_sheet(path, A, assigned)
 
 
 def test_csv_from_another_annotator_is_named_as_such(exported, tmp_path) -> None:
     path = _csv(exported, tmp_path, annotator=C)
     with pytest.raises(InputError, match="wrong annotator: its items are assigned to annotator-03"):
-        read_csv(path, A, assignment_of(exported[1]))
+        read_sheet(path, A, assignment_of(exported[1]))
 
 
 def test_spreadsheet_variants_are_accepted(exported, tmp_path) -> None:
@@ -151,7 +151,7 @@ def test_spreadsheet_variants_are_accepted(exported, tmp_path) -> None:
         rows.insert(3, [""] * len(rows[0]))
 
     _edit_csv(path, edit, delimiter=";")
-    labels = read_csv(path, A, assignment_of(exported[1]))
+    labels = read_sheet(path, A, assignment_of(exported[1]))
     assert [a.relevant for a in labels] == ["yes"] * 4
     assert labels[-1].source == f"{A}.csv:row 6"
 
@@ -250,12 +250,75 @@ def test_missing_and_ambiguous_completed_files(exported, tmp_path) -> None:
     _csv(exported, tmp_path, A)
     with pytest.raises(InputError) as error:
         load_completed(tmp_path / "done", items, [A, B, C])
-    assert "2 completed file(s) missing: annotator-02.csv (or .json), annotator-03.csv" in str(
-        error.value
+    assert (
+        "2 completed file(s) missing: annotator-02.csv (or .xlsx, .json), annotator-03.csv"
+        in str(error.value)
     )
     _json(exported, tmp_path, B)
     _csv(exported, tmp_path, C)
     assert len(load_completed(tmp_path / "done", items, [A, B, C])) == 12
     _csv(exported, tmp_path, B)
-    with pytest.raises(InputError, match=r"both annotator-02\.csv and annotator-02\.json exist"):
+    with pytest.raises(
+        InputError, match=r"annotator-02\.csv and annotator-02\.json exist for annotator-02"
+    ):
         load_completed(tmp_path / "done", items, [A, B, C])
+
+
+def _xlsx(exported, tmp_path: Path, edit=None, annotator: str = A) -> Path:
+    """The exported sheet filled in and saved as XLSX, as a spreadsheet program would."""
+    import openpyxl
+
+    out, items = exported
+    filled = tmp_path / "filled.csv"
+    fill_csv(out.csv(annotator), filled, _labels(items))
+    rows = list(csv.reader(io.StringIO(filled.read_text("utf-8-sig"), newline="")))
+    if edit:
+        edit(rows)
+    book = openpyxl.Workbook()
+    for row in rows:
+        book.active.append(row)
+    path = tmp_path / "done" / f"{annotator}.xlsx"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    book.save(path)
+    return path
+
+
+def test_xlsx_sheets_read_back_with_typed_cells(exported, tmp_path) -> None:
+    def typed(rows: list[list]) -> None:
+        header = rows[0]
+        rows[1][header.index("relevant")] = "NO"
+        rows[2][header.index("problematic")] = True
+        rows[3][header.index("problematic")] = 1.0
+        rows[4][header.index("comment")] = 'Zoë said "no"\nthen left'
+        rows.insert(3, [None] * len(header))
+
+    path = _xlsx(exported, tmp_path, typed)
+    labels = read_sheet(path, A, assignment_of(exported[1]))
+    assert [a.relevant for a in labels] == ["no", "yes", "yes", "yes"]
+    assert [a.problematic for a in labels] == [False, True, True, False]
+    assert labels[3].comment == 'Zoë said "no"\nthen left'
+    assert labels[-1].source == f"{A}.xlsx:row 6"
+
+
+def test_bad_xlsx_sheets_name_file_row_and_field(exported, tmp_path) -> None:
+    assigned = assignment_of(exported[1])
+    path = _xlsx(exported, tmp_path, _cell(3, "relevant", "maybe"))
+    with pytest.raises(InputError) as error:
+        read_sheet(path, A, assigned)
+    assert "row 3: label 'maybe' is not yes or no" in str(error.value)
+    assert error.value.path == str(path) and error.value.field == "relevant"
+
+    def drop_comment(rows: list[list]) -> None:
+        column = rows[0].index("comment")
+        for row in rows:
+            del row[column]
+
+    path = _xlsx(exported, tmp_path, drop_comment)
+    with pytest.raises(InputError, match="missing column 'comment'"):
+        read_sheet(path, A, assigned)
+    path.write_bytes(b"PK\x03\x04 this is no workbook")
+    with pytest.raises(InputError, match="not an XLSX workbook"):
+        read_sheet(path, A, assigned)
+    _csv(exported, tmp_path, A)
+    with pytest.raises(InputError, match=r"annotator-01\.csv and annotator-01\.xlsx exist"):
+        load_completed(tmp_path / "done", exported[1], [A, B, C])

@@ -6,7 +6,13 @@ import math
 
 import pytest
 
-from tipqa.llm.chat_response import ChatReply, UnreadableResponse, read_logprobs, read_reply
+from tipqa.llm.chat_response import (
+    ChatReply,
+    UnreadableResponse,
+    read_logprobs,
+    read_reply,
+    read_token_logprobs,
+)
 
 USAGE = {"prompt_tokens": 12, "completion_tokens": 1, "total_tokens": 13}
 
@@ -35,13 +41,15 @@ def test_chat_layout() -> None:
         "refusal": None,
     }
     reply = read_reply(response(answer(logprobs=logprobs, finish_reason="stop"), usage=USAGE))
-    assert reply == ChatReply("yes", [[("yes", -0.2), (" No", -1.8)]], (12, 1), "stop", False)
+    expected = ChatReply("yes", [[("yes", -0.2), (" No", -1.8)]], (12, 1), "stop", False, [-0.2])
+    assert reply == expected
 
 
 def test_probabilities_instead_of_logprobs() -> None:
     content = [{"token": "no", "prob": 0.75, "top_probs": [{"token": "no", "prob": 0.75}]}]
     reply = read_reply(response(answer("no", logprobs={"content": content})))
     assert reply.top_logprobs == [[("no", pytest.approx(math.log(0.75)))]]
+    assert reply.token_logprobs == [pytest.approx(math.log(0.75))]
 
 
 def test_older_completions_layout() -> None:
@@ -53,6 +61,7 @@ def test_older_completions_layout() -> None:
     }
     reply = read_reply(response(answer("Yes.", logprobs=logprobs)))
     assert reply.top_logprobs == [[("Yes", -0.1), ("No", -2.4)], [], [(".", -0.3)]]
+    assert reply.token_logprobs == [-0.1, -0.3]
 
 
 @pytest.mark.parametrize(
@@ -61,6 +70,37 @@ def test_older_completions_layout() -> None:
 def test_no_logprobs(logprobs: object) -> None:
     assert read_logprobs(logprobs) == []
     assert read_reply(response(answer(logprobs=logprobs))).top_logprobs == []
+    assert read_token_logprobs(logprobs) is None
+    assert read_reply(response(answer(logprobs=logprobs))).token_logprobs is None
+
+
+def test_chosen_tokens_of_a_longer_answer() -> None:
+    content = [
+        {"token": "William", "logprob": -0.1, "top_logprobs": []},
+        {"token": " Shakespeare", "logprob": -0.05, "top_logprobs": []},
+    ]
+    assert read_token_logprobs({"content": content}) == [-0.1, -0.05]
+    assert read_token_logprobs({"content": [{"token": "x", "prob": 0.5}]}) == [
+        pytest.approx(math.log(0.5))
+    ]
+
+
+@pytest.mark.parametrize(
+    "logprobs",
+    [
+        {"content": []},
+        {"content": [{"token": "a", "logprob": -0.1}, {"token": "b"}]},
+        {"content": [{"token": "a", "logprob": -0.1}, "b"]},
+        {"content": [{"token": "a", "logprob": float("nan")}]},
+        {"content": [{"token": "a", "logprob": True}]},
+        {"content": [{"token": "a", "prob": 0.0}]},
+        {"tokens": ["a", "b"], "token_logprobs": [-0.1, None]},
+        {"tokens": ["a"], "token_logprobs": "-0.1"},
+        {"tokens": [], "token_logprobs": []},
+    ],
+)
+def test_chosen_tokens_need_a_logprob_at_every_position(logprobs: object) -> None:
+    assert read_token_logprobs(logprobs) is None
 
 
 def test_odd_entries_are_left_out() -> None:

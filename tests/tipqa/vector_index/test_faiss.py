@@ -9,7 +9,7 @@ from tipqa.errors import ConfigError, InputError
 from tipqa.place import IndexPlace
 from tipqa.records import Chunk
 from tipqa.vector_index import VECTOR_INDEXES
-from tipqa.vector_index.faiss import MANIFEST, FaissVectorIndex
+from tipqa.vector_index.faiss import MANIFEST, FaissSettings, FaissVectorIndex
 
 DIM = 16
 
@@ -236,3 +236,61 @@ def test_flat_index_ignores_hnsw_parameters_on_reopen(tmp_path) -> None:
     FaissVectorIndex.at(tmp_path / "hn", DIM, kind="hnsw", hnsw_m=8).finish()
     with pytest.raises(ConfigError, match="hnsw_m"):
         FaissVectorIndex.at(tmp_path / "hn", DIM, kind="hnsw")
+
+
+def test_settings_defaults_and_identity() -> None:
+    settings = FaissSettings()
+    assert (settings.kind, settings.hnsw_m, settings.ef_construction, settings.ef_search) == (
+        "hnsw",
+        64,
+        400,
+        512,
+    )
+    assert "threads" not in settings.identity()
+    assert FaissSettings(threads=1).identity() == settings.identity()
+    assert FaissSettings(ef_search=64).identity() != settings.identity()
+    assert FaissSettings(ef_search=64).build_identity() == settings.build_identity()
+    assert FaissSettings(hnsw_m=32).build_identity() != settings.build_identity()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"kind": "ivf"}, "expected one of flat, hnsw"),
+        ({"hnsw_m": 1}, "hnsw_m"),
+        ({"ef_search": 0}, "ef_search"),
+        ({"ef_construction": 0}, "ef_construction"),
+        ({"threads": -1}, "threads"),
+    ],
+)
+def test_bad_settings_are_config_errors(options: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        FaissSettings(**options)
+
+
+def test_registry_parses_the_section() -> None:
+    section = {"kind": "hnsw", "hnsw_m": "8", "ef_construction": "40", "ef_search": "32"}
+    settings = VECTOR_INDEXES.parse("faiss", "vector_index", {**section, "threads": "1"})
+    assert settings == FaissSettings(hnsw_m=8, ef_construction=40, ef_search=32, threads=1)
+
+
+def test_threads_knob_sets_the_openmp_threads(tmp_path) -> None:
+    import faiss
+
+    before = faiss.omp_get_max_threads()
+    try:
+        FaissVectorIndex.at(tmp_path / "vi", DIM, threads=1)
+        assert faiss.omp_get_max_threads() == 1
+    finally:
+        faiss.omp_set_num_threads(before)
+
+
+def test_ef_search_may_change_on_reopen(tmp_path) -> None:
+    vectors = clustered(200, DIM, 4, seed=3)
+    index = FaissVectorIndex.at(tmp_path / "vi", DIM, hnsw_m=8)
+    index.add(make_chunks(200), vectors)
+    index.finish()
+    index.close()
+    wider = FaissVectorIndex.at(tmp_path / "vi", DIM, hnsw_m=8, ef_search=512)
+    assert wider.count() == 200
+    assert [h.chunk_id for h in wider.search(vectors[:1], 1)[0]] == ["d0#0"]

@@ -1,0 +1,98 @@
+"""Demo labels under the default vector index and under exact search (library steps, rule judge).
+
+The demo world's questions go through the pipeline's own step functions (`tipqa.steps`): rule
+keywords, the tantivy token index, token search and judging, then vector search and judging
+twice, once with the shipped `FaissVectorIndex` defaults and once with a flat (exact) index,
+both holding the same cached vectors of the world's chunks.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.common import K1, corpus_files, world_questions
+from tipqa import steps
+from tipqa.corpus.files import FileCorpus
+from tipqa.fingerprint import StepRecord
+from tipqa.jsonl import read_records
+from tipqa.judges.rules import RuleJudge
+from tipqa.keywords.rules import RuleKeywordExtractor
+from tipqa.layout import ShardLayout
+from tipqa.place import IndexPlace
+from tipqa.records import Chunk, Decision, VectorCandidates
+from tipqa.token_index.tantivy import TantivyTokenIndex
+from tipqa.vector_index.faiss import FaissSettings, FaissVectorIndex
+from tipqa.windows import WindowSettings
+
+K2 = 10
+ADD = 20_000
+RECORD = StepRecord("vector_labels", {})  # the steps' stats files record it; nothing reads them
+
+
+def _index(folder: Path, settings: FaissSettings, chunks: list[Chunk], vectors: np.ndarray) -> Any:
+    """A finished FaissVectorIndex of the chunks with their cached vectors."""
+    index = FaissVectorIndex(settings, IndexPlace(folder), vectors.shape[1])
+    for start in range(0, len(chunks), ADD):
+        index.add(chunks[start : start + ADD], vectors[start : start + ADD])
+    index.finish()
+    return index
+
+
+def _expected(world: Path) -> dict[str, str]:
+    """The label of every demo question by construction."""
+    from tipqa.demo.world import Expected
+
+    return {e.question_id: e.label for e in read_records(world / "expected.jsonl", Expected)}
+
+
+def label_changes(
+    world: Path, chunks: list[Chunk], vectors: np.ndarray, embedder: Any, workdir: Path
+) -> dict[str, Any]:
+    """How many demo questions change label between the default index and exact search."""
+    own = [
+        i for i, c in enumerate(chunks) if not c.doc_id.startswith(("wiki:", "cc:", "evidence:"))
+    ]
+    chunks = [chunks[i] for i in own]
+    vectors = vectors[own]
+    questions = world_questions(world)
+    root = workdir / "labels"
+    shutil.rmtree(root, ignore_errors=True)
+    token = TantivyTokenIndex.at(root / "token")
+    token.build(iter(FileCorpus(corpus_files(world), progress=False)))
+    out = ShardLayout(root / "shard")
+    steps.extract_keywords(questions, RuleKeywordExtractor(), out, RECORD)
+    steps.token_search(questions, token, K1, out, RECORD)
+    steps.token_judge(questions, token.get, RuleJudge(), K1, WindowSettings(), out, RECORD)
+    labels: dict[str, dict[str, str]] = {}
+    hits: dict[str, dict[str, list[str]]] = {}
+    for name, settings in (("default", FaissSettings()), ("exact", FaissSettings(kind="flat"))):
+        index = _index(root / name, settings, chunks, vectors)
+        steps.vector_search(questions, embedder, index, K2, out, RECORD)
+        steps.vector_judge(questions, RuleJudge(), out, RECORD)
+        index.close()
+        decided = read_records(out.data("vector_decisions"), Decision)
+        labels[name] = {d.question_id: d.label for d in decided}
+        found = read_records(out.data("vector_candidates"), VectorCandidates)
+        hits[name] = {c.question_id: [h.chunk_id for h in c.hits] for c in found}
+    expected = _expected(world)
+    vector_questions = sorted(labels["exact"])
+    changed = [q for q in vector_questions if labels["default"][q] != labels["exact"][q]]
+    overlap = [
+        len(set(hits["default"][q]) & set(hits["exact"][q])) / max(1, len(hits["exact"][q]))
+        for q in vector_questions
+    ]
+    return {
+        "questions": len(questions),
+        "vector_stage_questions": len(vector_questions),
+        "labels_changed": len(changed),
+        "changed": changed,
+        "vector_hits_recall_at_10": round(float(np.mean(overlap)), 4) if overlap else None,
+        "agree_with_construction": {
+            name: sum(labels[name][q] == expected[q] for q in vector_questions) for name in labels
+        },
+        "index_chunks": len(chunks),
+    }

@@ -1,0 +1,40 @@
+"""Evaluate: `luigi --module pipelines Evaluate --model-backend openai --split test`.
+
+The model is `[evaluate.openai]`'s (an OpenAI-compatible server) or `[evaluate.vllm]`'s (the
+offline engine); refusal detection and scoring are `[evaluate]`'s. Writes
+`<run>/evaluate/<backend>-<model>/<split>/` (predictions, scores, report, figures); a rerun
+after a failure asks only for the questions still unanswered.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import luigi
+
+from pipelines.base import Step
+from pipelines.publish import MakeSplits
+from tipqa.evaluate.answerers import ANSWERERS
+from tipqa.evaluate.step import evaluation_layout, run_evaluation
+from tipqa.fingerprint import StepRecord
+
+
+class Evaluate(Step):
+    """Answer a built split's questions with a real model, then score the answers."""
+
+    model_backend = luigi.ChoiceParameter(
+        choices=ANSWERERS.names, default="openai", description="the answerer's backend"
+    )
+    split = luigi.Parameter(default="test", description="the split to evaluate on")
+
+    def requires(self) -> luigi.Task:
+        return MakeSplits()
+
+    def record(self) -> StepRecord:
+        return self.plan.evaluate(self.model_backend, self.split)
+
+    def stats_path(self) -> Path:
+        return evaluation_layout(self.config, self.model_backend, self.split).stats
+
+    def run(self) -> None:
+        run_evaluation(self.config, self.plan, self.model_backend, self.split)

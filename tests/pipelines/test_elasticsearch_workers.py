@@ -1,0 +1,74 @@
+"""An Elasticsearch token index built by four workers: build mode on once, serving once after.
+
+The luigi command runs with `--workers 4` against a recording stand-in of an Elasticsearch
+node; the order of the requests that reach it is what is checked.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from fake_elasticsearch import FakeElasticsearch
+from tests_support import luigi_config, run_luigi
+
+INDEX = "tipqa-workers"
+FILES = 4
+PER_FILE = 15
+
+
+def corpus(folder: Path) -> Path:
+    """Four corpus files of fifteen documents each."""
+    folder.mkdir()
+    for part in range(FILES):
+        lines = [
+            json.dumps({"id": f"d{part}-{i}", "text": f"Document {i} of part {part} of Varnholt."})
+            for i in range(PER_FILE)
+        ]
+        (folder / f"part-{part}.jsonl").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def test_four_workers_put_the_build_settings_on_once_and_serve_once(tmp_path: Path) -> None:
+    with FakeElasticsearch() as node:
+        config = luigi_config(
+            tmp_path,
+            corpus={"source": "files", "paths": str(corpus(tmp_path / "corpus"))},
+            token_index={"backend": "elasticsearch", "index": INDEX, "threads": "1"},
+            elasticsearch={"url": node.url},
+        )
+        result = run_luigi(config, "BuildTokenIndex", "--workers", "4")
+        assert result.returncode == 0, result.stderr[-4000:]
+        calls = node.calls(INDEX)
+        kinds = [_kind(method, path, body) for method, path, body in calls]
+        bulks = [i for i, kind in enumerate(kinds) if kind == "bulk"]
+        assert len(bulks) >= FILES
+        assert kinds.count("create") == 1 and kinds.index("create") < bulks[0]
+        assert kinds.count("build settings") == 0, "a created index starts in build mode"
+        assert kinds.count("serving settings") == 1
+        assert kinds.index("serving settings") > bulks[-1]
+        created = next(
+            body for method, path, body in calls if _kind(method, path, body) == "create"
+        )
+        assert created["settings"]["index"]["refresh_interval"] == "-1"
+        assert created["mappings"]["_meta"]["tipqa"]["build"]
+        assert len(node.indexes[INDEX]["docs"]) == FILES * PER_FILE
+        ledger = node.indexes[INDEX + "-tipqa-meta"]["docs"]
+        assert sum(key.startswith("shard:") for key in ledger) == FILES and "complete" in ledger
+
+        sent = len(node.requests)
+        again = run_luigi(config, "BuildTokenIndex", "--workers", "4")
+        assert again.returncode == 0, again.stderr[-4000:]
+        assert len(node.requests) == sent, "a finished build is known without asking the cluster"
+
+
+def _kind(method: str, path: str, body: object) -> str:
+    """What a request to the index does."""
+    if path.endswith("/_bulk"):
+        return "bulk"
+    if method == "PUT" and path == f"/{INDEX}":
+        return "create"
+    if method == "PUT" and path.endswith("/_settings") and isinstance(body, dict):
+        refresh = body.get("index", {}).get("refresh_interval")
+        return "build settings" if refresh == "-1" else "serving settings"
+    return method.lower()

@@ -1,0 +1,141 @@
+"""Making predictions with a real answerer: cached, resumable, nothing answered is lost."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from evaluate_support import labeled, table_rule, write_split
+from openai_server import FakeOpenAIServer
+
+from tipqa.errors import TipqaError
+from tipqa.evaluate.answerers.openai import OpenAIAnswerer, OpenAIAnswererSettings
+from tipqa.evaluate.gold import load_gold
+from tipqa.evaluate.predict import answerer_record, make_predictions
+from tipqa.evaluate.predictions import read_predictions
+from tipqa.jsonl import read_json
+from tipqa.layout import EvaluationLayout
+from tipqa.llm.cache import LLMCache
+
+QUESTIONS = {
+    "a1": "What is the capital of France?",
+    "a2": "Who wrote Hamlet? [[500:1]]",
+    "a3": "Which river is longest?",
+    "u1": "Who was the first mayor of Atlantis?",
+    "u2": "What colour is the seventh moon? [[500:1]]",
+}
+TABLE = {
+    "What is the capital of France?": ("Paris", [math.log(0.8)]),
+    "Who wrote Hamlet? [[500:1]]": ("Shakespeare", [math.log(0.7)]),
+    "Which river is longest?": ("The Nile", [math.log(0.9), math.log(0.9)]),
+}
+
+
+@pytest.fixture
+def gold(tmp_path: Path):
+    rows = [
+        labeled(qid, "answerable" if qid.startswith("a") else "unanswerable", "x", question=text)
+        for qid, text in QUESTIONS.items()
+    ]
+    return load_gold(write_split(tmp_path, rows))
+
+
+def answerer(server: FakeOpenAIServer, **changes) -> OpenAIAnswerer:
+    options = OpenAIAnswererSettings(
+        model="table", base_url=server.base_url, max_retries=0, **changes
+    )
+    return OpenAIAnswerer(options, progress=False)
+
+
+def partial(folder: EvaluationLayout, server: FakeOpenAIServer, gold) -> Path:
+    """The partial file of the default answerer's predictions."""
+    return folder.predictions_partial(answerer_record(answerer(server), gold).fingerprint)
+
+
+def test_a_rerun_asks_only_for_what_failed(tmp_path: Path, gold) -> None:
+    folder = EvaluationLayout(tmp_path / "run")
+    cache = LLMCache(tmp_path / "cache.sqlite")
+    with FakeOpenAIServer(table_rule(TABLE)) as server:
+        with pytest.raises(TipqaError, match=r"2 of 5 questions got no answer \(http_500: 2\)"):
+            make_predictions(gold, answerer(server), folder, cache=cache, batch=2)
+        assert not folder.predictions.exists() and not folder.predictions_stats.exists()
+        kept = partial(folder, server, gold).read_text().splitlines()
+        assert len(kept) == 3
+        assert server.calls == 5
+        server.reset()
+        stats = make_predictions(gold, answerer(server), folder, cache=cache, batch=2)
+        assert server.calls == 2
+        assert not partial(folder, server, gold).exists()
+    predictions = read_predictions(folder.predictions, gold.ids)
+    assert [p.id for p in predictions.by_id.values()] == gold.ids
+    assert predictions.by_id["a1"].confidence == pytest.approx(0.8)
+    assert predictions.by_id["a3"].confidence == pytest.approx(0.81)
+    assert predictions.by_id["a2"].prediction == "Shakespeare"
+    assert predictions.by_id["u1"].prediction == "I don't know"
+    assert predictions.by_id["u1"].confidence is None
+    assert stats.counts["resumed"] == 3 and stats.counts["answered"] == 2
+    recorded = read_json(folder.predictions_stats)
+    assert isinstance(recorded, dict)
+    assert recorded["info"]["prompt"] == "answer-v1" and recorded["info"]["model"] == "table"
+    assert recorded["counts"]["predictions"] == 5
+    assert recorded["provenance"]["settings"]["answerer"]["max_tokens"] == 64
+
+
+def test_finished_and_cached_answers_cost_nothing(tmp_path: Path, gold) -> None:
+    folder = EvaluationLayout(tmp_path)
+    out = folder.predictions
+    cache = LLMCache(tmp_path / "cache.sqlite")
+    with FakeOpenAIServer(table_rule(TABLE)) as server:
+        with pytest.raises(TipqaError):
+            make_predictions(gold, answerer(server), folder, cache=cache)
+        make_predictions(gold, answerer(server), folder, cache=cache)
+        server.reset()
+        make_predictions(gold, answerer(server), folder, cache=cache)
+        assert server.calls == 0
+        first = out.read_bytes()
+        out.unlink()
+        stats = make_predictions(gold, answerer(server), folder, cache=cache)
+        assert server.calls == 0
+        assert stats.counts["cache_hits"] == 5
+    assert out.read_bytes() == first
+    assert len(cache) == 5
+
+
+def test_predictions_of_other_settings_are_not_reused(tmp_path: Path, gold) -> None:
+    folder = EvaluationLayout(tmp_path)
+    with FakeOpenAIServer(table_rule(TABLE)) as server:
+        with pytest.raises(TipqaError):
+            make_predictions(gold, answerer(server), folder)
+        make_predictions(gold, answerer(server), folder)
+        server.reset()
+        stats = make_predictions(gold, answerer(server, max_tokens=8), folder)
+        assert server.calls == 5 and stats.counts["resumed"] == 0
+        assert server.bodies[0]["max_tokens"] == 8
+        server.reset()
+        assert make_predictions(gold, answerer(server, max_tokens=8), folder).counts["resumed"] == 5
+        assert server.calls == 0
+    recorded = read_json(folder.predictions_stats)
+    assert isinstance(recorded, dict)
+    assert recorded["provenance"]["settings"]["answerer"]["max_tokens"] == 8
+
+
+def test_a_line_cut_by_a_crash_is_skipped_and_redone(tmp_path: Path, gold) -> None:
+    folder = EvaluationLayout(tmp_path)
+    with FakeOpenAIServer(table_rule(TABLE)) as server:
+        kept = partial(folder, server, gold)
+        kept.write_text(
+            '{"id": "a1", "prediction": "Paris", "confidence": 0.8}\n{"id": "a3", "predic'
+        )
+        with pytest.raises(TipqaError, match="2 of 5 questions got no answer"):
+            make_predictions(gold, answerer(server), folder, cache=None)
+        asked = [body["messages"][0]["content"] for body in server.bodies]
+        lines = kept.read_text().splitlines()
+        stats = make_predictions(gold, answerer(server), folder, cache=None)
+    assert not any(QUESTIONS["a1"] in text for text in asked)
+    assert sum(QUESTIONS["a3"] in text for text in asked) == 1
+    assert len(lines) == 4 and lines[1].endswith('"predic')
+    assert stats.errors["resume_bad_line"] == 1
+    predictions = read_predictions(folder.predictions, gold.ids).by_id
+    assert predictions["a1"].confidence == 0.8
+    assert predictions["a3"].prediction == "The Nile"

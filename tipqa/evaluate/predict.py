@@ -1,0 +1,227 @@
+"""Predictions from a real model: cached answers, written resumably.
+
+The predictions have a fingerprint (`record`: the answerer's settings and the split). Every
+answered question is appended at once to the partial file of that fingerprint (flushed and
+synced per batch) and its answer stored in the LLM cache (key: backend, model, prompt-template
+hash, the question, the decoding settings). A rerun after a failure reads the partial file (a
+line cut by a crash is skipped and counted) and asks only for the questions not in it; a
+question whose answer failed is left out of it, so it is asked again. When every question has
+an answer the predictions file is written whole (in gold order, atomically; the old stats file
+removed first), then its stats file recording the fingerprint, and the partial file is removed.
+A finished predictions file counts only while its stats record the same fingerprint: other
+settings make new predictions (their answers may still come from the cache). Questions still
+without an answer end the run with an error naming how many: nothing already answered is lost,
+and the next run retries just those.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+from tqdm import tqdm
+
+from tipqa.errors import InputError, TipqaError
+from tipqa.evaluate.answerers.base import Answer, Answerer
+from tipqa.evaluate.gold import GoldSet
+from tipqa.evaluate.predictions import Prediction, parse_prediction, write_predictions
+from tipqa.fingerprint import StepRecord
+from tipqa.layout import PREDICTIONS, EvaluationLayout
+from tipqa.llm.cache import LLMCache, cache_key
+from tipqa.llm.usage import Usage
+from tipqa.records import LabeledQuestion
+from tipqa.stats import StageStats, recorded_fingerprint
+
+log = logging.getLogger(__name__)
+
+BATCH = 64
+
+
+def answerer_record(answerer: Answerer, gold: GoldSet) -> StepRecord:
+    """The predictions' record when no build plan gives one: what the answerer says of itself."""
+    settings = {
+        "answerer": {
+            "backend": answerer.backend,
+            "model": answerer.model,
+            "prompt_sha256": answerer.template.sha256,
+            **answerer.decoding(),
+        }
+    }
+    return StepRecord(PREDICTIONS, settings, {"gold": gold.source, "split": gold.split})
+
+
+def read_done(path: Path, gold_ids: set[str], stats: StageStats) -> dict[str, Prediction]:
+    """Predictions already made (from a finished file or a partial one); bad lines are counted."""
+    done: dict[str, Prediction] = {}
+    if not path.is_file():
+        return done
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                prediction = parse_prediction(json.loads(line), str(path), number)
+            except (json.JSONDecodeError, InputError) as exc:
+                stats.error("resume_bad_line")
+                log.warning("%s: line %d skipped on resume (%s)", path, number, exc)
+                continue
+            if prediction.id in gold_ids:
+                done[prediction.id] = prediction
+            else:
+                stats.error("resume_unknown_id")
+    return done
+
+
+class CachedAnswers:
+    """Answers from the LLM cache where present; the misses from the answerer, then stored."""
+
+    def __init__(self, answerer: Answerer, cache: LLMCache | None, stats: StageStats) -> None:
+        self.answerer = answerer
+        self.cache = cache
+        self.stats = stats
+        self.decoding = answerer.decoding()
+
+    def key(self, question: str) -> str:
+        """The cache key of one question for this answerer."""
+        return cache_key(
+            self.answerer.backend,
+            self.answerer.model,
+            self.answerer.template.sha256,
+            {"question": question},
+            self.decoding,
+        )
+
+    def answer(self, questions: Sequence[str]) -> list[Answer]:
+        """One answer per question, in order."""
+        keys = [self.key(question) for question in questions]
+        stored = self.cache.get_many(keys) if self.cache is not None else {}
+        answers: list[Answer | None] = [_from_entry(stored.get(key)) for key in keys]
+        misses = [i for i, answer in enumerate(answers) if answer is None]
+        self.stats.add("cache_hits", len(questions) - len(misses))
+        if misses:
+            fresh = self.answerer.answer([questions[i] for i in misses])
+            if len(fresh) != len(misses):
+                raise TipqaError(f"answerer gave {len(fresh)} answers to {len(misses)} questions")
+            rows = []
+            for i, answer in zip(misses, fresh, strict=True):
+                answers[i] = answer
+                if answer.ok:
+                    rows.append((keys[i], self.answerer.backend, _entry(answer)))
+            if self.cache is not None:
+                self.stats.add("cache_stored", self.cache.put_many(rows))
+        return [answer for answer in answers if answer is not None]
+
+
+def _entry(answer: Answer) -> dict[str, Any]:
+    return {
+        "text": answer.text,
+        "token_logprobs": answer.token_logprobs,
+        "usage": answer.usage.to_dict(),
+    }
+
+
+def _from_entry(entry: dict[str, Any] | None) -> Answer | None:
+    """A cached answer, or None when absent or unusable (it is then asked again)."""
+    if entry is None or not isinstance(entry.get("text"), str):
+        return None
+    logprobs = entry.get("token_logprobs")
+    if logprobs is not None and not (
+        isinstance(logprobs, list) and all(isinstance(v, (int, float)) for v in logprobs)
+    ):
+        return None
+    usage = Usage.from_dict(entry.get("usage"))
+    return Answer(entry["text"], logprobs, usage, cached=True)
+
+
+def _end_line(handle: IO[bytes]) -> None:
+    """End a last line that a crash cut short, so that appended lines stay whole."""
+    position = handle.tell()
+    if position == 0:
+        return
+    with open(handle.name, "rb") as reader:
+        reader.seek(position - 1)
+        if reader.read(1) != b"\n":
+            handle.write(b"\n")
+
+
+def _append(handle: IO[bytes], predictions: Sequence[Prediction]) -> None:
+    for prediction in predictions:
+        handle.write(orjson.dumps(prediction.to_dict()) + b"\n")
+    handle.flush()
+    os.fsync(handle.fileno())
+
+
+def make_predictions(
+    gold: GoldSet,
+    answerer: Answerer,
+    folder: EvaluationLayout,
+    *,
+    record: StepRecord | None = None,
+    cache: LLMCache | None = None,
+    batch: int = BATCH,
+) -> StageStats:
+    """Answer every gold question with `answerer`; write the predictions under `folder`."""
+    record = record or answerer_record(answerer, gold)
+    out, partial = folder.predictions, folder.predictions_partial(record.fingerprint)
+    ids = set(gold.ids)
+    stats = StageStats(
+        PREDICTIONS,
+        info={
+            "backend": answerer.backend,
+            "model": answerer.model,
+            "prompt": answerer.template.name,
+            "prompt_sha256": answerer.template.sha256,
+            "decoding": answerer.decoding(),
+            "gold": gold.source,
+            "split": gold.split,
+        },
+        provenance=record.provenance(),
+    )
+    done: dict[str, Prediction] = {}
+    if recorded_fingerprint(folder.predictions_stats) == record.fingerprint:
+        done = read_done(out, ids, stats)
+    done.update(read_done(partial, ids, stats))
+    stats.add("resumed", len(done))
+    pending: list[LabeledQuestion] = [q for q in gold.questions if q.id not in done]
+    answers = CachedAnswers(answerer, cache, stats)
+    failures: Counter[str] = Counter()
+    folder.root.mkdir(parents=True, exist_ok=True)
+    with open(partial, "ab") as handle:
+        _end_line(handle)
+        starts = range(0, len(pending), batch)
+        for start in tqdm(starts, desc="predictions", unit="batch", disable=len(starts) < 2):
+            chunk = pending[start : start + batch]
+            made = []
+            for question, answer in zip(
+                chunk, answers.answer([q.question for q in chunk]), strict=True
+            ):
+                if not answer.ok:
+                    failures[str(answer.error).split(":")[0]] += 1
+                    continue
+                made.append(Prediction(question.id, answer.text, answer.confidence))
+                stats.add("answered")
+                stats.add("prompt_tokens", answer.usage.prompt_tokens)
+                stats.add("completion_tokens", answer.usage.completion_tokens)
+                stats.add("without_confidence", answer.confidence is None)
+            _append(handle, made)
+            done.update((p.id, p) for p in made)
+    stats.add("unanswered", sum(failures.values()))
+    stats.merge(answerer.stats, prefix="backend.")
+    if failures:
+        raise TipqaError(
+            f"{sum(failures.values())} of {len(gold.questions)} questions got no answer "
+            f"({', '.join(f'{k}: {n}' for k, n in sorted(failures.items()))}); the "
+            f"{len(done)} answers so far are kept in {partial}: rerun to retry the rest"
+        )
+    folder.predictions_stats.unlink(missing_ok=True)
+    write_predictions(out, [done[q.id] for q in gold.questions])
+    stats.add("predictions", len(gold.questions))
+    stats.write(folder.predictions_stats)
+    partial.unlink(missing_ok=True)
+    return stats

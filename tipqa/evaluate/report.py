@@ -1,0 +1,238 @@
+"""The scorer's Markdown: one system's report, and the comparison of several systems."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tipqa.evaluate.metrics import CELLS
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def _percent(value: Any) -> str:
+    return "-" if value is None else f"{100 * value:.2f}"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _with_interval(block: dict[str, Any] | None) -> str:
+    if not block:
+        return "-"
+    ci = block.get("ci95")
+    value = _percent(block["value"])
+    return f"{value} [{_percent(ci[0])}, {_percent(ci[1])}]" if ci else value
+
+
+def _breakdown(rows: Sequence[dict[str, Any]], name: str) -> str:
+    return _table(
+        [
+            name,
+            "Questions",
+            "Answerable",
+            "Unanswerable",
+            "EM-F1",
+            "PM-F1",
+            "Accuracy (answerable)",
+            "Refusals (unanswerable)",
+        ],
+        [
+            [
+                r["group"],
+                r["questions"],
+                r["answerable"],
+                r["unanswerable"],
+                _percent(r["em_f1"]),
+                _percent(r["pm_f1"]),
+                _percent(r["accuracy_answerable"]),
+                _percent(r["refusal_rate_unanswerable"]),
+            ]
+            for r in rows
+        ],
+    )
+
+
+def _confidence(block: dict[str, Any], minimum: int) -> list[str]:
+    if not block.get("predictions_with_confidence"):
+        return ["No prediction carries a confidence: no calibration measures."]
+    names = [
+        ("ece_equal_width", "ECE (equal-width bins)"),
+        ("ece_equal_mass", "ECE (equal-mass bins)"),
+        ("brier", "Brier score"),
+        ("auroc_known_unknown", "AUROC, answerable vs unanswerable"),
+        ("eer", "Equal error rate"),
+        ("eer_threshold", "Confidence threshold at the EER"),
+        ("f1_unknown_at_eer", "F1 of 'unanswerable' at that threshold"),
+        ("f1_known_at_eer", "F1 of 'answerable' at that threshold"),
+    ]
+    parts = [
+        f"{block['predictions_with_confidence']:,} predictions carry a confidence (read as the "
+        "probability that the response is a correct answer).",
+        _table(["Measure", "Value"], [[title, _number(block.get(key))] for key, title in names]),
+    ]
+    for scheme, bins in block.get("reliability", {}).items():
+        parts.append(f"Reliability bins ({scheme}); * marks bins of fewer than {minimum}:")
+        parts.append(
+            _table(
+                ["Bin", "Predictions", "Mean confidence", "Accuracy"],
+                [
+                    [
+                        f"{b['low']:.3f}-{b['high']:.3f}" + (" *" if b["count"] < minimum else ""),
+                        b["count"],
+                        _number(b["confidence"]),
+                        _number(b["accuracy"]),
+                    ]
+                    for b in bins
+                ],
+            )
+        )
+    return parts
+
+
+def render_report(result: dict[str, Any], figures: Sequence[str]) -> str:
+    """One system's report in Markdown, pointing at its figures."""
+    metrics, gold = result["metrics"], result["gold"]
+    counts = metrics["counts"]
+    quadrant = metrics["quadrant"]
+    missing = result["predictions"]["missing_scored_as_refusals"]
+    parts = [
+        "# Evaluation report",
+        f"Gold: `{gold['source']}` (split `{gold['split']}`, {gold['questions']:,} questions: "
+        f"{metrics['answerable']:,} answerable, {metrics['unanswerable']:,} unanswerable). "
+        f"Predictions: `{result['predictions']['path']}`."
+        + (f" Questions without a prediction, scored as refusals: {missing:,}." if missing else ""),
+        "## Scores (percent; bootstrap 95% intervals)",
+        _table(
+            [
+                "EM-F1",
+                "PM-F1",
+                "Precision",
+                "Recall",
+                "Accuracy (answerable)",
+                "Refusals (answerable)",
+                "Refusals (unanswerable)",
+            ],
+            [
+                [
+                    _with_interval(result["intervals"].get("em_f1")),
+                    _with_interval(result["intervals"].get("pm_f1")),
+                    _percent(metrics["precision"]),
+                    _percent(metrics["recall"]),
+                    _percent(metrics["accuracy_answerable"]),
+                    _percent(metrics["refusal_rate_answerable"]),
+                    _percent(metrics["refusal_rate_unanswerable"]),
+                ]
+            ],
+        ),
+        "## Counts",
+        "TP: correct answer to an answerable question; FP_a: wrong answer to an answerable one; "
+        "FP_u: any answer to an unanswerable one; FN: refusal of an answerable one; TN: refusal "
+        "of an unanswerable one.",
+        _table(list(CELLS), [[counts[cell] for cell in CELLS]]),
+        "Known-unknown quadrant (table 1 of the paper):",
+        _table(
+            ["Perception \\ actual knowledge", "Known (answerable)", "Unknown (unanswerable)"],
+            [
+                [
+                    "Known",
+                    f"N1 = {quadrant['N1_known_known']:,}",
+                    f"N2 = {quadrant['N2_known_unknown']:,}",
+                ],
+                [
+                    "Unknown",
+                    f"N3 = {quadrant['N3_unknown_known']:,}",
+                    f"N4 = {quadrant['N4_unknown_unknown']:,}",
+                ],
+            ],
+        ),
+        "Refusals by how they were recognised:",
+        _table(
+            ["How", "Refusals"],
+            [[kind, count] for kind, count in metrics["refusals_by_kind"].items()],
+        ),
+        "## Confidence",
+        *_confidence(result["confidence"], result["settings"]["scoring"]["min_bin_count"]),
+    ]
+    if "reliability.png" in figures:
+        parts.append("![Reliability diagrams](reliability.png)")
+    parts += [
+        "## By the stage that decided the label",
+        _breakdown(result["breakdowns"]["stage"], "Stage"),
+    ]
+    if "breakdown-stage.png" in figures:
+        parts.append("![Scores by stage](breakdown-stage.png)")
+    parts += [
+        "## By keyword-matching documents (as in figure 3 of the paper)",
+        _breakdown(result["breakdowns"]["matches"], "Matching documents"),
+    ]
+    if "breakdown-matches.png" in figures:
+        parts.append("![Scores by matching documents](breakdown-matches.png)")
+    refusal = result["settings"]["refusal"]
+    parts.append(
+        f"Refusal detection: threshold t = {refusal['threshold']}, embedding "
+        f"{'on' if refusal['embedding'] else 'off'}, boxed answers "
+        f"{'read' if refusal['boxed'] else 'not read'}, phrases "
+        f"`{refusal['phrases'] or 'shipped list'}`."
+    )
+    return "\n\n".join(parts) + "\n"
+
+
+def render_comparison(result: dict[str, Any]) -> str:
+    """The comparison of several systems in Markdown."""
+    systems = result["systems"]
+    trials = result["settings"]["trials"]
+    rows = [
+        [
+            name,
+            _percent(s["em_f1"]),
+            _percent(s["pm_f1"]),
+            _percent(s["precision"]),
+            _percent(s["recall"]),
+            _percent(s["refusal_rate_unanswerable"]),
+            _number(s["ece_equal_width"]),
+        ]
+        for name, s in systems.items()
+    ]
+    tests = [
+        [t["a"], t["b"], t["metric"], _percent(t["difference"]), f"{t['p_value']:.4f}"]
+        for t in result["tests"]
+    ]
+    return (
+        "\n\n".join(
+            [
+                "# Comparison",
+                f"Gold: `{result['gold']['source']}` (split `{result['gold']['split']}`, "
+                f"{result['gold']['questions']:,} questions).",
+                _table(
+                    [
+                        "System",
+                        "EM-F1",
+                        "PM-F1",
+                        "Precision",
+                        "Recall",
+                        "Refusals (unanswerable)",
+                        "ECE",
+                    ],
+                    rows,
+                ),
+                f"Paired approximate randomization tests ({trials:,} trials; difference = A - B, "
+                "in points):",
+                _table(["A", "B", "Metric", "Difference", "p-value"], tests),
+            ]
+        )
+        + "\n"
+    )
