@@ -1,6 +1,7 @@
 """Luigi tasks of tipqa: `luigi --module pipelines CreateDataset --local-scheduler`."""
 
 from pipelines.annotation import AnnotationAgreement, CompletedAnnotation, ExportAnnotation
+from pipelines.boundary import Boundary, BuildTrainingIndex
 from pipelines.dataset import CreateDataset, Partition
 from pipelines.evaluate import Evaluate
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex, IndexFile, StartIndex
@@ -13,9 +14,11 @@ from pipelines.stages import ExtractKeywords, TokenJudge, TokenSearch, VectorJud
 
 __all__ = [
     "AnnotationAgreement",
+    "Boundary",
     "BuildHubFolder",
     "BuildReport",
     "BuildTokenIndex",
+    "BuildTrainingIndex",
     "BuildVectorIndex",
     "CompletedAnnotation",
     "CreateDataset",

@@ -45,17 +45,20 @@ class Partition(Step):
 class CreateDataset(luigi.Task):
     """Build the whole benchmark: `luigi --module pipelines CreateDataset --local-scheduler`.
 
-    Every pool's partition, the splits, the Hub-ready folder and the report; then a summary
+    Every pool's partition (and, with a `[training_order]`, its split as of each checkpoint),
+    the splits, the Hub-ready folder and the report; then a summary
     of what was built (printed, and in `<run>/summary.md`). It runs every time, so the
     summary is printed every time; the steps behind it rerun only when their settings or
     inputs changed. Publishing is a separate task (PublishDataset).
     """
 
     def requires(self) -> list[luigi.Task]:
+        from pipelines.boundary import boundary_tasks
         from pipelines.publish import BuildHubFolder, BuildReport
 
-        pools = [Partition(pool=name) for name in current().pool_names]
-        return [*pools, BuildHubFolder(), BuildReport()]
+        names = current().pool_names
+        pools = [Partition(pool=name) for name in names]
+        return [*pools, *boundary_tasks(names), BuildHubFolder(), BuildReport()]
 
     def complete(self) -> bool:
         return False

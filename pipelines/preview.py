@@ -58,5 +58,6 @@ class PreviewCost(Step):
             embedder.max_seq_length(),
             self.stats_path(),
             self.record(),
+            judge_all=config.boundary.judge_all_candidates,
         )
         print(json.dumps(preview, indent=2))

@@ -7,6 +7,7 @@ from pathlib import Path
 import luigi
 
 from pipelines.base import Step
+from pipelines.boundary import boundary_tasks, hub_extension
 from pipelines.config import current
 from pipelines.dataset import Partition
 from tipqa.fingerprint import StepRecord
@@ -35,8 +36,8 @@ class MakeSplits(Step):
 class BuildHubFolder(Step):
     """Parquet files per configuration and split, and the dataset card."""
 
-    def requires(self) -> luigi.Task:
-        return MakeSplits()
+    def requires(self) -> list[luigi.Task]:
+        return [MakeSplits(), *boundary_tasks(self.plan.split_plan.used_pools)]
 
     def record(self) -> StepRecord:
         return self.plan.hub_folder
@@ -45,14 +46,15 @@ class BuildHubFolder(Step):
         return self.layout.hub_stats
 
     def run(self) -> None:
-        build_hub_folder(self.layout, self.config.hub, self.record())
+        config = self.config
+        build_hub_folder(self.layout, config.hub, self.record(), hub_extension(config))
 
 
 class BuildReport(Step):
     """The build report: outcome funnel and answerability by match count (PNG and Markdown)."""
 
-    def requires(self) -> luigi.Task:
-        return MakeSplits()
+    def requires(self) -> list[luigi.Task]:
+        return [MakeSplits(), *boundary_tasks(self.plan.split_plan.used_pools)]
 
     def record(self) -> StepRecord:
         return self.plan.report
@@ -61,7 +63,9 @@ class BuildReport(Step):
         return self.layout.report_stats
 
     def run(self) -> None:
-        write_report(self.layout, self.record())
+        config = self.config
+        checkpoints = config.boundary.steps() if config.training_order else ()
+        write_report(self.layout, self.record(), checkpoints)
 
 
 class PublishDataset(luigi.Task):

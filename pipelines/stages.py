@@ -92,6 +92,7 @@ class TokenJudge(ShardTask):
             window_settings(config.windows, config.judge),
             self.shard_layout(),
             self.record(),
+            judge_all=config.boundary.judge_all_candidates,
         )
 
 

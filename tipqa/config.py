@@ -13,11 +13,12 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from tipqa.annotation.labelstudio_server import LabelStudioSettings
 from tipqa.annotation.settings import AnnotationSettings
+from tipqa.boundary.build import BoundarySettings
 from tipqa.corpus.base import CORPUS_READERS
 from tipqa.demo.world import DEMO, DemoSettings
 from tipqa.embedders.base import EMBEDDERS
@@ -34,6 +35,7 @@ from tipqa.registry import Registry
 from tipqa.settings import Settings, knob, parse, setting, unknown_key
 from tipqa.splits import SplitSettings
 from tipqa.token_index.base import TOKEN_INDEXES
+from tipqa.training_order.base import TRAINING_ORDERS
 from tipqa.vector_index.base import VECTOR_INDEXES
 from tipqa.windows import WindowStepSettings
 
@@ -126,6 +128,8 @@ class Config:
     labelstudio: LabelStudioSettings
     evaluate: EvaluateSettings
     answerers: tuple[Choice, ...]
+    boundary: BoundarySettings = field(default_factory=BoundarySettings)
+    training_order: Choice | None = None
 
     def answerer(self, backend: str) -> Choice:
         """The model under evaluation on `backend`, with its `[evaluate.<backend>]` settings."""
@@ -171,6 +175,7 @@ SIMPLE_SECTIONS: dict[str, type[Settings]] = {
     "annotation": AnnotationSettings,
     "labelstudio": LabelStudioSettings,
     "evaluate": EvaluateSettings,
+    "boundary": BoundarySettings,
 }
 SEAMS: dict[str, tuple[Registry[Any], str, str, type[Settings] | None]] = {
     "token_index": (TOKEN_INDEXES, "backend", "tantivy", None),
@@ -178,6 +183,7 @@ SEAMS: dict[str, tuple[Registry[Any], str, str, type[Settings] | None]] = {
     "vector_index": (VECTOR_INDEXES, "backend", "faiss", VectorStepSettings),
     "keywords": (KEYWORD_EXTRACTORS, "backend", "rules", None),
     "judge": (JUDGES, "backend", "rules", WindowStepSettings),
+    "training_order": (TRAINING_ORDERS, "backend", "megatron", None),
 }
 KNOWN_SECTIONS = {*SIMPLE_SECTIONS, *SEAMS, "corpus", "questions"}
 
@@ -194,6 +200,9 @@ def read_config(sections: Sections) -> Config:
     splits = section(SplitSettings, "splits")
     splits.check_pools([pool.name for pool in pools])
     vector_build, windows = seams["vector_index"][1], seams["judge"][1]
+    boundary = section(BoundarySettings, "boundary")
+    training_order = seams["training_order"][0] if "training_order" in sections else None
+    check_boundary(boundary, training_order)
     assert isinstance(vector_build, VectorStepSettings) and isinstance(windows, WindowStepSettings)
     return Config(
         build=section(BuildSettings, "build"),
@@ -214,7 +223,23 @@ def read_config(sections: Sections) -> Config:
         labelstudio=section(LabelStudioSettings, "labelstudio"),
         evaluate=section(EvaluateSettings, "evaluate"),
         answerers=read_answerers(sections),
+        boundary=boundary,
+        training_order=training_order,
     )
+
+
+def check_boundary(boundary: BoundarySettings, training_order: Choice | None) -> None:
+    """Checkpoints need a training order to date the evidence, and the other way round."""
+    if training_order is not None and not boundary.steps():
+        raise ConfigError(
+            "[training_order] is set but [boundary] checkpoints is empty: list the steps to "
+            "split at (e.g. `1000, 2000, ..., 143000`, or `pythia`)"
+        )
+    if training_order is None and boundary.steps():
+        raise ConfigError(
+            "[boundary] checkpoints need a [training_order] section (backend = megatron or "
+            "table) to date the evidence"
+        )
 
 
 def check_section_names(sections: Sections) -> None:

@@ -98,13 +98,21 @@ def preview_pool(
     chunk_tokens: int,
     out: Path,
     record: StepRecord,
+    *,
+    judge_all: bool = False,
 ) -> dict[str, Any]:
-    """The preview of every shard of a pool, summed, written to `out` and returned."""
+    """The preview of every shard of a pool, summed, written to `out` and returned.
+
+    With `judge_all` (`[boundary] judge_all_candidates`) it also says what judging every
+    candidate adds (`judge_all_candidates`: `judge_all_cost`).
+    """
     total: dict[str, Any] = {}
     for questions, shard in shards:
         found = {c.question_id: c for c in read_records(shard.token_candidates, TokenCandidates)}
         part = preview_cost(questions, found, fetch, windows, k1, k2, prompt_words, chunk_tokens)
         total = _add(total, part)
+    if judge_all and total:
+        total["judge_all_candidates"] = judge_all_cost(total)
     write_json(
         out,
         {
@@ -115,3 +123,22 @@ def preview_pool(
         },
     )
     return total
+
+
+def judge_all_cost(preview: dict[str, Any]) -> dict[str, Any]:
+    """What judging every one of the first k1 candidates (no early exit) costs and adds.
+
+    Without early exit the token stage sends exactly the preview's `prompts_at_most`; with
+    it, somewhere between `prompts_at_least` and that. So `judge_all_candidates` adds between
+    0 and the difference; prompts that an early-exit run already sent are answered from the
+    LLM cache and cost nothing again.
+    """
+    token = preview["token_stage"]
+    return {
+        "prompts": token["prompts_at_most"],
+        "prompt_tokens": token["prompt_tokens_at_most"],
+        "added_prompts_at_most": token["prompts_at_most"] - token["prompts_at_least"],
+        "added_prompt_tokens_at_most": (
+            token["prompt_tokens_at_most"] - token["prompt_tokens_at_least"]
+        ),
+    }

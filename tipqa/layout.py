@@ -26,6 +26,8 @@ REPORT = "report"
 COST_PREVIEW = "cost_preview"
 ANNOTATION_EXPORT = "annotation_export"
 ANNOTATION_AGREEMENT = "annotation_agreement"
+TRAINING_INDEX = "training_index"
+BOUNDARY = "boundary"
 ANNOTATION_PUSH = "annotation_push"
 ANNOTATION_PULL = "annotation_pull"
 PREDICTIONS = "predictions"
@@ -143,6 +145,11 @@ class RunLayout:
         """The annotation tree of pool `pool` (see `tipqa.annotation.layout`)."""
         return self.root / "annotation" / pool
 
+    def training_index(self, key: str) -> TrainingIndexLayout:
+        """The default place of a training stream's anchor index: one per stream (`key`),
+        beside the runs (under the output root), so that every run reuses it."""
+        return TrainingIndexLayout(self.root.parent / "training_index" / key)
+
     def evaluation(self, backend: str, model: str, split: str) -> EvaluationLayout:
         """The evaluation of `model` (on answerer `backend`) on `split`."""
         return EvaluationLayout(self.root / EVALUATE / f"{backend}-{model_slug(model)}" / split)
@@ -206,6 +213,18 @@ class EvaluationLayout:
 
 
 @dataclass(frozen=True)
+class TrainingIndexLayout:
+    """A training stream's anchor index (`tipqa.training_order.anchors`) and its stats."""
+
+    root: Path
+
+    @property
+    def stats(self) -> Path:
+        """The index build's stats file, written last."""
+        return self.root / "build.stats.json"
+
+
+@dataclass(frozen=True)
 class PoolLayout:
     """One question pool: its questions, its shards, and its partition."""
 
@@ -244,6 +263,46 @@ class PoolLayout:
     def cost_preview(self) -> Path:
         """PreviewCost's bounds on what the judge will be sent."""
         return self.root / "cost_preview.json"
+
+    @property
+    def boundary(self) -> BoundaryLayout:
+        """The pool's knowledge boundary over training time (with a training order)."""
+        return BoundaryLayout(self.root / "boundary")
+
+
+@dataclass(frozen=True)
+class BoundaryLayout:
+    """A pool's answerable questions dated, and its split as of each checkpoint."""
+
+    root: Path
+
+    @property
+    def first_seen(self) -> Path:
+        """Each answerable question's first training step and its evidence (`FirstSeen`)."""
+        return self.root / "first_seen.jsonl"
+
+    def checkpoint(self, step: int) -> Path:
+        """Every question of the pool as of checkpoint `step` (`LabeledQuestion`)."""
+        return self.root / f"questions_step{step}.jsonl"
+
+    def checkpoint_files(self) -> list[Path]:
+        """The checkpoint files there are (of the current checkpoints or of earlier ones)."""
+        return sorted(self.root.glob("questions_step*.jsonl"))
+
+    @property
+    def shares(self) -> Path:
+        """Per checkpoint: questions by label and the answerable share."""
+        return self.root / "shares.json"
+
+    @property
+    def figure(self) -> Path:
+        """The answerable share against the training step."""
+        return self.root / "boundary.png"
+
+    @property
+    def stats(self) -> Path:
+        """The boundary step's stats file, written last."""
+        return self.root / "stats.json"
 
 
 @dataclass(frozen=True)

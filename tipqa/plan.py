@@ -18,9 +18,10 @@ from tipqa.config import Config, Pool
 from tipqa.corpus.base import ReadsFiles
 from tipqa.demo.world import DEMO
 from tipqa.errors import ConfigError
-from tipqa.fingerprint import StepRecord, content_hash, file_stat
+from tipqa.fingerprint import StepRecord, content_hash, file_stat, files_stat
 from tipqa.questions.base import QUESTION_SOURCES, FromFiles
 from tipqa.splits import SplitPlan
+from tipqa.training_order.base import IndexedOrderSettings, OrderSettings
 
 
 class Plan:
@@ -126,6 +127,7 @@ class Plan:
             }
         elif step == steps.TOKEN_JUDGE:
             settings = {"judge": config.judge.identity(), "windows": config.windows.identity()}
+            settings.update(self._judge_all())
             inputs = {steps.TOKEN_SEARCH: self.pool_step(pool, steps.TOKEN_SEARCH).fingerprint}
         elif step == steps.VECTOR_SEARCH:
             settings = {
@@ -143,6 +145,10 @@ class Plan:
         else:
             raise ValueError(f"not a shard step: {step!r}")
         return StepRecord(step, settings, inputs)
+
+    def _judge_all(self) -> dict[str, Any]:
+        """`[boundary] judge_all_candidates`, only when on (so builds without it keep theirs)."""
+        return {"judge_all_candidates": True} if self.config.boundary.judge_all_candidates else {}
 
     def shard(self, pool: str, step: str, shard: int) -> StepRecord:
         """One shard's record of a shard step."""
@@ -169,15 +175,60 @@ class Plan:
         return StepRecord(steps.SPLITS, {"splits": self.config.splits.identity()}, inputs)
 
     @functools.cached_property
+    def training_index(self) -> StepRecord | None:
+        """The training stream's anchor index, for a `[training_order]` that keeps one.
+
+        Keyed by the stream alone (its files by path, size and time, and the settings that
+        decide the index), not by the build: every build over the same stream reuses it.
+        """
+        choice = self.config.training_order
+        if choice is None or not isinstance(choice.settings, IndexedOrderSettings):
+            return None
+        order = {"backend": choice.backend, **choice.settings.index_identity()}
+        stream = {"stream": files_stat(choice.settings.files())}
+        return StepRecord(steps.TRAINING_INDEX, {"training_order": order}, stream)
+
+    def boundary(self, pool: str) -> StepRecord:
+        """A pool's boundary over training time: its partition, dated by the training order."""
+        return self._once((steps.BOUNDARY, pool), lambda: self._boundary(pool))
+
+    def _boundary(self, pool: str) -> StepRecord:
+        choice = self.config.training_order
+        if choice is None:
+            raise ConfigError("the boundary step needs a [training_order] section")
+        settings = {
+            "training_order": choice.identity(),
+            "checkpoints": list(self.config.boundary.steps()),
+        }
+        inputs: dict[str, Any] = {
+            steps.PARTITION: self.partition(pool).fingerprint,
+            steps.TOKEN_INDEX: self.token_index.fingerprint,
+        }
+        if isinstance(choice.settings, OrderSettings):
+            inputs["training_order"] = choice.settings.inputs()
+        if self.training_index is not None:
+            inputs[steps.TRAINING_INDEX] = self.training_index.fingerprint
+        return StepRecord(steps.BOUNDARY, settings, inputs)
+
+    def _boundaries(self) -> dict[str, str]:
+        """The used pools' boundary fingerprints, when a training order is configured."""
+        if self.config.training_order is None:
+            return {}
+        pools = self.split_plan.used_pools
+        return {f"{steps.BOUNDARY}.{pool}": self.boundary(pool).fingerprint for pool in pools}
+
+    @functools.cached_property
     def hub_folder(self) -> StepRecord:
-        """The Hub-ready folder: the splits and what the card says."""
+        """The Hub-ready folder: the splits (and boundaries) and what the card says."""
         settings = {"hub": self.config.hub.identity()}
-        return StepRecord(steps.HUB_FOLDER, settings, {steps.SPLITS: self.splits.fingerprint})
+        inputs = {steps.SPLITS: self.splits.fingerprint, **self._boundaries()}
+        return StepRecord(steps.HUB_FOLDER, settings, inputs)
 
     @functools.cached_property
     def report(self) -> StepRecord:
-        """The build report: the splits."""
-        return StepRecord(steps.REPORT, {}, {steps.SPLITS: self.splits.fingerprint})
+        """The build report: the splits (and boundaries)."""
+        inputs = {steps.SPLITS: self.splits.fingerprint, **self._boundaries()}
+        return StepRecord(steps.REPORT, {}, inputs)
 
     def cost_preview(self, pool: str) -> StepRecord:
         """PreviewCost: the token candidates, the judge's windows and prompt, k1 and k2."""
@@ -189,6 +240,7 @@ class Plan:
             "windows": self.config.windows.identity(),
             "k2": self.config.build.k2,
             "embedder": self.config.embedder.identity(),
+            **self._judge_all(),
         }
         inputs = {steps.TOKEN_SEARCH: self.pool_step(pool, steps.TOKEN_SEARCH).fingerprint}
         return StepRecord(steps.COST_PREVIEW, settings, inputs)

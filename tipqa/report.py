@@ -8,7 +8,7 @@ figure 3 of the paper), `report.json` (the numbers behind both) and `report.md`,
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -145,6 +145,8 @@ def render_markdown(data: dict[str, Any]) -> str:
             )
         )
     parts.append("![Answerable share by matching documents](matches.png)")
+    if data.get("boundary"):
+        parts.extend(boundary_markdown(data["boundary"]))
     validation = data.get("validation")
     if validation and validation["short"]:
         parts.append(
@@ -154,9 +156,42 @@ def render_markdown(data: dict[str, Any]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def write_report(run: RunLayout, record: StepRecord) -> StageStats:
-    """Write the figures, the numbers and the Markdown report of a build's splits."""
-    from tipqa.report_figures import draw_funnel, draw_matches
+def boundary_markdown(shares: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """The report's section on the answerable share against the training step."""
+    from tipqa.boundary.hub import shown_steps
+
+    names = list(shares)
+    steps = [entry["step"] for entry in next(iter(shares.values()), [])]
+    shown = set(shown_steps(steps))
+    by_step = {name: {entry["step"]: entry for entry in shares[name]} for name in names}
+    rows = [
+        [f"step {step:,}", *(by_step[name][step]["answerable_share"] for name in names)]
+        for step in steps
+        if step in shown
+    ]
+    more = (
+        f" ({len(shown)} of {len(steps)} shown; all in report.json)"
+        if len(steps) > len(shown)
+        else ""
+    )
+    return [
+        "## Answerable share over training",
+        "The share of each split's decided questions that are answerable as of a checkpoint: "
+        "some relevant evidence had been consumed by then" + more + ".",
+        _table(["Checkpoint", *(f"{name}: answerable share" for name in names)], rows),
+        "![Answerable share against the training step](boundary.png)",
+    ]
+
+
+def write_report(
+    run: RunLayout, record: StepRecord, boundary_steps: Sequence[int] = ()
+) -> StageStats:
+    """Write the figures, the numbers and the Markdown report of a build's splits.
+
+    With `boundary_steps` (the checkpoints of `[boundary]`) it adds the answerable share of
+    every split as of each checkpoint (`boundary.png`, from the pools' boundary files).
+    """
+    from tipqa.report_figures import draw_boundary, draw_funnel, draw_matches
 
     layout = SplitsLayout(run.splits)
     info = read_stats(layout.stats, REMEDY).get("info")
@@ -178,9 +213,16 @@ def write_report(run: RunLayout, record: StepRecord) -> StageStats:
     out = run.report
     draw_funnel(funnel, out / "funnel.png")
     draw_matches(matches, out / "matches.png")
+    stats.add("figures", 2)
+    if boundary_steps:
+        from tipqa.boundary.hub import split_shares
+
+        shares = split_shares(run, info, boundary_steps)
+        data["boundary"] = shares
+        draw_boundary(shares, out / "boundary.png")
+        stats.add("figures")
     write_json(out / "report.json", data)
     with atomic_open(out / "report.md") as handle:
         handle.write(render_markdown(data).encode())
-    stats.add("figures", 2)
     stats.write(run.report_stats)
     return stats

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,4 +79,39 @@ def draw_matches(matches: dict[str, list[dict[str, Any]]], path: Path) -> None:
     axes.set_ylabel("answerable questions (%)")
     axes.set_title("Answerable share by keyword-matching documents")
     axes.legend(frameon=False)
+    _save(figure, path)
+
+
+def draw_boundary(
+    series: Mapping[str, Sequence[dict[str, Any]]], path: Path, title: str = ""
+) -> None:
+    """The answerable share of the decided questions against the training step, per series
+    (a pool, or each split); a legend when there are several."""
+    plt = _pyplot()
+    figure, axes = plt.subplots(figsize=(9, 4))
+    colours = [SPLIT_COLOURS.get(name) for name in series]
+    for (name, shares), colour in zip(series.items(), colours, strict=True):
+        points = [s for s in shares if s.get("answerable_share") is not None]
+        steps = [s["step"] for s in points]
+        shares_pct = [100 * s["answerable_share"] for s in points]
+        axes.plot(steps, shares_pct, marker="o", markersize=3, color=colour, label=name)
+        if points:
+            last = points[-1]
+            decided = last["answerable"] + last["unanswerable"]
+            axes.annotate(
+                f"{last['answerable']}/{decided}",
+                (steps[-1], shares_pct[-1]),
+                textcoords="offset points",
+                xytext=(-10, 8),
+                ha="right",
+                fontsize=8,
+            )
+    axes.set_ylim(0, 105)
+    axes.set_xlabel("training step (checkpoint)")
+    axes.set_ylabel("answerable questions (%)")
+    alone = f" ({next(iter(series))})" if len(series) == 1 else ""
+    axes.set_title(title or f"Answerable share as of each checkpoint{alone}")
+    if len(series) > 1:
+        axes.legend(frameon=False)
+    axes.grid(alpha=0.3)
     _save(figure, path)

@@ -101,15 +101,19 @@ def token_judge(
     windows: WindowSettings,
     out: ShardLayout,
     record: StepRecord,
+    *,
+    judge_all: bool = False,
 ) -> StageStats:
-    """Judge the token candidates (early exit) and decide each question's token outcome."""
+    """Judge the token candidates (early exit unless `judge_all`); decide the token outcomes."""
     info = {"k1": k1, "judge": judge.name, **dataclasses.asdict(windows)}
+    if judge_all:
+        info["judge_all_candidates"] = True
     stats = StageStats(TOKEN_JUDGE, info=info, provenance=record.provenance())
     keywords = {k.question_id: k for k in read_records(out.keywords, Keywords)}
     candidates = {c.question_id: c for c in read_records(out.token_candidates, TokenCandidates)}
     searched = [q for q in questions if q.id in candidates]
     decisions, judgments = judge_token_candidates(
-        searched, candidates, fetch, judge, k1, windows, stats
+        searched, candidates, fetch, judge, k1, windows, stats, judge_all=judge_all
     )
     for question in questions:
         if question.id not in candidates:

@@ -149,3 +149,30 @@ def test_the_test_pool_must_be_a_pool() -> None:
     assert "[splits] test_pool 'dev' is not a configured question pool; pools: mine" in error(
         {"pool.mine": {"source": "demo"}}
     )
+
+
+def test_the_boundary_sections() -> None:
+    config = read_config(
+        {
+            "boundary": {"judge_all_candidates": "yes", "checkpoints": "1000, 2000, ..., 5000"},
+            "training_order": {"backend": "table", "paths": "order.csv"},
+        }
+    )
+    assert config.boundary.judge_all_candidates and config.boundary.steps()[-1] == 5000
+    assert config.training_order is not None and config.training_order.backend == "table"
+    assert read_config({}).training_order is None
+    assert read_config({"boundary": {"judge_all_candidates": "true"}}).training_order is None
+    assert "checkpoints is empty" in error({"training_order": {"backend": "table"}})
+    assert "need a [training_order]" in error({"boundary": {"checkpoints": "pythia"}})
+    assert "did you mean [training_order]?" in error({"training_ordr": {}})
+    misplaced = error(
+        {
+            "training_order": {"backend": "table", "tokenizer": "t.json"},
+            "boundary": {"checkpoints": "5"},
+        }
+    )
+    assert "'tokenizer' is a setting of training order megatron" in misplaced
+    assert "[boundary] checkpoints: 'soon'" in error({"boundary": {"checkpoints": "5, soon"}})
+    assert "[training_order] layout = 'arrow'" in error(
+        {"training_order": {"layout": "arrow"}, "boundary": {"checkpoints": "5"}}
+    )

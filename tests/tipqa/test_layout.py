@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tipqa.layout import EvaluationLayout, PoolLayout, RunLayout, ShardLayout, model_slug
+from tipqa.layout import (
+    BoundaryLayout,
+    EvaluationLayout,
+    PoolLayout,
+    RunLayout,
+    ShardLayout,
+    TrainingIndexLayout,
+    model_slug,
+)
 
 
 def test_run_layout_paths(tmp_path: Path) -> None:
@@ -32,6 +40,20 @@ def test_pool_and_shard_paths(tmp_path: Path) -> None:
 
 def test_layouts_create_nothing(tmp_path: Path) -> None:
     RunLayout.of(tmp_path, "r").pool("dev").shard(0).data("x")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_boundary_and_training_index_paths(tmp_path: Path) -> None:
+    run = RunLayout.of(tmp_path, "r")
+    boundary = run.pool("dev").boundary
+    assert boundary == BoundaryLayout(tmp_path / "r" / "pools" / "dev" / "boundary")
+    assert boundary.checkpoint(143_000) == boundary.root / "questions_step143000.jsonl"
+    assert boundary.first_seen.name == "first_seen.jsonl" and boundary.stats.name == "stats.json"
+    assert boundary.checkpoint_files() == []
+    index = run.training_index("abc")
+    assert index == TrainingIndexLayout(tmp_path / "training_index" / "abc")
+    assert RunLayout.of(tmp_path, "other").training_index("abc") == index  # shared by runs
+    assert index.stats == index.root / "build.stats.json"
     assert list(tmp_path.iterdir()) == []
 
 

@@ -273,8 +273,14 @@ def citation_section() -> str:
     )
 
 
-def render_card(stats: dict[str, Any], folder: HubFolderStats, card: dict[str, Any]) -> str:
-    """The whole `README.md`: YAML front matter, then the sections."""
+def render_card(
+    stats: dict[str, Any],
+    folder: HubFolderStats,
+    card: dict[str, Any],
+    extra_sections: Sequence[str] = (),
+) -> str:
+    """The whole `README.md`: YAML front matter, then the sections (`extra_sections` before
+    the citation)."""
     import yaml
 
     info = stats["info"]
@@ -308,6 +314,7 @@ def render_card(stats: dict[str, Any], folder: HubFolderStats, card: dict[str, A
         statistics_section(info, rows),
         parameters_section(info["parameters"]),
         fields_section(rows),
+        *extra_sections,
         citation_section(),
     ]
     front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True)

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import itertools
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tqdm import tqdm
 
@@ -87,6 +87,28 @@ def question_row(item: LabeledQuestion) -> dict[str, Any]:
     return row
 
 
+class HubConfig(Protocol):
+    """One configuration of the folder: its name, Arrow schema, and rows per split."""
+
+    @property
+    def name(self) -> str:
+        """The configuration's name (its folder)."""
+        ...
+
+    @property
+    def schema(self) -> Any:
+        """Its Arrow schema."""
+        ...
+
+    def count(self, splits: SplitsLayout, split: str) -> int:
+        """How many rows `split` has (0: the split is left out)."""
+        ...
+
+    def rows(self, splits: SplitsLayout, split: str) -> Iterator[dict[str, Any]]:
+        """The rows of `split`, exactly `count` of them."""
+        ...
+
+
 @dataclass(frozen=True)
 class ConfigSpec:
     """How one configuration is made from the splits folder."""
@@ -98,8 +120,13 @@ class ConfigSpec:
         """The JSONL file of `split` that this configuration reads."""
         return splits.questions(split) if self.name == "questions" else splits.instances(split)
 
-    def rows(self, path: Path) -> Iterator[dict[str, Any]]:
+    def count(self, splits: SplitsLayout, split: str) -> int:
+        """The lines of the split's JSONL file."""
+        return count_lines(self.source(splits, split))
+
+    def rows(self, splits: SplitsLayout, split: str) -> Iterator[dict[str, Any]]:
         """The configuration's rows from its JSONL file."""
+        path = self.source(splits, split)
         if self.name == "questions":
             for question in iter_records(path, LabeledQuestion):
                 yield question_row(question)
@@ -113,24 +140,37 @@ def config_specs() -> list[ConfigSpec]:
     return [ConfigSpec("questions", question_schema()), ConfigSpec("instances", instance_schema())]
 
 
-def _count_lines(path: Path) -> int:
+class FolderExtension(Protocol):
+    """More configurations of the folder (after the ordinary ones) and their card sections."""
+
+    def configs(self, info: dict[str, Any]) -> list[HubConfig]:
+        """The configurations, given the splits' statistics (`info` of its stats file)."""
+        ...
+
+    def card_sections(self, info: dict[str, Any], rows: dict[str, dict[str, int]]) -> list[str]:
+        """What the card says of them (Markdown sections)."""
+        ...
+
+
+def count_lines(path: Path) -> int:
+    """The non-empty lines of a file."""
     with open(path, "rb") as handle:
         return sum(1 for line in handle if line.strip())
 
 
 def write_parquet_split(
-    spec: ConfigSpec, source: Path, folder: Path, split: str, rows_per_file: int
+    spec: HubConfig, splits: SplitsLayout, folder: Path, split: str, rows_per_file: int
 ) -> list[tuple[str, int]]:
     """Write a split as `split-NNNNN-of-MMMMM.parquet` files; return (file name, rows) pairs."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    total = _count_lines(source)
+    total = spec.count(splits, split)
     if total == 0:
         return []
     files = -(-total // rows_per_file)
     folder.mkdir(parents=True, exist_ok=True)
-    rows = spec.rows(source)
+    rows = spec.rows(splits, split)
     written = []
     for index in range(files):
         name = f"{split}-{index:05d}-of-{files:05d}.parquet"
@@ -152,23 +192,35 @@ class HubFolderStats:
 
 
 def write_data_files(
-    splits: SplitsLayout, out: Path, available: list[str], rows_per_file: int
+    splits: SplitsLayout,
+    out: Path,
+    available: list[str],
+    rows_per_file: int,
+    extra: Sequence[HubConfig] = (),
 ) -> HubFolderStats:
-    """Write every configuration's Parquet files under `out`."""
+    """Write every configuration's Parquet files under `out` (the `extra` ones last)."""
     rows: dict[str, dict[str, int]] = {}
     files: dict[str, dict[str, list[str]]] = {}
-    for spec in config_specs():
+    specs: list[HubConfig] = [*config_specs(), *extra]
+    for spec in specs:
         for split in tqdm(available, desc=f"parquet {spec.name}", leave=False):
-            source = spec.source(splits, split)
-            written = write_parquet_split(spec, source, out / spec.name, split, rows_per_file)
+            written = write_parquet_split(spec, splits, out / spec.name, split, rows_per_file)
             if written:
                 rows.setdefault(spec.name, {})[split] = sum(count for _, count in written)
                 files.setdefault(spec.name, {})[split] = [f"{spec.name}/{n}" for n, _ in written]
     return HubFolderStats(rows, files)
 
 
-def build_hub_folder(run: RunLayout, settings: HubSettings, record: StepRecord) -> HubFolderStats:
-    """Build the run's Hub-ready folder from its splits; the card says what [hub] asks."""
+def build_hub_folder(
+    run: RunLayout,
+    settings: HubSettings,
+    record: StepRecord,
+    extension: FolderExtension | None = None,
+) -> HubFolderStats:
+    """Build the run's Hub-ready folder from its splits; the card says what [hub] asks.
+
+    An `extension` adds configurations and card sections (the boundary over training time).
+    """
     from tipqa.hub.card import render_card
 
     layout = SplitsLayout(run.splits)
@@ -182,8 +234,10 @@ def build_hub_folder(run: RunLayout, settings: HubSettings, record: StepRecord) 
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     step = StageStats(HUB_FOLDER, provenance=record.provenance())
-    folder = write_data_files(layout, staging, available, rows_per_file)
-    card = render_card(stats, folder, settings.card())
+    extra = extension.configs(stats["info"]) if extension is not None else []
+    folder = write_data_files(layout, staging, available, rows_per_file, extra)
+    sections = extension.card_sections(stats["info"], folder.rows) if extension else []
+    card = render_card(stats, folder, settings.card(), sections)
     (staging / "README.md").write_text(card, encoding="utf-8")
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)

@@ -1,4 +1,4 @@
-"""The question-source seam: TriviaQA in its several published layouts, as `Question` records.
+"""The question-source seam: TriviaQA's published layouts and other QA datasets, as `Question`s.
 
 Every source builds aliases the same way (`build_aliases`) and collects questions through
 `QuestionCollector`, which decides what a repeated question id means:
@@ -73,6 +73,21 @@ QUESTION_SOURCES.add(
 )
 QUESTION_SOURCES.add(
     "llm-foundry-jsonl", "tipqa.questions.jsonl:LLMFoundryJsonl.from_settings", settings=FILES
+)
+QUESTION_SOURCES.add(
+    "fields",
+    "tipqa.questions.fields:FieldQuestions",
+    settings="tipqa.questions.fields:FieldQuestionsSettings",
+)
+QUESTION_SOURCES.add(
+    "popqa",
+    "tipqa.questions.fields:PopQAQuestions",
+    settings="tipqa.questions.fields:PopQASettings",
+)
+QUESTION_SOURCES.add(
+    "nq-open",
+    "tipqa.questions.fields:NQOpenQuestions",
+    settings="tipqa.questions.fields:NQOpenSettings",
 )
 
 

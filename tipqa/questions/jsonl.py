@@ -13,7 +13,7 @@ from tipqa.corpus.streams import SUFFIXES, is_supported
 from tipqa.errors import InputError
 from tipqa.questions.base import QuestionCollector, QuestionFilesSettings, make_question
 from tipqa.questions.quotes import unquote_csv
-from tipqa.questions.rows import iter_rows
+from tipqa.questions.rows import DELIMITED, iter_rows
 from tipqa.records import Question
 from tipqa.stats import StageStats
 
@@ -93,7 +93,7 @@ class LLMFoundryJsonl(_JsonlQuestions):
         aliases = _require_list(row, "aliases", str(path), number)
         answer, *aliases = [self._as_written(v) for v in [row.get("answer"), *aliases]]
         return make_question(
-            qid=f"{_stem(path)}:{number}",
+            qid=f"{file_stem(path)}:{number}",
             text=self._unquoted_question(row, path, number),
             answer=answer,
             alias_lists=[aliases],
@@ -131,12 +131,12 @@ class LLMFoundryJsonl(_JsonlQuestions):
         return unquoted.text
 
 
-def _stem(path: Path) -> str:
+def file_stem(path: Path) -> str:
     """The file name without its data and compression suffixes."""
     name = path.name
     for _ in range(2):
         stem, dot, suffix = name.rpartition(".")
-        if dot and stem and f".{suffix.lower()}" in SUFFIXES:
+        if dot and stem and (f".{suffix.lower()}" in SUFFIXES or f".{suffix.lower()}" in DELIMITED):
             name = stem
     return name
 

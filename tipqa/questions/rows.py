@@ -1,15 +1,23 @@
-"""Reading question files row by row: JSON lines (plain, .gz, .zst) or Parquet, strictly."""
+"""Reading question files row by row: JSON lines (plain, .gz, .zst), Parquet, CSV or TSV."""
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from tipqa.corpus.streams import file_format, iter_lines
+from tipqa.corpus.streams import file_format, is_supported, iter_lines
 from tipqa.errors import InputError
+
+DELIMITED = {".csv": ",", ".tsv": "\t"}
+
+
+def is_row_file(path: Path) -> bool:
+    """True for a file `iter_rows` reads (JSON lines, Parquet, CSV, TSV)."""
+    return is_supported(path) or path.suffix.lower() in DELIMITED
 
 
 def iter_rows(path: Path, columns: list[str] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -20,6 +28,9 @@ def iter_rows(path: Path, columns: list[str] | None = None) -> Iterator[tuple[in
     naming the file and line (a question file is small and must be read whole).
     """
     where = str(path)
+    if path.suffix.lower() in DELIMITED:
+        yield from _delimited_rows(path, DELIMITED[path.suffix.lower()])
+        return
     if file_format(path) == "parquet":
         yield from _parquet_rows(path, columns)
         return
@@ -53,3 +64,20 @@ def _parquet_rows(path: Path, columns: list[str] | None) -> Iterator[tuple[int, 
     except (pa.ArrowException, OSError) as exc:
         message = f"cannot read Parquet file after {number} rows: {exc}"
         raise InputError(message, path=str(path)) from exc
+
+
+def _delimited_rows(path: Path, delimiter: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Rows of a CSV / TSV file with a header line, numbered by their line in the file."""
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            reader = csv.DictReader(handle, delimiter=delimiter)
+            header = reader.fieldnames or []
+            for row in reader:
+                if None in row:
+                    message = f"{len(header) + len(row[None])} fields, the header has {len(header)}"
+                    raise InputError(message, path=str(path), line=reader.line_num)
+                yield reader.line_num, row
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text: {exc}", path=str(path)) from exc
+    except csv.Error as exc:
+        raise InputError(f"bad CSV: {exc}", path=str(path)) from exc

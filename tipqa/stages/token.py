@@ -4,6 +4,7 @@ Judging runs in rounds across all unresolved questions of a shard: round r sends
 ranked candidate of every question still open, and a question leaves at its first "yes".
 The labels equal those of judging every candidate (a "yes" anywhere makes a question
 answerable; otherwise only the failures and the total count matter), with far fewer calls.
+`judge_all` turns the early exit off when every relevant document is wanted.
 """
 
 from __future__ import annotations
@@ -83,8 +84,16 @@ def judge_token_candidates(
     k1: int,
     windows: WindowSettings,
     stats: StageStats,
+    *,
+    judge_all: bool = False,
 ) -> tuple[list[Decision], list[Judgment]]:
-    """Judge candidates in rank order with early exit; return decisions and every judgment."""
+    """Judge candidates in rank order with early exit; return decisions and every judgment.
+
+    With `judge_all`, a question is not left at its first "yes": all of its first k1
+    candidates are judged (to know every relevant document, e.g. for the first training step
+    that saw one). Labels and evidence stay those of early exit: the evidence is the first
+    "yes" in rank order.
+    """
     by_id = {q.id: q for q in questions}
     evidence: dict[str, Evidence] = {}
     failures: dict[str, list[str]] = {q.id: [] for q in questions}
@@ -95,10 +104,12 @@ def judge_token_candidates(
         open_ids = [
             qid
             for qid in by_id
-            if qid not in evidence and rank < min(k1, len(candidates[qid].hits))
+            if (judge_all or qid not in evidence) and rank < min(k1, len(candidates[qid].hits))
         ]
         if not open_ids:
             break
+        if judge_all:
+            stats.add("documents_judged_after_a_yes", sum(qid in evidence for qid in open_ids))
         doc_ids = [candidates[qid].hits[rank].doc_id for qid in open_ids]
         documents = fetch(sorted(set(doc_ids)))
         requests: list[JudgeRequest] = []

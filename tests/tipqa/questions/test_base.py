@@ -95,6 +95,9 @@ def test_unknown_source_lists_known_ones() -> None:
     with pytest.raises(ConfigError, match=r"hf-rows.*triviaqa-json"):
         load_questions("csv", paths="x.csv")
     assert set(QUESTION_SOURCES.names) == {
+        "fields",
+        "nq-open",
+        "popqa",
         "hf-rows",
         "hub",
         "llm-foundry-jsonl",

@@ -180,6 +180,39 @@ def test_early_exit_labels_equal_judging_every_candidate() -> None:
     assert saved > 0
 
 
+def test_judging_all_candidates_keeps_the_early_exit_labels_and_evidence() -> None:
+    rng = random.Random(20241207)
+    beyond = 0
+    for case in range(400):
+        questions, cands, documents, table, k1 = random_case(rng)
+        store = Store(documents.values())
+        early, _ = judge_token_candidates(
+            questions, cands, store, TableJudge(table), k1, WINDOWS, StageStats("t")
+        )
+        judge, stats = TableJudge(table), StageStats("t")
+        every, judgments = judge_token_candidates(
+            questions, cands, store, judge, k1, WINDOWS, stats, judge_all=True
+        )
+        expected = reference(questions, cands, documents, table, k1)
+        for a, b in zip(early, every, strict=True):
+            context = f"case {case}, {a.question_id}"
+            assert (a.label, a.evidence, a.reason, a.total_matches) == (
+                b.label, b.evidence, b.reason, b.total_matches,
+            ), context  # fmt: skip
+            assert b.judged == expected[b.question_id][3], context
+        reachable = {
+            (q.id, h.doc_id)
+            for q in questions
+            for h in cands[q.id].hits[:k1]
+            if h.doc_id not in documents
+            or judge_windows(documents[h.doc_id], [KW], q.aliases, WINDOWS)[0]
+        }
+        assert {(j.question_id, j.doc_id) for j in judgments} == reachable
+        assert stats.counts["documents_skipped_by_early_exit"] == 0
+        beyond += stats.counts["documents_judged_after_a_yes"]
+    assert beyond > 0
+
+
 def test_missing_document_is_undetermined_never_no() -> None:
     q = question(0)
     cands = {q.id: candidates(q.id, ["gone", "d1"], total=50)}

@@ -1,0 +1,99 @@
+"""All relevant evidence of a question, rebuilt from the stages' records, and its first step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tipqa.boundary.evidence import first_seen, span_id, token_evidence, vector_evidence
+from tipqa.boundary.records import FirstSeen
+from tipqa.errors import InputError
+from tipqa.records import Document, Evidence, Judgment, Keywords, Question, VectorInstance
+from tipqa.training_order.table import TableOrder, TableOrderSettings
+from tipqa.windows import WindowSettings, judge_windows
+
+WINDOWS = WindowSettings(max_words=12, max_windows=8)
+DOCS = {
+    "d1": Document("d1", "Ada Vell was born in Orrin.\n\nRain fell.\n\nAda Vell loved Orrin."),
+    "d2": Document("d2", "Nothing here.\n\nAda Vell sailed from Orrin at dawn."),
+}
+QUESTION = Question("q1", "Where was Ada Vell born?", "Orrin", ["Orrin"])
+KEYWORDS = {"q1": Keywords("q1", ["Ada Vell"])}
+
+
+def fetch(ids: list[str]) -> dict[str, Document]:
+    return {i: DOCS[i] for i in ids if i in DOCS}
+
+
+def judgment(doc_id: str, window: int, label: str | None, qid: str = "q1") -> Judgment:
+    return Judgment(qid, "token", doc_id, f"{doc_id}@w{window}", label, "", "table")  # type: ignore[arg-type]
+
+
+def test_token_evidence_rebuilds_the_yes_windows_in_order() -> None:
+    judgments = [
+        judgment("d1", 0, "no"),
+        judgment("d1", 1, "yes"),
+        judgment("d2", 0, "yes"),
+        judgment("d2", 0, "yes"),
+        judgment("d1", 0, None),
+        judgment("d1", 0, "yes", qid="other"),
+    ]
+    found = token_evidence([QUESTION], KEYWORDS, judgments, fetch, WINDOWS)
+    windows_d1, _ = judge_windows(DOCS["d1"], ["Ada Vell"], ["Orrin"], WINDOWS)
+    windows_d2, _ = judge_windows(DOCS["d2"], ["Ada Vell"], ["Orrin"], WINDOWS)
+    assert found == {
+        "q1": [
+            Evidence("token", "d1", "d1@w1", windows_d1[1].text),
+            Evidence("token", "d2", "d2@w0", windows_d2[0].text),
+        ]
+    }
+    assert windows_d1[1].text == "Ada Vell loved Orrin."
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        (judgment("gone", 0, "yes"), "relevant document 'gone' is not in the token index"),
+        (judgment("d1", 9, "yes"), "window 'd1@w9' does not exist"),
+        (
+            Judgment("q1", "token", "d1", "d1-chunk", "yes", "", "table"),
+            "not a token-stage window id",
+        ),
+    ],
+)
+def test_token_evidence_errors(item: Judgment, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        token_evidence([QUESTION], KEYWORDS, [item], fetch, WINDOWS)
+
+
+def test_vector_evidence_keeps_relevant_chunks() -> None:
+    instances = [
+        VectorInstance("q1", "Q?", "A", "d1", "d1#0", "one", 0.9, True),
+        VectorInstance("q1", "Q?", "A", "d2", "d2#3", "two", 0.8, False),
+        VectorInstance("q2", "Q?", "A", "d2", "d2#1", "three", 0.7, None),
+        VectorInstance("q1", "Q?", "A", "d2", "d2#1", "four", 0.6, True),
+    ]
+    assert vector_evidence(instances) == {
+        "q1": [Evidence("vector", "d1", "d1#0", "one"), Evidence("vector", "d2", "d2#1", "four")]
+    }
+
+
+def test_first_seen_is_the_smallest_step_over_all_evidence(tmp_path: Path) -> None:
+    table = tmp_path / "order.csv"
+    table.write_text("doc_id,first_step\nd1,50\nd2,10\nd3,10\n", encoding="utf-8")
+    order = TableOrder(TableOrderSettings(paths=(str(table),)))
+    e1 = Evidence("token", "d1", "d1@w0", "first window")
+    e2 = Evidence("vector", "d2", "d2#0", "a chunk")
+    e3 = Evidence("token", "d3", "d3@w0", "same")
+    e4 = Evidence("token", "d4", "d4@w0", "not in the table")
+    evidence = {"q1": [e1, e2, e3], "q2": [e1], "q3": [e4]}
+    seen = first_seen(evidence, order, fetch)
+    assert seen["q1"].first_seen_step == 10 and seen["q1"].evidence == e2
+    assert [r.step for r in seen["q1"].relevant] == [50, 10, 10]
+    assert seen["q2"].first_seen_step == 50 and seen["q2"].evidence == e1
+    assert seen["q3"] == FirstSeen("q3", None, None, seen["q3"].relevant)
+    assert seen["q3"].relevant[0].step is None
+    assert FirstSeen.from_dict(seen["q1"].to_dict()) == seen["q1"]
+    assert order.stats.counts["spans_found"] == 3  # e1 is asked once for two questions
+    assert span_id(e1) != span_id(Evidence("token", "d1", "d1@w1", "other window"))
