@@ -115,19 +115,12 @@ def finish(
     if later or len(parts) > 1:
         tantivy = fields.import_tantivy()
         fields.register_analyzers(index, text_analyzer)
-        writer = index.writer(max(heap_mb, 15) * 1_000_000, 1)
-        try:
+        with fields.committing(index.writer(max(heap_mb, 15) * 1_000_000, 1)) as writer:
             for start in range(0, len(later), _DELETE_BATCH):
                 rows = later[start : start + _DELETE_BATCH]
                 writer.delete_documents_by_query(
                     tantivy.Query.term_set_query(index.schema, fields.ROW, rows)
                 )
-            writer.commit()
-        except BaseException:
-            writer.rollback()
-            raise
-        finally:
-            writer.wait_merging_threads()
         index.reload()
     for part in parts:
         if part == target:

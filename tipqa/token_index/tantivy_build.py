@@ -91,10 +91,9 @@ def write_part(
     tantivy = fields.import_tantivy()
     index = tantivy.Index(fields.new_schema(), path=str(folder))
     fields.register_analyzers(index, analyzer(mode.kind))
-    writer = index.writer(heap_bytes, 1)
     ledger = array("q")
     ids = bytearray()
-    try:
+    with fields.committing(index.writer(heap_bytes, 1)) as writer:
         for batch in batches:
             for row, doc_id, text, meta in batch:
                 try:
@@ -118,12 +117,6 @@ def write_part(
                 raw_id = doc_id.encode()
                 ids += raw_id
                 ledger.extend((id_hash(raw_id), row, len(body), len(raw_id)))
-        writer.commit()
-    except BaseException:
-        writer.rollback()
-        raise
-    finally:
-        writer.wait_merging_threads()
     with open(folder / LEDGER, "wb") as out:
         ledger.tofile(out)
     (folder / PART_IDS).write_bytes(ids)

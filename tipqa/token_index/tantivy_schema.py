@@ -18,6 +18,8 @@ has (see `tantivy_rank`). A token seen once adds nothing, so the field is small.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 ANALYZER = "tipqa"
@@ -111,3 +113,16 @@ def repeat_terms_ascii(tokens: list[bytes]) -> str:
         suffix = _LOW_SUFFIX_BYTES
         return b" ".join([t + suffix[c - 1] for t, c in counts.items() if c > 1]).decode()
     return repeat_terms([t.decode() for t in tokens])
+
+
+@contextmanager
+def committing(writer: Any) -> Iterator[Any]:
+    """Commit `writer` when the block ends, roll back if it raises; wait for merges either way."""
+    try:
+        yield writer
+        writer.commit()
+    except BaseException:
+        writer.rollback()
+        raise
+    finally:
+        writer.wait_merging_threads()
