@@ -48,7 +48,8 @@ from tipqa.token_index.tantivy_build import (
     write_parts,
 )
 from tipqa.token_index.tantivy_ids import IdTable
-from tipqa.token_index.tantivy_rank import Ranker, frequency, phrases
+from tipqa.token_index.tantivy_rank import Ranker, phrases
+from tipqa.token_index.tantivy_verify import frequency
 
 __all__ = ["TantivySettings", "TantivyTokenIndex", "frequency"]
 

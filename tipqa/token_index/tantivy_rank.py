@@ -36,7 +36,14 @@ from tipqa.text import tokenize
 from tipqa.token_index import tantivy_schema as fields
 from tipqa.token_index.base import TokenResult
 from tipqa.token_index.tantivy_ids import IdTable
-from tipqa.token_index.tantivy_verify import Key, Phrase, Probe, Verified, address_key, frequency
+from tipqa.token_index.tantivy_verify import (
+    Key,
+    Phrase,
+    PhraseCounter,
+    Probe,
+    Verified,
+    address_key,
+)
 
 GROWTH = 4
 DIRECT = 4
@@ -143,7 +150,7 @@ class Ranker:
             return TokenResult(first.count, [])
         if first.count <= direct:
             state = Verified(k)
-            self._count_all(first.hits, state, distinct)
+            self._count_all(first.hits, state, PhraseCounter(distinct))
             return self._ranked(first.count, state)
         state = self._rank(unscored, keywords, aliases, distinct, k, first.count)
         return self._ranked(first.count, state)
@@ -186,6 +193,7 @@ class Ranker:
         offset = float(len(present))
         probe = _Correction(self, bounded) if bounded else None
         state = Verified(k)
+        count = PhraseCounter(distinct)
         share = total / max(self.searcher.num_docs, 1)
         for level in _levels(repeats, k, share):
             clauses = scoring if level == 0 else [*scoring, (must, self.tier(repeats, level))]
@@ -196,7 +204,7 @@ class Ranker:
                 found = self.searcher.search(query, limit, count=False).hits
                 hits = [(bound + offset, address) for bound, address in found]
                 complete = len(hits) < limit
-                stopped = self._verify(hits, complete, state, probe, distinct)
+                stopped = self._verify(hits, complete, state, probe, count)
                 if stopped or complete or state.beats(hits[-1][0]):
                     break
                 limit *= GROWTH
@@ -204,7 +212,7 @@ class Ranker:
                 break
         return state
 
-    def _count_all(self, hits: list[Any], state: Verified, distinct: list[Phrase]) -> None:
+    def _count_all(self, hits: list[Any], state: Verified, count: PhraseCounter) -> None:
         """Count the frequency of every hit: on its stored text, or by `Probe` when long.
 
         (Reading the stored documents is cheaper here than a fast-field lookup of their
@@ -214,9 +222,9 @@ class Ranker:
         for _, address in hits:
             doc_id, text = self.stored(address)
             if len(text) <= SHORT_BYTES:
-                value = float(frequency(text, distinct))
+                value = float(count(text))
             else:
-                probe = probe or Probe(self.searcher, self.phrase, distinct)
+                probe = probe or Probe(self.searcher, self.phrase, count.phrases)
                 value = sum(probe.counts(address).values())
             state.add(address_key(address), doc_id, value)
 
@@ -226,7 +234,7 @@ class Ranker:
         complete: bool,
         state: Verified,
         probe: _Correction | None,
-        distinct: list[Phrase],
+        count: PhraseCounter,
     ) -> bool:
         """Add the exact frequencies of hits not seen yet; True when the others (fetched or
         not) cannot enter the first k.
@@ -256,7 +264,7 @@ class Ranker:
             if probe is None:
                 value = bound
             elif sizes[position] <= SHORT_BYTES:
-                value = float(frequency(self.stored(address)[1], distinct))
+                value = float(count(self.stored(address)[1]))
             else:
                 value = bound + probe.value(address)
             state.add(key, ids[key], value)
@@ -290,10 +298,11 @@ class Ranker:
         """
         result = self.searcher.search(self.match(keywords, aliases), pool, count=True)
         distinct = list(dict.fromkeys([*keywords, *aliases]))
+        count = PhraseCounter(distinct)
         scored = []
         for _score, address in result.hits:
             doc_id, text = self.stored(address)
-            scored.append((-frequency(text, distinct), doc_id))
+            scored.append((-count(text), doc_id))
         scored.sort()
         return TokenResult(result.count, [TokenHit(i, float(-f)) for f, i in scored[:k]])
 

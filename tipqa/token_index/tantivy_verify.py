@@ -132,10 +132,10 @@ def _find_freq(clause: dict[str, Any]) -> float:
 
 # between two tokens: non-token characters, and runs too long to be tokens (dropped by
 # `tokenize`, so that their neighbours are adjacent)
+TOKENIZED_FIRST = 10
 _GAP = f"(?:[^a-z0-9]+[a-z0-9]{{{MAX_TOKEN_CHARS + 1},}})*[^a-z0-9]+"
 
 
-@functools.lru_cache(maxsize=4096)
 def _ascii_pattern(phrase: Phrase) -> re.Pattern[str] | None:
     """A regex finding every (overlapping) occurrence of an ASCII phrase in lower-cased ASCII
     text as `tokenize` tokens: the tokens, separated by non-token characters, at token
@@ -148,15 +148,36 @@ def _ascii_pattern(phrase: Phrase) -> re.Pattern[str] | None:
     return re.compile(f"{first}(?<![a-z0-9]{first})(?={rest}(?![a-z0-9]))")
 
 
-def frequency(text: str, phrases: list[Phrase]) -> int:
-    """Occurrences of all `phrases` in `text`, counted on `tokenize` tokens.
+class PhraseCounter:
+    """Occurrences of a query's phrases in texts, counted on `tokenize` tokens.
 
-    In lower-cased ASCII text each phrase is counted by one regex scan instead.
+    In lower-cased ASCII text each phrase can be counted by one regex scan instead, several
+    times faster than tokenizing; compiling a phrase's regex costs about as much as tokenizing
+    ten short texts, so the first `TOKENIZED_FIRST` ASCII texts of a query are tokenized.
     """
-    lowered = text.lower()
-    if lowered.isascii():
-        patterns = [_ascii_pattern(phrase) for phrase in phrases]
-        return sum(len(pattern.findall(lowered)) for pattern in patterns if pattern is not None)
-    tokens = tokenize(text)
-    present = set(tokens)
-    return sum(count_phrase(tokens, phrase) for phrase in phrases if present.issuperset(phrase))
+
+    def __init__(self, phrases: list[Phrase]) -> None:
+        self.phrases = phrases
+        self._tokenized = 0
+        self._patterns: list[re.Pattern[str]] | None = None
+
+    def __call__(self, text: str) -> int:
+        """Occurrences of all the phrases in `text`."""
+        lowered = text.lower()
+        if lowered.isascii():
+            if self._patterns is None and self._tokenized >= TOKENIZED_FIRST:
+                compiled = (_ascii_pattern(phrase) for phrase in self.phrases)
+                self._patterns = [pattern for pattern in compiled if pattern is not None]
+            if self._patterns is not None:
+                return sum(len(pattern.findall(lowered)) for pattern in self._patterns)
+            self._tokenized += 1
+        tokens = tokenize(text)
+        present = set(tokens)
+        return sum(
+            count_phrase(tokens, phrase) for phrase in self.phrases if present.issuperset(phrase)
+        )
+
+
+def frequency(text: str, phrases: list[Phrase]) -> int:
+    """Occurrences of all `phrases` in `text`, counted on `tokenize` tokens."""
+    return PhraseCounter(phrases)(text)
