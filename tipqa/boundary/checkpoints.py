@@ -8,6 +8,11 @@ undetermined at every checkpoint (we cannot date it; it is never read as unanswe
 Unanswerable, discarded and undetermined questions keep their label. So the answerable set
 can only grow with s (the splits are nested), and once s reaches every first-seen step the
 split is the ordinary one.
+
+Only the judged evidence is dated (the first k1 token-search candidates, all of them with
+`judge_all_candidates`, and the k2 vector chunks), so a first-seen step is an upper bound of
+the first step at which the model read relevant evidence: a question unanswerable as of s may
+have had unjudged evidence read earlier.
 """
 
 from __future__ import annotations
