@@ -209,6 +209,7 @@ def main() -> None:
     path = save(
         "ranking", {"documents": args.documents, "crowded": args.crowded, **data}, args.results
     )
+    (args.results / "ranking.json").write_text(path.read_text())
     (args.results / "ranking.md").write_text(
         f"# Exact against approximate ranking ({args.documents:,} documents, "
         f"{data['questions']} questions)\n\n{text}\n"

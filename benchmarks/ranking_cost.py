@@ -103,6 +103,7 @@ def main() -> None:
     print("now / before:", json.dumps(ratios))
     path = save("ranking_cost", {"documents": args.documents, **rows, "now_over_before": ratios},
                 args.results)  # fmt: skip
+    (args.results / "ranking_cost.json").write_text(path.read_text())
     print(f"saved {path}")
 
 
