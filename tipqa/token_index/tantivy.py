@@ -85,6 +85,10 @@ class TantivySettings(Settings):
         if self.rank_pool < 1:
             raise ConfigError(f"rank_pool must be at least 1, got {self.rank_pool}")
 
+    def build_identity(self) -> dict[str, Any]:
+        """The build's settings and the index format, so an index of an older format is rebuilt."""
+        return {**super().build_identity(), "format_version": FORMAT_VERSION}
+
     def workers(self) -> int:
         """The number of processes a build uses."""
         return self.threads or available_cores()

@@ -16,7 +16,7 @@ from tipqa.records import Document
 from tipqa.settings import parse
 from tipqa.text import contains_phrase, count_phrase, tokenize
 from tipqa.token_index import TOKEN_INDEXES, TokenResult
-from tipqa.token_index.tantivy import MARKER, TantivySettings, TantivyTokenIndex
+from tipqa.token_index.tantivy import FORMAT_VERSION, MARKER, TantivySettings, TantivyTokenIndex
 from tipqa.token_index.tantivy_analysis import Tokenization, tokenization
 
 SHARED_PASSAGES = Path("/work/shared/data/corpus/wikipedia-passages-1000.jsonl")
@@ -358,6 +358,7 @@ def test_settings_parse_from_a_config_section() -> None:
     assert settings == TantivySettings(ranking="bm25-pool", threads=3)
     assert settings.workers() == 3
     assert set(settings.identity()) == {"ranking", "rank_pool"}
+    assert settings.build_identity() == {"format_version": FORMAT_VERSION}  # search-only left out
     with pytest.raises(ConfigError, match="ranking"):
         parse(TantivySettings, "token_index", {"ranking": "approximate"})
 
