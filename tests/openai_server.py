@@ -205,7 +205,10 @@ class FakeOpenAIServer:
             def do_POST(self) -> None:
                 """Answer one chat-completions request."""
                 length = int(self.headers.get("content-length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                if len(raw) < length:
+                    return  # the client went away while sending (killed): nothing was asked
+                body = json.loads(raw or b"{}")
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 if not self.path.endswith("/chat/completions"):
                     status, payload = 404, {"error": {"message": "not found"}}
