@@ -64,13 +64,16 @@ print(json.dumps(row))
 """
 
 
-def measure(tree: Path, world: Path, folder: Path, new: bool) -> dict[str, Any]:
+def write_queries(world: Path, path: Path) -> Path:
+    """The world's entity and broad queries, as JSON at `path` (read by both probes)."""
+    queries = {"entity": name_queries(world), "broad": broad_queries(corpus_files(world))}
+    path.write_text(json.dumps(queries))
+    return path
+
+
+def measure(tree: Path, world: Path, folder: Path, queries: Path, new: bool) -> dict[str, Any]:
     """One build and its queries, by the tipqa in `tree`, in a process of its own."""
     files = json.dumps([str(path) for path in corpus_files(world)])
-    queries = folder.with_suffix(".queries.json")
-    queries.write_text(
-        json.dumps({"entity": name_queries(world), "broad": broad_queries(corpus_files(world))})
-    )
     env = {**os.environ, "PYTHONPATH": str(tree)}
     result = subprocess.run(
         [sys.executable, "-c", PROBE, files, str(folder), "new" if new else "old", str(queries)],
@@ -94,9 +97,11 @@ def main() -> None:
     args = parser.parse_args()
     world = ensure_world(args.documents, args.workdir)
     here = Path(__file__).resolve().parents[1]
+    queries = write_queries(world, args.workdir / "ranking-cost-queries.json")
+    old = args.old_tree.resolve()
     rows = {
-        "before": measure(args.old_tree.resolve(), world, args.workdir / "cost-old", new=False),
-        "now": measure(here, world, args.workdir / "cost-new", new=True),
+        "before": measure(old, world, args.workdir / "cost-old", queries, new=False),
+        "now": measure(here, world, args.workdir / "cost-new", queries, new=True),
     }
     ratios = {key: ratio(rows["now"][key], rows["before"][key]) for key in rows["now"]}
     print(table([{"tree": tree, **row} for tree, row in rows.items()], ["tree", *rows["now"]]))
