@@ -49,7 +49,8 @@ GROWTH = 4
 DIRECT = 4
 LEVEL_STEP = 4
 TIER_TARGET = 4  # a tier should hold about this many times k matches (estimated)
-SHORT_BYTES = 2048  # documents verified from their stored text; longer ones by `explain`
+SHORT_BYTES = 16384  # documents verified from their stored text; longer ones by `explain`
+COUNT_BATCH = 512  # stored texts read and counted together
 
 Repeats = list[tuple[str, int, int]]  # a token's `repeats` terms: (term, value, documents)
 
@@ -213,20 +214,30 @@ class Ranker:
         return state
 
     def _count_all(self, hits: list[Any], state: Verified, count: PhraseCounter) -> None:
-        """Count the frequency of every hit: on its stored text, or by `Probe` when long.
+        """Add the exact frequency of every hit to `state` (see `frequencies`)."""
+        for address, doc_id, value in self.frequencies([a for _, a in hits], count):
+            state.add(address_key(address), doc_id, value)
+
+    def frequencies(
+        self, addresses: list[Any], count: PhraseCounter
+    ) -> Iterator[tuple[Any, str, float]]:
+        """(address, id, frequency) of each document, counted on the stored texts, read and
+        counted together in batches, or by `Probe` for a long document.
 
         (Reading the stored documents is cheaper here than a fast-field lookup of their
         sizes, which opens a column per segment.)
         """
         probe = None
-        for _, address in hits:
-            doc_id, text = self.stored(address)
-            if len(text) <= SHORT_BYTES:
-                value = float(count(text))
-            else:
-                probe = probe or Probe(self.searcher, self.phrase, count.phrases)
-                value = sum(probe.counts(address).values())
-            state.add(address_key(address), doc_id, value)
+        for start in range(0, len(addresses), COUNT_BATCH):
+            stored = [(a, *self.stored(a)) for a in addresses[start : start + COUNT_BATCH]]
+            short = [row for row in stored if len(row[2]) <= SHORT_BYTES]
+            values = count.counts([text for *_, text in short])
+            for (address, doc_id, _), value in zip(short, values, strict=True):
+                yield address, doc_id, float(value)
+            for address, doc_id, text in stored:
+                if len(text) > SHORT_BYTES:
+                    probe = probe or Probe(self.searcher, self.phrase, count.phrases)
+                    yield address, doc_id, sum(probe.counts(address).values())
 
     def _verify(
         self,
@@ -298,12 +309,8 @@ class Ranker:
         """
         result = self.searcher.search(self.match(keywords, aliases), pool, count=True)
         distinct = list(dict.fromkeys([*keywords, *aliases]))
-        count = PhraseCounter(distinct)
-        scored = []
-        for _score, address in result.hits:
-            doc_id, text = self.stored(address)
-            scored.append((-count(text), doc_id))
-        scored.sort()
+        counted = self.frequencies([a for _, a in result.hits], PhraseCounter(distinct))
+        scored = sorted((-value, doc_id) for _, doc_id, value in counted)
         return TokenResult(result.count, [TokenHit(i, float(-f)) for f, i in scored[:k]])
 
 

@@ -9,6 +9,7 @@ so that the clauses that match can be told apart (tantivy leaves out those that 
 
 from __future__ import annotations
 
+import bisect
 import functools
 import heapq
 import re
@@ -130,47 +131,82 @@ def _find_freq(clause: dict[str, Any]) -> float:
     raise ValueError(f"no occurrence count in tantivy's explanation {clause!r:.300}")
 
 
-# between two tokens: non-token characters, and runs too long to be tokens (dropped by
-# `tokenize`, so that their neighbours are adjacent)
 TOKENIZED_FIRST = 10
-_GAP = f"(?:[^a-z0-9]+[a-z0-9]{{{MAX_TOKEN_CHARS + 1},}})*[^a-z0-9]+"
+# ASCII bytes that are not token characters become spaces; NUL separates the texts of a batch
+_SPACED = bytes(c if c == 0 or (c < 128 and chr(c).isalnum()) else 32 for c in range(256))
+# between two tokens: spaces, and runs too long to be tokens (dropped by `tokenize`, so that
+# their neighbours are adjacent); written forwards and for the reversed text
+_GAP = rb" +(?:[a-z0-9]{%d,} +)*" % (MAX_TOKEN_CHARS + 1)
+_GAP_REVERSED = rb"(?: +[a-z0-9]{%d,})* +" % (MAX_TOKEN_CHARS + 1)
 
 
-def _ascii_pattern(phrase: Phrase) -> re.Pattern[str] | None:
-    """A regex finding every (overlapping) occurrence of an ASCII phrase in lower-cased ASCII
-    text as `tokenize` tokens: the tokens, separated by non-token characters, at token
-    boundaries (None for a phrase with other characters, which ASCII text cannot hold)."""
-    if not all(token.isascii() for token in phrase):
-        return None
-    first, rest = re.escape(phrase[0]), "".join(_GAP + re.escape(t) for t in phrase[1:])
-    # the first token as a literal (the regex engine finds literals fast), its left boundary
-    # checked behind it, the rest ahead of it (so that occurrences may overlap)
-    return re.compile(f"{first}(?<![a-z0-9]{first})(?={rest}(?![a-z0-9]))")
+class _AsciiPhrase:
+    """Finds an ASCII phrase in spaced ASCII text by its longest token (likely its rarest,
+    found by a fast literal scan), the tokens after it checked by the same regex and those
+    before it on the reversed text."""
+
+    def __init__(self, phrase: Phrase) -> None:
+        tokens = [re.escape(token.encode()) for token in phrase]
+        self.at = max(range(len(tokens)), key=lambda i: len(tokens[i]))
+        anchor, after = tokens[self.at], b"".join(_GAP + t for t in tokens[self.at + 1 :])
+        self.anchor = re.compile(
+            anchor + rb"(?<![a-z0-9]" + anchor + rb")(?=" + after + rb"(?![a-z0-9]))"
+        )
+        before = b"".join(_GAP_REVERSED + t[::-1] for t in tokens[self.at - 1 :: -1])
+        self.before = re.compile(before + rb"(?![a-z0-9])").match if self.at else None
+
+    def starts(self, spaced: bytes, reversed_: Callable[[], bytes]) -> list[int]:
+        """Where the phrase's anchor is in each occurrence (occurrences may overlap);
+        `reversed_` gives the reversed text (made once, when first needed)."""
+        found = [match.start() for match in self.anchor.finditer(spaced)]
+        if self.before is None or not found:
+            return found
+        end, before, backwards = len(spaced), self.before, reversed_()
+        return [start for start in found if before(backwards, end - start)]
 
 
 class PhraseCounter:
     """Occurrences of a query's phrases in texts, counted on `tokenize` tokens.
 
-    In lower-cased ASCII text each phrase can be counted by one regex scan instead, several
-    times faster than tokenizing; compiling a phrase's regex costs about as much as tokenizing
-    ten short texts, so the first `TOKENIZED_FIRST` ASCII texts of a query are tokenized.
+    Lower-cased ASCII texts are counted together instead: joined, their non-token characters
+    spaced, each phrase found by one regex scan for its longest token, several times faster
+    than tokenizing them. Compiling a phrase's regexes costs about as much as tokenizing ten
+    short texts, so a counter tokenizes its first `TOKENIZED_FIRST` texts.
     """
 
     def __init__(self, phrases: list[Phrase]) -> None:
         self.phrases = phrases
         self._tokenized = 0
-        self._patterns: list[re.Pattern[str]] | None = None
+        self._ascii: list[_AsciiPhrase] | None = None
 
     def __call__(self, text: str) -> int:
         """Occurrences of all the phrases in `text`."""
-        lowered = text.lower()
-        if lowered.isascii():
-            if self._patterns is None and self._tokenized >= TOKENIZED_FIRST:
-                compiled = (_ascii_pattern(phrase) for phrase in self.phrases)
-                self._patterns = [pattern for pattern in compiled if pattern is not None]
-            if self._patterns is not None:
-                return sum(len(pattern.findall(lowered)) for pattern in self._patterns)
-            self._tokenized += 1
+        return self.counts([text])[0]
+
+    def counts(self, texts: list[str]) -> list[int]:
+        """Occurrences of all the phrases in each of `texts`."""
+        lowered = [text.lower() for text in texts]
+        scanned = [i for i, text in enumerate(lowered) if text.isascii() and "\0" not in text]
+        if self._ascii is None and self._tokenized + len(scanned) <= TOKENIZED_FIRST:
+            self._tokenized += len(scanned)
+            return [self._by_tokens(text) for text in texts]
+        if self._ascii is None:
+            ascii_phrases = (p for p in self.phrases if all(t.isascii() for t in p))
+            self._ascii = [_AsciiPhrase(phrase) for phrase in ascii_phrases]
+        fast = set(scanned)
+        counts = [0 if i in fast else self._by_tokens(t) for i, t in enumerate(texts)]
+        starts = [0]
+        for i in scanned:
+            starts.append(starts[-1] + len(lowered[i]) + 1)
+        spaced = "\0".join(lowered[i] for i in scanned).encode().translate(_SPACED)
+        reversed_ = functools.cache(lambda: spaced[::-1])
+        for phrase in self._ascii:
+            for start in phrase.starts(spaced, reversed_):
+                counts[scanned[bisect.bisect_right(starts, start) - 1]] += 1
+        return counts
+
+    def _by_tokens(self, text: str) -> int:
+        """Occurrences of all the phrases in `text`, by tokenizing it."""
         tokens = tokenize(text)
         present = set(tokens)
         return sum(
