@@ -85,6 +85,17 @@ def test_bm25_pool_misses_the_long_documents(index: TantivyTokenIndex) -> None:
     assert not {h.doc_id for h in approximate.hits} & {"long-a", "long-b", "long-c"}
 
 
+def test_stored_texts_counted_in_batches_rank_as_brute_force(
+    index: TantivyTokenIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tantivy_rank, "COUNT_BATCH", 7)
+    pooled = TantivyTokenIndex.at(index.path, ranking="bm25-pool", rank_pool=10**6)
+    for keywords, aliases in DATA.QUERIES:
+        truth = expected(tuple(keywords), tuple(aliases))
+        assert pooled.search(keywords, aliases, 50) == first(truth, 50), (keywords, aliases)
+        assert index.search(keywords, aliases, 50) == first(truth, 50), (keywords, aliases)
+
+
 @pytest.mark.parametrize("target", [0.0, 10.0**9])
 def test_every_tier_schedule_gives_the_same_answer(
     index: TantivyTokenIndex, monkeypatch: pytest.MonkeyPatch, target: float
