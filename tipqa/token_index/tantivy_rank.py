@@ -50,7 +50,6 @@ DIRECT = 4
 LEVEL_STEP = 4
 TIER_TARGET = 4  # a tier should hold about this many times k matches (estimated)
 SHORT_BYTES = 16384  # documents verified from their stored text; longer ones by `explain`
-COUNT_BATCH = 512  # stored texts read and counted together
 
 Repeats = list[tuple[str, int, int]]  # a token's `repeats` terms: (term, value, documents)
 
@@ -221,23 +220,20 @@ class Ranker:
     def frequencies(
         self, addresses: list[Any], count: PhraseCounter
     ) -> Iterator[tuple[Any, str, float]]:
-        """(address, id, frequency) of each document, counted on the stored texts, read and
-        counted together in batches, or by `Probe` for a long document.
+        """(address, id, frequency) of each document: counted on its stored text, or by
+        `Probe` when it is long.
 
         (Reading the stored documents is cheaper here than a fast-field lookup of their
         sizes, which opens a column per segment.)
         """
         probe = None
-        for start in range(0, len(addresses), COUNT_BATCH):
-            stored = [(a, *self.stored(a)) for a in addresses[start : start + COUNT_BATCH]]
-            short = [row for row in stored if len(row[2]) <= SHORT_BYTES]
-            values = count.counts([text for *_, text in short])
-            for (address, doc_id, _), value in zip(short, values, strict=True):
-                yield address, doc_id, float(value)
-            for address, doc_id, text in stored:
-                if len(text) > SHORT_BYTES:
-                    probe = probe or Probe(self.searcher, self.phrase, count.phrases)
-                    yield address, doc_id, sum(probe.counts(address).values())
+        for address in addresses:
+            doc_id, text = self.stored(address)
+            if len(text) <= SHORT_BYTES:
+                yield address, doc_id, float(count(text))
+            else:
+                probe = probe or Probe(self.searcher, self.phrase, count.phrases)
+                yield address, doc_id, sum(probe.counts(address).values())
 
     def _verify(
         self,

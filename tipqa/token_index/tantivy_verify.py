@@ -9,10 +9,8 @@ so that the clauses that match can be told apart (tantivy leaves out those that 
 
 from __future__ import annotations
 
-import bisect
 import functools
 import heapq
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -131,82 +129,98 @@ def _find_freq(clause: dict[str, Any]) -> float:
     raise ValueError(f"no occurrence count in tantivy's explanation {clause!r:.300}")
 
 
-TOKENIZED_FIRST = 10
-# ASCII bytes that are not token characters become spaces; NUL separates the texts of a batch
-_SPACED = bytes(c if c == 0 or (c < 128 and chr(c).isalnum()) else 32 for c in range(256))
-# between two tokens: spaces, and runs too long to be tokens (dropped by `tokenize`, so that
-# their neighbours are adjacent); written forwards and for the reversed text
-_GAP = rb" +(?:[a-z0-9]{%d,} +)*" % (MAX_TOKEN_CHARS + 1)
-_GAP_REVERSED = rb"(?: +[a-z0-9]{%d,})* +" % (MAX_TOKEN_CHARS + 1)
+# ASCII bytes that are not token characters become spaces
+_SPACED = bytes(c if c < 128 and chr(c).isalnum() else 32 for c in range(256))
+_SPACE = 32
+
+
+def _after(spaced: bytes, j: int, tokens: tuple[bytes, ...]) -> bool:
+    """True when `tokens` follow position `j` of spaced text as `tokenize` tokens: each after
+    a gap of spaces and of runs too long to be tokens (dropped by `tokenize`)."""
+    n = len(spaced)
+    for token in tokens:
+        while True:
+            if j >= n or spaced[j] != _SPACE:
+                return False
+            while j < n and spaced[j] == _SPACE:
+                j += 1
+            stop = spaced.find(b" ", j)
+            stop = n if stop < 0 else stop
+            if stop - j <= MAX_TOKEN_CHARS:
+                break
+            j = stop
+        if spaced[j:stop] != token:
+            return False
+        j = stop
+    return True
+
+
+def _before(spaced: bytes, i: int, tokens: tuple[bytes, ...]) -> bool:
+    """True when `tokens` precede position `i` of spaced text as `tokenize` tokens."""
+    for token in reversed(tokens):
+        while True:
+            if i <= 0 or spaced[i - 1] != _SPACE:
+                return False
+            while i > 0 and spaced[i - 1] == _SPACE:
+                i -= 1
+            start = spaced.rfind(b" ", 0, i) + 1
+            if i - start <= MAX_TOKEN_CHARS:
+                break
+            i = start
+        if spaced[start:i] != token:
+            return False
+        i = start
+    return True
 
 
 class _AsciiPhrase:
-    """Finds an ASCII phrase in spaced ASCII text by its longest token (likely its rarest,
-    found by a fast literal scan), the tokens after it checked by the same regex and those
-    before it on the reversed text."""
+    """An ASCII phrase counted in spaced text: its longest token (likely its rarest) found by
+    `bytes.find`, then the tokens around it checked."""
 
     def __init__(self, phrase: Phrase) -> None:
-        tokens = [re.escape(token.encode()) for token in phrase]
-        self.at = max(range(len(tokens)), key=lambda i: len(tokens[i]))
-        anchor, after = tokens[self.at], b"".join(_GAP + t for t in tokens[self.at + 1 :])
-        self.anchor = re.compile(
-            anchor + rb"(?<![a-z0-9]" + anchor + rb")(?=" + after + rb"(?![a-z0-9]))"
-        )
-        before = b"".join(_GAP_REVERSED + t[::-1] for t in tokens[self.at - 1 :: -1])
-        self.before = re.compile(before + rb"(?![a-z0-9])").match if self.at else None
+        self.tokens = tuple(token.encode() for token in phrase)
+        self.at = max(range(len(self.tokens)), key=lambda i: len(self.tokens[i]))
+        self.anchor = self.tokens[self.at]
 
-    def starts(self, spaced: bytes, reversed_: Callable[[], bytes]) -> list[int]:
-        """Where the phrase's anchor is in each occurrence (occurrences may overlap);
-        `reversed_` gives the reversed text (made once, when first needed)."""
-        found = [match.start() for match in self.anchor.finditer(spaced)]
-        if self.before is None or not found:
-            return found
-        end, before, backwards = len(spaced), self.before, reversed_()
-        return [start for start in found if before(backwards, end - start)]
+    def count(self, spaced: bytes) -> int:
+        """Occurrences (overlapping ones included) in lower-cased ASCII text whose non-token
+        characters are spaces."""
+        anchor, at, tokens = self.anchor, self.at, self.tokens
+        n, count = len(spaced), 0
+        i = spaced.find(anchor)
+        while i >= 0:
+            end = i + len(anchor)
+            # a token starts after a space; none starts inside the anchor's letters
+            if (
+                (i == 0 or spaced[i - 1] == _SPACE)
+                and (end == n or spaced[end] == _SPACE)
+                and _after(spaced, end, tokens[at + 1 :])
+                and _before(spaced, i, tokens[:at])
+            ):
+                count += 1
+            i = spaced.find(anchor, end)
+        return count
 
 
 class PhraseCounter:
     """Occurrences of a query's phrases in texts, counted on `tokenize` tokens.
 
-    Lower-cased ASCII texts are counted together instead: joined, their non-token characters
-    spaced, each phrase found by one regex scan for its longest token, several times faster
-    than tokenizing them. Compiling a phrase's regexes costs about as much as tokenizing ten
-    short texts, so a counter tokenizes its first `TOKENIZED_FIRST` texts.
+    Lower-cased ASCII text, the common case, is not tokenized: its non-token characters are
+    made spaces (one `bytes.translate`) and each phrase is looked for by its longest token,
+    several times faster on the texts of a query's matches.
     """
 
     def __init__(self, phrases: list[Phrase]) -> None:
         self.phrases = phrases
-        self._tokenized = 0
-        self._ascii: list[_AsciiPhrase] | None = None
+        ascii_phrases = (p for p in phrases if all(token.isascii() for token in p))
+        self._ascii = [_AsciiPhrase(phrase) for phrase in ascii_phrases]
 
     def __call__(self, text: str) -> int:
         """Occurrences of all the phrases in `text`."""
-        return self.counts([text])[0]
-
-    def counts(self, texts: list[str]) -> list[int]:
-        """Occurrences of all the phrases in each of `texts`."""
-        lowered = [text.lower() for text in texts]
-        scanned = [i for i, text in enumerate(lowered) if text.isascii() and "\0" not in text]
-        if self._ascii is None and self._tokenized + len(scanned) <= TOKENIZED_FIRST:
-            self._tokenized += len(scanned)
-            return [self._by_tokens(text) for text in texts]
-        if self._ascii is None:
-            ascii_phrases = (p for p in self.phrases if all(t.isascii() for t in p))
-            self._ascii = [_AsciiPhrase(phrase) for phrase in ascii_phrases]
-        fast = set(scanned)
-        counts = [0 if i in fast else self._by_tokens(t) for i, t in enumerate(texts)]
-        starts = [0]
-        for i in scanned:
-            starts.append(starts[-1] + len(lowered[i]) + 1)
-        spaced = "\0".join(lowered[i] for i in scanned).encode().translate(_SPACED)
-        reversed_ = functools.cache(lambda: spaced[::-1])
-        for phrase in self._ascii:
-            for start in phrase.starts(spaced, reversed_):
-                counts[scanned[bisect.bisect_right(starts, start) - 1]] += 1
-        return counts
-
-    def _by_tokens(self, text: str) -> int:
-        """Occurrences of all the phrases in `text`, by tokenizing it."""
+        lowered = text.lower()
+        if lowered.isascii():
+            spaced = lowered.encode().translate(_SPACED)
+            return sum(phrase.count(spaced) for phrase in self._ascii)
         tokens = tokenize(text)
         present = set(tokens)
         return sum(

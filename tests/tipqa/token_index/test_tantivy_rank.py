@@ -85,10 +85,7 @@ def test_bm25_pool_misses_the_long_documents(index: TantivyTokenIndex) -> None:
     assert not {h.doc_id for h in approximate.hits} & {"long-a", "long-b", "long-c"}
 
 
-def test_stored_texts_counted_in_batches_rank_as_brute_force(
-    index: TantivyTokenIndex, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(tantivy_rank, "COUNT_BATCH", 7)
+def test_bm25_pool_is_exact_up_to_its_pool(index: TantivyTokenIndex) -> None:
     pooled = TantivyTokenIndex.at(index.path, ranking="bm25-pool", rank_pool=10**6)
     for keywords, aliases in DATA.QUERIES:
         truth = expected(tuple(keywords), tuple(aliases))
