@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import configparser
+from pathlib import Path
+
 import pytest
 
 from tipqa.config import read_config
@@ -176,3 +179,15 @@ def test_the_boundary_sections() -> None:
     assert "[training_order] layout = 'arrow'" in error(
         {"training_order": {"layout": "arrow"}, "boundary": {"checkpoints": "5"}}
     )
+
+
+@pytest.mark.parametrize(
+    "path", sorted((Path(__file__).parents[2] / "configs").glob("*.cfg")), ids=lambda p: p.name
+)
+def test_the_shipped_configs_parse(path: Path) -> None:
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(path)
+    config = read_config({section: dict(parser.items(section)) for section in parser.sections()})
+    if path.name == "tip-triviaqa.cfg":  # the paper's setup
+        assert config.token_index.backend == "elasticsearch"
+        assert config.corpus.settings.check_duplicates is False
