@@ -68,9 +68,14 @@ def register_analyzers(index: Any, text_analyzer: Any) -> None:
     )
 
 
+def ascii_spaced(lowered: bytes) -> bytes:
+    """Lower-cased ASCII text with every byte that is not a token character made a space."""
+    return lowered.translate(_ASCII_SEPARATORS)
+
+
 def ascii_tokens(lowered: bytes) -> list[bytes]:
     """The tokens of lower-cased ASCII text (`tipqa.text` tokens, before the length limit)."""
-    return lowered.translate(_ASCII_SEPARATORS).split()
+    return ascii_spaced(lowered).split()
 
 
 def value_terms(token: str, extra: int) -> list[str]:

@@ -129,9 +129,7 @@ def _find_freq(clause: dict[str, Any]) -> float:
     raise ValueError(f"no occurrence count in tantivy's explanation {clause!r:.300}")
 
 
-# ASCII bytes that are not token characters become spaces
-_SPACED = bytes(c if c < 128 and chr(c).isalnum() else 32 for c in range(256))
-_SPACE = 32
+_SPACE = 32  # non-token characters of ASCII text, in `tantivy_schema.ascii_spaced`
 
 
 def _after(spaced: bytes, j: int, tokens: tuple[bytes, ...]) -> bool:
@@ -206,7 +204,7 @@ class PhraseCounter:
     """Occurrences of a query's phrases in texts, counted on `tokenize` tokens.
 
     Lower-cased ASCII text, the common case, is not tokenized: its non-token characters are
-    made spaces (one `bytes.translate`) and each phrase is looked for by its longest token,
+    made spaces (`tantivy_schema.ascii_spaced`) and each phrase is looked for by its longest token,
     several times faster on the texts of a query's matches.
     """
 
@@ -219,7 +217,7 @@ class PhraseCounter:
         """Occurrences of all the phrases in `text`."""
         lowered = text.lower()
         if lowered.isascii():
-            spaced = lowered.encode().translate(_SPACED)
+            spaced = fields.ascii_spaced(lowered.encode())
             return sum(phrase.count(spaced) for phrase in self._ascii)
         tokens = tokenize(text)
         present = set(tokens)
