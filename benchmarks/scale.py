@@ -42,11 +42,11 @@ from benchmarks.common import (
     RESULTS,
     corpus_files,
     ensure_world,
-    ratio,
     save,
     table,
 )
 from benchmarks.lucene import Lucene, available
+from benchmarks.scale_report import markdown, slopes, targets
 from benchmarks.token_index import broad_queries, name_queries
 from tipqa.token_index.tantivy import TantivyTokenIndex
 from tipqa.token_index.tantivy_build import available_cores
@@ -196,11 +196,15 @@ def _timed(
 
 
 def searches(
-    world: Path, files: list[Path], scratch: Path, threads: int, repeats: int, options: Any
+    world: Path,
+    files: list[Path],
+    scratch: Path,
+    threads: int,
+    repeats: int,
+    options: Any,
+    recount: bool,
 ) -> list[dict]:
     """Latency of each engine on each query set; Lucene's results must equal tantivy's."""
-    # the recount reads every match's stored text: millions per broad query at the huge size
-    with_recount = options.recount and world.name != f"world-{HUGE}"
     exact = TantivyTokenIndex.at(scratch / f"tantivy-{threads}")
     pooled = TantivyTokenIndex.at(exact.path, ranking="bm25-pool")
     sets = {"entity": name_queries(world), "broad": broad_queries(files, BROAD)}
@@ -223,68 +227,14 @@ def searches(
                 if theirs != ours:
                     raise AssertionError(f"Lucene and tantivy differ on {kw} / {al}")
             rows.append(_row(name, "lucene", matches, timings))
-        if with_recount and name == "broad":
-            recount = TantivyTokenIndex.at(exact.path, ranking="bm25-pool", rank_pool=10**7)
+        if recount and name == "broad":
+            recounting = TantivyTokenIndex.at(exact.path, ranking="bm25-pool", rank_pool=10**7)
             times = []
             for kw, al in asked[:RECOUNT_QUERIES]:
-                times.append(_timed(recount, kw, al))
-                assert recount.search(kw, al, K1) == exact.search(kw, al, K1)
+                times.append(_timed(recounting, kw, al))
+                assert recounting.search(kw, al, K1) == exact.search(kw, al, K1)
             rows.append(_row(name, "recount (pool 10^7)", matches, times))
     return rows
-
-
-def slopes(sizes: dict[str, dict]) -> list[dict]:
-    """Log-log slope of each figure against the number of documents (1 = linear)."""
-    if len(sizes) < 2:
-        return []
-    points: dict[tuple[str, str, str], list[tuple[int, float]]] = {}
-    for size, data in sizes.items():
-        for row in data["build"]:
-            for figure in ("wall_s", "cpu_s", "peak_mib", "index_mb"):
-                if row.get(figure):
-                    key = (row["method"], str(row["threads"]), figure)
-                    points.setdefault(key, []).append((int(size), float(row[figure])))
-        for row in data["search"]:
-            for figure in ("p50_ms", "p95_ms", "cpu_p50_ms", "cpu_p95_ms"):
-                points.setdefault((row["set"], row["engine"], figure), []).append(
-                    (int(size), float(row[figure]))
-                )
-    out = []
-    for key, values in points.items():
-        if len(values) >= 2 and all(v > 0 for _, v in values):
-            n, y = np.log([v[0] for v in values]), np.log([v[1] for v in values])
-            out.append(
-                {"figure": " / ".join(key), "slope": round(float(np.polyfit(n, y, 1)[0]), 2)}
-            )
-    return out
-
-
-def targets(data: dict[str, Any]) -> dict[str, float | None]:
-    """The ratios the issues set targets for, at one size."""
-    build = {(r["method"], r["threads"]): r for r in data["build"]}
-    search = {(r["set"], r["engine"]): r for r in data["search"]}
-    one = build.get(("tantivy", 1), {})
-    out = {
-        "tantivy_vs_read_per_core": ratio(
-            one.get("mb_per_core_s", 0), build[("read+parse", 1)]["mb_per_core_s"]
-        ),
-    }
-    if ("lucene", 1) in build:
-        out["tantivy_vs_lucene_build_per_core"] = ratio(
-            one["mb_per_core_s"], build[("lucene", 1)]["mb_per_core_s"]
-        )
-    for name in ("entity", "broad"):
-        ours = search.get((name, "tantivy"))
-        for other, slug in (
-            ("lucene", "lucene"),
-            ("tantivy bm25-pool", "pool"),
-            ("recount (pool 10^7)", "recount"),
-        ):
-            theirs = search.get((name, other))
-            if ours and theirs:
-                for q in ("p50_ms", "p95_ms", "cpu_p50_ms", "cpu_p95_ms"):
-                    out[f"{name}_{q[:-3]}_{slug}_over_exact"] = ratio(theirs[q], ours[q])
-    return out
 
 
 def child(mode: str, args: list[str]) -> None:
@@ -306,48 +256,6 @@ def child(mode: str, args: list[str]) -> None:
     folder, threads, files = Path(args[0]), int(args[1]), [Path(a) for a in args[2:]]
     index = TantivyTokenIndex.at(folder, threads=threads)
     print(json.dumps(index.build(iter(FileCorpus(files, progress=False)))))
-
-
-def markdown(payload: dict[str, Any]) -> str:
-    """The results as Markdown tables."""
-    host = payload["machine"]
-    build_rows = [r | {"size": s} for s, d in payload["sizes"].items() for r in d["build"]]
-    search_rows = [r | {"size": s} for s, d in payload["sizes"].items() for r in d["search"]]
-    build_columns = [
-        "size",
-        "method",
-        "threads",
-        "wall_s",
-        "cpu_s",
-        "cores_used",
-        "docs_per_s",
-        "mb_per_s",
-        "docs_per_core_s",
-        "mb_per_core_s",
-        "peak_mib",
-        "index_mb",
-    ]
-    search_columns = [
-        "size",
-        "set",
-        "engine",
-        "queries_timed",
-        "median_matches",
-        "p50_ms",
-        "p95_ms",
-        "p99_ms",
-    ]
-    parts = [
-        f"# Token index at scale ({payload['measured_at']})",
-        f"Machine: {host['nproc']} cores ({host['cpu']}), {host['memory_gib']} GiB, "
-        f"load average {host['load_average']}; {payload['minutes']} minutes.",
-        table(build_rows, build_columns),
-        table(search_rows, search_columns),
-        "Ratios (targets): "
-        + json.dumps({s: d["targets"] for s, d in payload["sizes"].items()}, indent=1),
-        table(payload["slopes"], ["figure", "slope"]),
-    ]
-    return "\n\n".join(parts) + "\n"
 
 
 def main() -> None:
@@ -381,7 +289,11 @@ def main() -> None:
         shutil.rmtree(scratch, ignore_errors=True)
         scratch.mkdir(parents=True)
         data: dict[str, Any] = {"build": builds(files, scratch, options.threads, options.lucene)}
-        data["search"] = searches(world, files, scratch, options.threads, options.repeats, options)
+        # the recount reads every match's stored text: millions per broad query at the huge size
+        recount = options.recount and size < HUGE
+        data["search"] = searches(
+            world, files, scratch, options.threads, options.repeats, options, recount
+        )
         data["targets"] = targets(data)
         results[str(size)] = data
         print(
