@@ -105,7 +105,7 @@ def run_size(size: int, args: Any) -> dict[str, Any]:
 
 def _extra(parser: Any) -> None:
     """The options of this benchmark."""
-    parser.add_argument("--kind", default="flat", choices=["flat", "hnsw"])
+    parser.add_argument("--kind", default="flat", choices=["flat", "hnsw", "pq-rerank"])
     parser.add_argument("--runtime", default="auto", choices=["auto", "onnx", "openvino", "torch"])
     parser.add_argument("--shard-size", type=int, default=200)
     parser.add_argument("--keep", action="store_true", help="keep the run's outputs")

@@ -9,15 +9,17 @@ them, the same count drawn from their statistics (to check that drawn vectors ar
 than real ones), and the real vectors plus drawn ones up to each `--grow` size (100k by
 default; `--million` adds 1M).
 
-For each size: exact top-10 by a flat inner-product index, then HNSW builds (the shipped
-defaults; with `--grid` also other M / efConstruction, and fp16 / int8 scalar-quantised
-storage) searched at several efSearch: recall@10 against exact, single-query p50 latency and
-queries/s in batches of 64, each against the flat index's in the same run, with the index's
-bytes, all on `--threads` FAISS threads (1 by default: on shared cores OpenMP threads that
-wait for each other cost more than they bring; the thread rows measure it). At the real size
-the shipped `FaissVectorIndex` is also built with its defaults and,
-through the library's steps with the rule judge, the demo questions are labelled with it
-and with exact search, and the labels compared.
+For each size: exact top-10 by a flat inner-product index, then the shipped default
+(`pq-rerank`: PQ codes built by the library's `pq_codes`, searched at several `rerank`
+factors) and HNSW (M=64, efConstruction 400, at several efSearch; below 1M only, its build
+there takes most of an hour on two cores; with `--grid` at every size, plus other M /
+efConstruction and fp16 / int8 scalar-quantised storage): recall@10 against exact, single-query
+p50 latency and queries/s in batches of 64, each against the flat index's in the same run,
+with the index's bytes, all on `--threads` FAISS threads (1 by default: on shared cores OpenMP
+threads that wait for each other cost more than they bring; the thread rows measure it). At
+the real size the shipped `FaissVectorIndex` is also built with its defaults and, through the
+library's steps with the rule judge, the demo questions are labelled with it and with exact
+search, and the labels compared.
 """
 
 from __future__ import annotations
@@ -39,13 +41,16 @@ from benchmarks.vector_data import (
 )
 from benchmarks.vector_labels import label_changes
 from tipqa.vector_index.faiss import FaissSettings
+from tipqa.vector_index.pq_rerank import pq_codes, reranked
 
 K = 10
 BATCH = 64
 SINGLE_QUERIES = 200
-EF_SEARCH = (64, 128, 256, 512)
+EF_SEARCH = (64, 128, 256, 512, 1024)
+RERANK = (10, 20, 30, 50)
 DEFAULT = FaissSettings()
-GRID = ((16, 200), (32, 80), (48, 200), (64, 400))
+HNSW = (64, 400)
+GRID = ((16, 200), (32, 80), (48, 200))
 STORAGE_GRID = ("fp16", "sq8")
 MILLION = 1_000_000
 REAL_PREFIXES = ("wiki:", "cc:", "evidence:")
@@ -77,7 +82,7 @@ def _recall(found: np.ndarray, truth: np.ndarray) -> float:
     return float(np.mean([len(set(f) & set(t)) / K for f, t in zip(found, truth, strict=True)]))
 
 
-def _build(vectors: np.ndarray, m: int, ef_construction: int, storage: str = "flat") -> Any:
+def _hnsw(vectors: np.ndarray, m: int, ef_construction: int, storage: str = "flat") -> Any:
     """An HNSW index of the vectors (inner product), with flat, fp16 or int8 storage."""
     faiss = _faiss()
     dimension = vectors.shape[1]
@@ -94,62 +99,85 @@ def _build(vectors: np.ndarray, m: int, ef_construction: int, storage: str = "fl
     return index
 
 
-def size_rows(name: str, vectors: np.ndarray, query: np.ndarray, grid: bool) -> list[dict]:
-    """Flat and HNSW rows for one set of vectors."""
-    faiss = _faiss()
-    base = {"vectors": name, "size": len(vectors), "dimension": vectors.shape[1]}
-    flat = faiss.IndexFlatIP(vectors.shape[1])
+def _flat(vectors: np.ndarray) -> Any:
+    """An exact inner-product index of the vectors."""
+    flat = _faiss().IndexFlatIP(vectors.shape[1])
     flat.add(vectors)
+    return flat
+
+
+def _pq_rerank(vectors: np.ndarray) -> tuple[Any, Any]:
+    """The shipped default's FAISS structures: the exact vectors and their PQ codes."""
+    flat = _flat(vectors)
+    return flat, pq_codes(_faiss(), flat, DEFAULT.pq_dims)
+
+
+def _row(base: dict, exact: dict, label: str, index: Any, query: np.ndarray, truth: Any) -> dict:
+    """Recall and speed of one searchable index against the exact figures."""
+    _, found = index.search(query, K)
+    speed = _speed(index, query)
+    return {
+        **base,
+        "index": label,
+        "recall_at_10": round(_recall(found, truth), 4),
+        **speed,
+        "single_speedup": ratio(exact["single_p50_ms"], speed["single_p50_ms"]),
+        "batch_speedup": ratio(speed["batch_qps"], exact["batch_qps"]),
+    }
+
+
+def _bytes(*indexes: Any) -> int:
+    """Serialised size of FAISS indexes."""
+    return sum(len(_faiss().serialize_index(index)) for index in indexes)
+
+
+def size_rows(name: str, vectors: np.ndarray, query: np.ndarray, grid: bool) -> list[dict]:
+    """Flat, default (pq-rerank) and HNSW rows for one set of vectors."""
+    base = {"vectors": name, "size": len(vectors), "dimension": vectors.shape[1]}
+    flat = _flat(vectors)
     _, truth = flat.search(query, K)
     exact = _speed(flat, query)
     rows = [{**base, "index": "flat (exact)", "recall_at_10": 1.0, **exact}]
-    rows[0]["bytes_per_vector"] = round(len(faiss.serialize_index(flat)) / len(vectors), 1)
+    rows[0]["bytes_per_vector"] = round(_bytes(flat) / len(vectors), 1)
     del flat
-    builds = [(DEFAULT.hnsw_m, DEFAULT.ef_construction, "flat")]
+    with stopwatch() as clock:
+        flat, codes = _pq_rerank(vectors)
+    shared = {"build_s": round(clock["seconds"], 1)}
+    shared["bytes_per_vector"] = round(_bytes(flat, codes) / len(vectors), 1)
+    for factor in RERANK:
+        index = reranked(_faiss(), codes, flat, factor)
+        label = f"pq-rerank pq_dims={DEFAULT.pq_dims} rerank={factor}"
+        rows.append({**_row(base, exact, label, index, query, truth), **shared})
+        rows[-1]["default"] = factor == DEFAULT.rerank
+    del flat, codes
+    builds = [(*HNSW, "flat")] if grid or len(vectors) < MILLION else []
     if grid:
         builds += [(m, ef, "flat") for m, ef in GRID]
-        builds += [(DEFAULT.hnsw_m, DEFAULT.ef_construction, s) for s in STORAGE_GRID]
+        builds += [(*HNSW, s) for s in STORAGE_GRID]
     for m, ef_construction, storage in builds:
         with stopwatch() as clock:
-            index = _build(vectors, m, ef_construction, storage)
-        size = len(faiss.serialize_index(index))
+            index = _hnsw(vectors, m, ef_construction, storage)
+        shared = {"build_s": round(clock["seconds"], 1)}
+        shared["bytes_per_vector"] = round(_bytes(index) / len(vectors), 1)
         label = f"hnsw M={m} efC={ef_construction}" + ("" if storage == "flat" else f" {storage}")
         for ef in EF_SEARCH:
             index.hnsw.efSearch = ef
-            _, found = index.search(query, K)
-            speed = _speed(index, query)
-            rows.append(
-                {
-                    **base,
-                    "index": f"{label} efS={ef}",
-                    "build_s": round(clock["seconds"], 1),
-                    "recall_at_10": round(_recall(found, truth), 4),
-                    **speed,
-                    "single_speedup": ratio(exact["single_p50_ms"], speed["single_p50_ms"]),
-                    "batch_speedup": ratio(speed["batch_qps"], exact["batch_qps"]),
-                    "bytes_per_vector": round(size / len(vectors), 1),
-                    "default": (m, ef_construction, ef, storage)
-                    == (DEFAULT.hnsw_m, DEFAULT.ef_construction, DEFAULT.ef_search, "flat"),
-                }
-            )
+            rows.append({**_row(base, exact, f"{label} efS={ef}", index, query, truth), **shared})
         del index
     return rows
 
 
 def threads_rows(vectors: np.ndarray, query: np.ndarray, threads: int) -> list[dict]:
-    """Search speed of exact search and of the default HNSW with 1 and with every core's
+    """Search speed of exact search and of the default index with 1 and with every core's
     OpenMP thread, taking turns twice (then `threads` again)."""
     faiss = _faiss()
-    faiss.omp_set_num_threads(1)
-    hnsw = _build(vectors, DEFAULT.hnsw_m, DEFAULT.ef_construction)
-    hnsw.hnsw.efSearch = DEFAULT.ef_search
-    flat = faiss.IndexFlatIP(vectors.shape[1])
-    flat.add(vectors)
+    flat, codes = _pq_rerank(vectors)
+    default = reranked(faiss, codes, flat, DEFAULT.rerank)
     rows = []
     for _ in range(2):
         for count in sorted({1, os.cpu_count() or 1}):
             faiss.omp_set_num_threads(count)
-            for name, index in (("flat (exact)", flat), ("hnsw default", hnsw)):
+            for name, index in (("flat (exact)", flat), ("pq-rerank default", default)):
                 rows.append({"index": name, "threads": count, **_speed(index, query)})
     faiss.omp_set_num_threads(threads)
     return rows
@@ -158,15 +186,15 @@ def threads_rows(vectors: np.ndarray, query: np.ndarray, threads: int) -> list[d
 def memory_per_million(rows: list[dict]) -> dict[str, float]:
     """GiB per million chunks of the default index at 384 and 1024 dimensions.
 
-    An HNSW-flat index holds each vector as float32 plus its links; the links' bytes per
-    vector (measured: index bytes minus 4·d) depend on M only, so 1024-d is 4·1024 + links.
+    The default holds each vector as float32 plus its PQ codes, whose bytes grow with the
+    dimension (d / (2 pq_dims)), so 1024-d is the measured bytes scaled by 1024 / 384.
     """
     default = [r for r in rows if r.get("default")]
     largest = max(default, key=lambda r: r["size"])
-    links = largest["bytes_per_vector"] - 4 * largest["dimension"]
+    per_dimension = largest["bytes_per_vector"] / largest["dimension"]
     return {
-        f"gib_per_million_{d}d": round((4 * d + links) * MILLION / 2**30, 2) for d in (384, 1024)
-    } | {"link_bytes_per_vector": round(links, 1), "measured_at_size": largest["size"]}
+        f"gib_per_million_{d}d": round(per_dimension * d * MILLION / 2**30, 2) for d in (384, 1024)
+    } | {"bytes_per_vector": largest["bytes_per_vector"], "measured_at_size": largest["size"]}
 
 
 def main() -> None:
@@ -179,7 +207,7 @@ def main() -> None:
             p.add_argument(
                 "--grow", type=int, nargs="*", default=[100_000], help="real + drawn sizes"
             ),
-            p.add_argument("--grid", action="store_true", help="other HNSW settings too"),
+            p.add_argument("--grid", action="store_true", help="more HNSW settings, every size"),
             p.add_argument("--no-labels", action="store_true", help="skip the demo labels"),
             p.add_argument("--max-chunks", type=int, help="only the first N chunks"),
             p.add_argument("--threads", type=int, default=1, help="FAISS OpenMP threads"),

@@ -135,6 +135,8 @@ CHANGES = [
      {VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
     ("faiss kind", "vector_index", {"kind": "flat"}, {VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
     ("efSearch", "vector_index", {"ef_search": "64"}, FROM_VECTOR_SEARCH),
+    ("PQ dims", "vector_index", {"pq_dims": "4"}, {VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
+    ("rerank", "vector_index", {"rerank": "10"}, FROM_VECTOR_SEARCH),
     ("chunk overlap", "vector_index", {"chunk_overlap_tokens": "16"},
      {VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
     ("pool limit", "pool.dev", {"limit": "1"}, {QUESTIONS, *SHARD_STEPS_ON}),

@@ -1,32 +1,34 @@
-"""The embedded vector index: FAISS (exact or HNSW) with chunk metadata in SQLite.
+"""The embedded vector index: FAISS (exact, HNSW, or PQ codes re-ranked) with chunk metadata.
 
 An index is a folder:
 
 - `chunks.sqlite3`: one row per chunk (`row` = the FAISS vector id, chunk id, doc id, text);
   texts stay on disk and a search fetches only the rows it returns.
-- `index-<generation>.faiss`: the vectors, written to a temporary file and renamed.
+- `index-<generation>.faiss`: the vectors, written to a temporary file and renamed;
+  `codes-<generation>.faiss`: their PQ codes (kind `pq-rerank`).
 - `manifest.json`: parameters, chunk count and the current FAISS file, written atomically last.
 
 The manifest is the commit point: `finish` writes the FAISS file and then the manifest; on
 opening, SQLite rows beyond the manifest's count (an add that was never finished) are dropped.
 A folder without a manifest is an unfinished first build and starts empty.
 
-Defaults (`FaissSettings`): HNSW with M=64, efConstruction=400, efSearch=512, the one setting
-measured at recall@10 >= 0.95 against exact search on real MiniLM embeddings (0.953 on 49k
-chunks; M=32/200/256 gave 0.89; `python -m benchmarks.vector_recall`, results in
-`benchmarks/results/vectors.md`). Larger sizes lose recall at a fixed efSearch: raise it, or use
-`kind = "flat"` (exact), which on a CPU is also faster for batches of queries up to about 100k
-chunks. FAISS runs on OpenMP threads: on two cores shared with other work, one thread
-(`threads = 1`) made batched exact search 4.6x faster than two in one round and 0.8x in the
-next; under load, try `threads = 1`.
+Kinds: `flat` (exact), `hnsw` (a graph), and the default `pq-rerank`: every vector is held
+exactly (as for `flat`) and also as 4-bit product-quantised codes (`pq_dims` dimensions per code,
+FAISS fast scan); a search scans all the codes for `rerank` x k candidates and re-ranks them by
+their exact vectors, so its scores are exact. The codes are trained on an even sample of the
+vectors and rebuilt by `finish`, so they are a function of the vectors alone; an index of fewer
+than `MIN_CODED` vectors, or one searched before `finish`, is searched exactly. Measured on 100k
+real MiniLM chunks (`python -m benchmarks.vector_recall`, `benchmarks/results/vectors.md`):
+recall@10 0.990 against exact search at 43x its single-query speed and 2.3x its batch speed,
+where HNSW (M=64, efConstruction 400, efSearch 512) reached 0.928 at 4-8x and 0.64x. A search
+reads every code, so its time grows linearly with the index (about 1 ms per 100k chunks per
+query); FAISS runs on OpenMP threads (`threads`, every core by default; under load, try 1).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sqlite3
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,15 +37,21 @@ from typing import Any, Literal
 import numpy as np
 
 from tipqa.errors import ConfigError, InputError
-from tipqa.jsonl import read_json, write_json
+from tipqa.jsonl import write_json
 from tipqa.place import IndexPlace
 from tipqa.records import Chunk, VectorHit
 from tipqa.settings import Settings, knob, search_only, setting
 from tipqa.vector_index.base import as_matrix
+from tipqa.vector_index.faiss_files import (
+    FORMAT,
+    FORMAT_VERSION,
+    MANIFEST,
+    load_faiss,
+    read_manifest,
+    write_faiss,
+)
+from tipqa.vector_index.pq_rerank import pq_codes, reranked
 
-FORMAT = "tipqa-faiss"
-FORMAT_VERSION = 1
-MANIFEST = "manifest.json"
 DATABASE = "chunks.sqlite3"
 SIMILARITIES = ("cosine", "dot_product", "l2_norm")
 BLAS_THRESHOLD = 20
@@ -72,18 +80,24 @@ class FaissSettings(Settings):
     what a search returns (a reopened index takes the current value).
     """
 
-    kind: Literal["flat", "hnsw"] = setting("hnsw", doc="flat (exact) or hnsw")
+    kind: Literal["flat", "hnsw", "pq-rerank"] = setting(
+        "pq-rerank", doc="flat (exact), hnsw, or pq-rerank (PQ codes scanned, re-ranked exactly)"
+    )
     hnsw_m: int = setting(64, doc="HNSW graph degree")
     ef_construction: int = setting(400, doc="HNSW build depth")
     ef_search: int = search_only(512, doc="HNSW search depth")
+    pq_dims: int = setting(2, doc="pq-rerank: dimensions per 4-bit code (divides the dimension)")
+    rerank: int = search_only(30, doc="pq-rerank: candidates re-ranked exactly per result")
     threads: int = knob(0, doc="OpenMP threads of FAISS (0: its default, every core)")
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.hnsw_m < 2 or self.ef_construction < 1 or self.ef_search < 1:
+        if self.hnsw_m < 2 or min(self.ef_construction, self.ef_search, self.pq_dims) < 1:
             raise ConfigError(
-                "faiss index: ef_construction and ef_search must be >= 1 and hnsw_m >= 2"
+                "faiss index: ef_construction, ef_search and pq_dims must be >= 1, hnsw_m >= 2"
             )
+        if self.rerank < 1:
+            raise ConfigError(f"faiss index: rerank must be >= 1, got {self.rerank}")
         if self.threads < 0:
             raise ConfigError(f"faiss index: threads must be >= 0, got {self.threads}")
 
@@ -112,11 +126,22 @@ class FaissVectorIndex:
         self.hnsw_m = settings.hnsw_m
         self.ef_construction = settings.ef_construction
         self.ef_search = settings.ef_search
+        self.pq_dims = settings.pq_dims
+        if self.kind == "pq-rerank" and dimension % self.pq_dims:
+            raise ConfigError(
+                f"faiss index: pq_dims {self.pq_dims} does not divide the dimension {dimension}"
+            )
         self._faiss = _import_faiss()
         if settings.threads:
             self._faiss.omp_set_num_threads(settings.threads)
         self.path.mkdir(parents=True, exist_ok=True)
-        manifest = self._read_manifest()
+        own = {"hnsw": ("hnsw_m",), "pq-rerank": ("pq_dims",)}.get(self.kind, ())
+        checked = ("dimension", "similarity", "kind", *own)
+        manifest = read_manifest(
+            self.path / MANIFEST, {name: getattr(self, name) for name in checked}
+        )
+        if manifest is not None:
+            self.ef_construction = int(manifest.get("ef_construction", self.ef_construction))
         self._clear(everything=manifest is None)
         self._db = sqlite3.connect(self.path / DATABASE)
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -124,12 +149,7 @@ class FaissVectorIndex:
             "CREATE TABLE IF NOT EXISTS chunks (row INTEGER PRIMARY KEY, "
             "chunk_id TEXT NOT NULL UNIQUE, doc_id TEXT NOT NULL, text TEXT NOT NULL)"
         )
-        if manifest is None:
-            self._generation = 0
-            self._index = self._new_index()
-        else:
-            self._generation = manifest["generation"]
-            self._index = self._load(manifest["faiss_file"], manifest["count"])
+        self._open_faiss(manifest)
         self._db.execute("DELETE FROM chunks WHERE row >= ?", (self._index.ntotal,))
         self._db.commit()
         rows = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
@@ -154,66 +174,37 @@ class FaissVectorIndex:
         """The index in folder `path`, with `FaissSettings(**settings)` (library use)."""
         return cls(FaissSettings(**settings), IndexPlace(Path(path)), dimension, similarity)
 
-    def _read_manifest(self) -> dict[str, Any] | None:
-        """The manifest of a finished index (checked against the parameters), or None."""
-        path = self.path / MANIFEST
-        if not path.exists():
-            return None
-        manifest = read_json(path)
-        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-            raise InputError("not a tipqa faiss index manifest", path=str(path))
-        if manifest.get("version") != FORMAT_VERSION:
-            raise InputError(
-                f"index format version {manifest.get('version')}, expected {FORMAT_VERSION}",
-                path=str(path),
-                field="version",
-            )
-        for name, kind in (("faiss_file", str), ("count", int), ("generation", int)):
-            if not isinstance(manifest.get(name), kind):
-                raise InputError(f"missing or not {kind.__name__}", path=str(path), field=name)
-        checked = ("dimension", "similarity", "kind") + (("hnsw_m",) if self.kind == "hnsw" else ())
-        for name in checked:
-            if manifest.get(name) != getattr(self, name):
-                raise ConfigError(
-                    f"{path}: the index was built with {name}={manifest.get(name)!r}, "
-                    f"opened with {name}={getattr(self, name)!r}"
-                )
-        self.ef_construction = int(manifest.get("ef_construction", self.ef_construction))
-        return manifest
-
-    def _load(self, faiss_file: str, count: int) -> Any:
-        """Read the FAISS file of a finished index and check it against the manifest."""
-        path = self.path / faiss_file
-        if not path.is_file():
-            raise InputError("the faiss file named by the manifest is missing", path=str(path))
-        index = self._faiss.read_index(str(path))
-        if index.ntotal != count or index.d != self.dimension:
-            raise InputError(
-                f"holds {index.ntotal} vectors of dimension {index.d}, "
-                f"the manifest says {count} of {self.dimension}",
-                path=str(path),
-            )
+    def _open_faiss(self, manifest: dict[str, Any] | None) -> None:
+        """The FAISS files the manifest names (and their generation), or a new empty index."""
+        self._generation = 0 if manifest is None else manifest["generation"]
+        self._codes = None
+        if manifest is None:
+            self._index = self._new_index()
+            return
+        count = manifest["count"]
+        self._index = load_faiss(self.path / manifest["faiss_file"], count, self.dimension)
         if self.kind == "hnsw":
-            index.hnsw.efConstruction = self.ef_construction
-        return index
+            self._index.hnsw.efConstruction = self.ef_construction
+        if manifest.get("codes_file") is not None:
+            self._codes = load_faiss(self.path / manifest["codes_file"], count, self.dimension)
 
     def _clear(self, *, everything: bool) -> None:
         """Remove temporary files left by a crash, and with `everything` an unfinished build."""
-        temporary = (f".{MANIFEST}.", ".index-")
+        temporary = (f".{MANIFEST}.", ".index-", ".codes-")
         for name in self._own_files():
             if everything or name.startswith(temporary):
                 (self.path / name).unlink()
 
     def _own_files(self) -> list[str]:
         """Names of the files this class writes in the folder (excluding the manifest)."""
-        prefixes = (DATABASE, "index-", ".index-", f".{MANIFEST}.")
+        prefixes = (DATABASE, "index-", ".index-", "codes-", ".codes-", f".{MANIFEST}.")
         return [p.name for p in self.path.iterdir() if p.name.startswith(prefixes)]
 
     def _new_index(self) -> Any:
         """An empty FAISS index of the configured kind and metric."""
         faiss = self._faiss
         metric = faiss.METRIC_L2 if self.similarity == "l2_norm" else faiss.METRIC_INNER_PRODUCT
-        if self.kind == "flat":
+        if self.kind != "hnsw":
             return faiss.IndexFlat(self.dimension, metric)
         index = faiss.IndexHNSWFlat(self.dimension, self.hnsw_m, metric)
         index.hnsw.efConstruction = self.ef_construction
@@ -279,11 +270,17 @@ class FaissVectorIndex:
         if self._dirty:
             self._db.commit()
             generation = self._generation + 1
-            name = f"index-{generation}.faiss"
-            self._write_faiss(self.path / name)
-            write_json(self.path / MANIFEST, self._manifest(generation, name))
+            names = [f"index-{generation}.faiss"]
+            write_faiss(self._index, self.path / names[0])
+            self._codes = None
+            if self.kind == "pq-rerank":
+                self._codes = pq_codes(self._faiss, self._index, self.pq_dims)
+            if self._codes is not None:
+                names.append(f"codes-{generation}.faiss")
+                write_faiss(self._codes, self.path / names[1])
+            write_json(self.path / MANIFEST, self._manifest(generation, *names))
             for old in self._own_files():
-                if old.startswith("index-") and old != name:
+                if old.startswith(("index-", "codes-")) and old not in names:
                     (self.path / old).unlink()
             self._generation = generation
             self._dirty = False
@@ -294,21 +291,9 @@ class FaissVectorIndex:
             "vectors_nonfinite": self._nonfinite,
         }
 
-    def _write_faiss(self, target: Path) -> None:
-        """Write the FAISS index to a temporary file and rename it to `target`."""
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        os.close(fd)
-        try:
-            self._faiss.write_index(self._index, tmp)
-            with open(tmp, "rb") as handle:
-                os.fsync(handle.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
-
-    def _manifest(self, generation: int, faiss_file: str) -> dict[str, Any]:
+    def _manifest(
+        self, generation: int, faiss_file: str, codes_file: str | None = None
+    ) -> dict[str, Any]:
         """The manifest of the index as it is now."""
         return {
             "format": FORMAT,
@@ -318,9 +303,11 @@ class FaissVectorIndex:
             "kind": self.kind,
             "hnsw_m": self.hnsw_m,
             "ef_construction": self.ef_construction,
+            "pq_dims": self.pq_dims,
             "count": self.count(),
             "generation": generation,
             "faiss_file": faiss_file,
+            "codes_file": codes_file,
         }
 
     def search(self, vectors: np.ndarray, k: int) -> list[list[VectorHit]]:
@@ -329,9 +316,7 @@ class FaissVectorIndex:
         queries = self._prepare(vectors, None, "search")
         if k < 1 or self.count() == 0:
             return [[] for _ in range(queries.shape[0])]
-        if self.kind == "hnsw":
-            self._index.hnsw.efSearch = max(self.ef_search, k)
-        distances, labels = self._index.search(queries, min(k, self.count()))
+        distances, labels = self._searcher(k).search(queries, min(k, self.count()))
         rows = self._fetch(sorted({int(r) for r in labels.ravel() if r >= 0}))
         return [
             [
@@ -346,6 +331,14 @@ class FaissVectorIndex:
             ]
             for dist_row, label_row in zip(distances, labels, strict=True)
         ]
+
+    def _searcher(self, k: int) -> Any:
+        """The FAISS index a search of k results runs on: codes re-ranked once finished."""
+        if self.kind == "hnsw":
+            self._index.hnsw.efSearch = max(self.ef_search, k)
+        if self._codes is None or self._codes.ntotal != self._index.ntotal:
+            return self._index
+        return reranked(self._faiss, self._codes, self._index, self.settings.rerank)
 
     def _score(self, distance: float) -> float:
         """FAISS's distance as a similarity (inner product as is; 1/(1+d²) for L2)."""

@@ -35,7 +35,7 @@ def unit(vectors: np.ndarray) -> np.ndarray:
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
-@pytest.mark.parametrize("kind", ["flat", "hnsw"])
+@pytest.mark.parametrize("kind", ["flat", "hnsw", "pq-rerank"])
 def test_round_trip(tmp_path, kind: str) -> None:
     chunks = make_chunks(50)
     vectors = clustered(50, DIM, 5, seed=1)
@@ -192,7 +192,7 @@ def test_unknown_kind_and_similarity(tmp_path) -> None:
         FaissVectorIndex.at(tmp_path / "vi", DIM, similarity="manhattan")
 
 
-@pytest.mark.parametrize("kind", ["flat", "hnsw"])
+@pytest.mark.parametrize("kind", ["flat", "hnsw", "pq-rerank"])
 def test_l2_and_dot_product(tmp_path, kind: str) -> None:
     vectors = np.eye(DIM, dtype=np.float32) * np.arange(1, DIM + 1, dtype=np.float32)[:, None]
     chunks = make_chunks(DIM)
@@ -240,17 +240,16 @@ def test_flat_index_ignores_hnsw_parameters_on_reopen(tmp_path) -> None:
 
 def test_settings_defaults_and_identity() -> None:
     settings = FaissSettings()
-    assert (settings.kind, settings.hnsw_m, settings.ef_construction, settings.ef_search) == (
-        "hnsw",
-        64,
-        400,
-        512,
-    )
+    assert (settings.kind, settings.pq_dims, settings.rerank) == ("pq-rerank", 2, 30)
+    assert (settings.hnsw_m, settings.ef_construction, settings.ef_search) == (64, 400, 512)
     assert "threads" not in settings.identity()
     assert FaissSettings(threads=1).identity() == settings.identity()
     assert FaissSettings(ef_search=64).identity() != settings.identity()
     assert FaissSettings(ef_search=64).build_identity() == settings.build_identity()
     assert FaissSettings(hnsw_m=32).build_identity() != settings.build_identity()
+    assert FaissSettings(rerank=10).build_identity() == settings.build_identity()
+    assert FaissSettings(rerank=10).identity() != settings.identity()
+    assert FaissSettings(pq_dims=4).build_identity() != settings.build_identity()
 
 
 @pytest.mark.parametrize(
@@ -261,6 +260,8 @@ def test_settings_defaults_and_identity() -> None:
         ({"ef_search": 0}, "ef_search"),
         ({"ef_construction": 0}, "ef_construction"),
         ({"threads": -1}, "threads"),
+        ({"pq_dims": 0}, "pq_dims"),
+        ({"rerank": 0}, "rerank"),
     ],
 )
 def test_bad_settings_are_config_errors(options: dict, message: str) -> None:
@@ -271,7 +272,8 @@ def test_bad_settings_are_config_errors(options: dict, message: str) -> None:
 def test_registry_parses_the_section() -> None:
     section = {"kind": "hnsw", "hnsw_m": "8", "ef_construction": "40", "ef_search": "32"}
     settings = VECTOR_INDEXES.parse("faiss", "vector_index", {**section, "threads": "1"})
-    assert settings == FaissSettings(hnsw_m=8, ef_construction=40, ef_search=32, threads=1)
+    expected = FaissSettings(kind="hnsw", hnsw_m=8, ef_construction=40, ef_search=32, threads=1)
+    assert settings == expected
 
 
 def test_threads_knob_sets_the_openmp_threads(tmp_path) -> None:
@@ -287,10 +289,10 @@ def test_threads_knob_sets_the_openmp_threads(tmp_path) -> None:
 
 def test_ef_search_may_change_on_reopen(tmp_path) -> None:
     vectors = clustered(200, DIM, 4, seed=3)
-    index = FaissVectorIndex.at(tmp_path / "vi", DIM, hnsw_m=8)
+    index = FaissVectorIndex.at(tmp_path / "vi", DIM, kind="hnsw", hnsw_m=8)
     index.add(make_chunks(200), vectors)
     index.finish()
     index.close()
-    wider = FaissVectorIndex.at(tmp_path / "vi", DIM, hnsw_m=8, ef_search=512)
+    wider = FaissVectorIndex.at(tmp_path / "vi", DIM, kind="hnsw", hnsw_m=8, ef_search=512)
     assert wider.count() == 200
     assert [h.chunk_id for h in wider.search(vectors[:1], 1)[0]] == ["d0#0"]

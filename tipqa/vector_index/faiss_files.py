@@ -1,0 +1,77 @@
+"""The files of a FAISS index folder: its manifest, checked on opening, and FAISS files
+written atomically (see `tipqa.vector_index.faiss` for the folder's layout)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tipqa.errors import ConfigError, InputError
+from tipqa.jsonl import read_json
+
+FORMAT = "tipqa-faiss"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+REQUIRED = (("faiss_file", str), ("count", int), ("generation", int))
+
+
+def read_manifest(path: Path, expected: dict[str, Any]) -> dict[str, Any] | None:
+    """The manifest of a finished index, or None if there is none; a manifest that is not
+    one, or that was built with other `expected` parameters, is an error."""
+    if not path.exists():
+        return None
+    manifest = read_json(path)
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise InputError("not a tipqa faiss index manifest", path=str(path))
+    if manifest.get("version") != FORMAT_VERSION:
+        raise InputError(
+            f"index format version {manifest.get('version')}, expected {FORMAT_VERSION}",
+            path=str(path),
+            field="version",
+        )
+    for name, kind in REQUIRED:
+        if not isinstance(manifest.get(name), kind):
+            raise InputError(f"missing or not {kind.__name__}", path=str(path), field=name)
+    for name, value in expected.items():
+        if manifest.get(name) != value:
+            raise ConfigError(
+                f"{path}: the index was built with {name}={manifest.get(name)!r}, "
+                f"opened with {name}={value!r}"
+            )
+    return manifest
+
+
+def load_faiss(path: Path, count: int, dimension: int) -> Any:
+    """Read a FAISS file named by a manifest and check its size against it."""
+    import faiss
+
+    if not path.is_file():
+        raise InputError("the faiss file named by the manifest is missing", path=str(path))
+    index = faiss.read_index(str(path))
+    if index.ntotal != count or index.d != dimension:
+        raise InputError(
+            f"holds {index.ntotal} vectors of dimension {index.d}, "
+            f"the manifest says {count} of {dimension}",
+            path=str(path),
+        )
+    return index
+
+
+def write_faiss(index: Any, target: Path) -> None:
+    """Write a FAISS index to a temporary file, flush it to disk and rename it to `target`."""
+    import faiss
+
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        faiss.write_index(index, tmp)
+        with open(tmp, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
