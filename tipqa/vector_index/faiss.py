@@ -16,13 +16,16 @@ Kinds: `flat` (exact), `hnsw` (a graph), and the default `pq-rerank`: every vect
 exactly (as for `flat`) and also as 4-bit product-quantised codes (`pq_dims` dimensions per code,
 FAISS fast scan); a search scans all the codes for `rerank` x k candidates and re-ranks them by
 their exact vectors, so its scores are exact. The codes are trained on an even sample of the
-vectors and rebuilt by `finish`, so they are a function of the vectors alone; an index of fewer
-than `MIN_CODED` vectors, or one searched before `finish`, is searched exactly. Measured on 100k
-real MiniLM chunks (`python -m benchmarks.vector_recall`, `benchmarks/results/vectors.md`):
-recall@10 0.990 against exact search at 43x its single-query speed and 2.3x its batch speed,
-where HNSW (M=64, efConstruction 400, efSearch 512) reached 0.928 at 4-8x and 0.64x. A search
-reads every code, so its time grows linearly with the index (about 1 ms per 100k chunks per
-query); FAISS runs on OpenMP threads (`threads`, every core by default; under load, try 1).
+vectors and rebuilt by `finish` (not by `checkpoint`), so they are a function of the vectors
+alone; an index of fewer than `MIN_CODED` vectors, or one searched before `finish`, is searched
+exactly. Measured on MiniLM vectors of real chunks (1M: 100k of them plus vectors drawn from
+their statistics; `python -m benchmarks.vector_recall`, `benchmarks/results/vectors.md`):
+recall@10 against exact search 0.992 at 100k chunks and 0.968 at 1M, at 46x and 31x its
+single-query speed and 2.2x and 2.7x its batch speed, where HNSW (M=64, efConstruction 400,
+efSearch 512) reached 0.928 at 100k at 10.6x and 0.58x. A search reads every code, so its time
+grows linearly with the index (about 8.5 ms per million chunks a query on one core); recall at
+a fixed `rerank` falls slowly with size (raise it for several million chunks). FAISS runs on
+OpenMP threads (`threads`, every core by default; under load, try 1).
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from tipqa.vector_index.faiss_files import (
     read_manifest,
     write_faiss,
 )
-from tipqa.vector_index.pq_rerank import pq_codes, reranked
+from tipqa.vector_index.pq_rerank import MIN_CODED, pq_codes, reranked
 
 DATABASE = "chunks.sqlite3"
 SIMILARITIES = ("cosine", "dot_product", "l2_norm")
@@ -76,8 +79,8 @@ def _in_batches(items: list[Any], size: int = _SQL_BATCH) -> Iterator[list[Any]]
 class FaissSettings(Settings):
     """[vector_index] of the FAISS backend.
 
-    `kind`, `hnsw_m` and `ef_construction` decide the built index; `ef_search` decides only
-    what a search returns (a reopened index takes the current value).
+    `kind`, `hnsw_m`, `ef_construction` and `pq_dims` decide the built index; `ef_search` and
+    `rerank` decide only what a search returns (a reopened index takes the current values).
     """
 
     kind: Literal["flat", "hnsw", "pq-rerank"] = setting(
@@ -262,19 +265,23 @@ class FaissVectorIndex:
         self._dirty = True
 
     def checkpoint(self) -> dict[str, float]:
-        """Make what was added durable (the same as `finish` for FAISS)."""
-        return self.finish()
+        """Make what was added durable: the vectors, not yet the codes of `pq-rerank`."""
+        return self._commit(with_codes=False)
 
     def finish(self) -> dict[str, float]:
-        """Write the vectors and the manifest atomically; return counts for the stats file."""
-        if self._dirty:
+        """Write the vectors (and their codes) and the manifest atomically; return counts for
+        the stats file."""
+        return self._commit(with_codes=True)
+
+    def _commit(self, *, with_codes: bool) -> dict[str, float]:
+        """Write a new generation if anything changed or codes are due; return the counts."""
+        coding = with_codes and self.kind == "pq-rerank"
+        if self._dirty or (coding and self._codes is None and self.count() >= MIN_CODED):
             self._db.commit()
             generation = self._generation + 1
             names = [f"index-{generation}.faiss"]
             write_faiss(self._index, self.path / names[0])
-            self._codes = None
-            if self.kind == "pq-rerank":
-                self._codes = pq_codes(self._faiss, self._index, self.pq_dims)
+            self._codes = pq_codes(self._faiss, self._index, self.pq_dims) if coding else None
             if self._codes is not None:
                 names.append(f"codes-{generation}.faiss")
                 write_faiss(self._codes, self.path / names[1])

@@ -46,8 +46,8 @@ def test_codes_find_the_exact_neighbours_with_exact_scores(tmp_path) -> None:
     vectors = clustered(COUNT, DIM, 30, seed=5)
     queries = clustered(100, DIM, 30, seed=6)
     index = built(tmp_path / "vi", vectors)
-    assert codes_file(tmp_path / "vi") == "codes-1.faiss"
-    assert (tmp_path / "vi" / "codes-1.faiss").is_file()
+    assert codes_file(tmp_path / "vi") == "codes-2.faiss"
+    assert (tmp_path / "vi" / "codes-2.faiss").is_file()
     assert recall(index, vectors, queries) >= 0.95
     exact = unit(queries) @ unit(vectors).T
     for row, hits in zip(exact, index.search(queries, 10), strict=True):
@@ -70,10 +70,25 @@ def test_codes_depend_on_the_vectors_not_on_the_checkpoints(tmp_path) -> None:
     once = built(tmp_path / "once", vectors)
     thrice = built(tmp_path / "thrice", vectors, parts=3)
     assert once.search(queries, 10) == thrice.search(queries, 10)
-    assert codes_file(tmp_path / "thrice") == "codes-3.faiss"
-    last = (tmp_path / "thrice" / "codes-3.faiss").read_bytes()
-    assert (tmp_path / "once" / "codes-1.faiss").read_bytes() == last
-    assert sorted(p.name for p in (tmp_path / "thrice").glob("codes-*")) == ["codes-3.faiss"]
+    assert codes_file(tmp_path / "thrice") == "codes-4.faiss"
+    last = (tmp_path / "thrice" / "codes-4.faiss").read_bytes()
+    assert (tmp_path / "once" / "codes-2.faiss").read_bytes() == last
+    assert sorted(p.name for p in (tmp_path / "thrice").glob("codes-*")) == ["codes-4.faiss"]
+
+
+def test_a_checkpoint_writes_the_vectors_and_finish_the_codes(tmp_path) -> None:
+    vectors = clustered(COUNT, DIM, 30, seed=5)
+    index = FaissVectorIndex.at(tmp_path / "vi", DIM, kind="pq-rerank")
+    index.add(make_chunks(COUNT), vectors)
+    index.checkpoint()
+    assert codes_file(tmp_path / "vi") is None
+    index.close()
+    resumed = FaissVectorIndex.at(tmp_path / "vi", DIM, kind="pq-rerank")
+    assert resumed.count() == COUNT
+    resumed.finish()
+    assert codes_file(tmp_path / "vi") == "codes-2.faiss"
+    resumed.finish()
+    assert codes_file(tmp_path / "vi") == "codes-2.faiss"
 
 
 def test_a_small_index_is_searched_exactly(tmp_path) -> None:
@@ -119,6 +134,6 @@ def test_reopening_with_other_pq_dims_is_an_error(tmp_path) -> None:
 
 def test_a_missing_codes_file_names_it(tmp_path) -> None:
     built(tmp_path / "vi", clustered(COUNT, DIM, 30, seed=5)).close()
-    (tmp_path / "vi" / "codes-1.faiss").unlink()
-    with pytest.raises(InputError, match=r"codes-1\.faiss.*missing"):
+    (tmp_path / "vi" / "codes-2.faiss").unlink()
+    with pytest.raises(InputError, match=r"codes-2\.faiss.*missing"):
         FaissVectorIndex.at(tmp_path / "vi", DIM, kind="pq-rerank")
