@@ -41,6 +41,7 @@ from benchmarks.vector_data import (
 )
 from benchmarks.vector_labels import label_changes
 from tipqa.vector_index.faiss import FaissSettings
+from tipqa.vector_index.faiss_files import import_faiss
 from tipqa.vector_index.pq_rerank import pq_codes, reranked
 
 K = 10
@@ -54,13 +55,6 @@ GRID = ((16, 200), (32, 80), (48, 200))
 STORAGE_GRID = ("fp16", "sq8")
 MILLION = 1_000_000
 REAL_PREFIXES = ("wiki:", "cc:", "evidence:")
-
-
-def _faiss() -> Any:
-    import faiss
-
-    faiss.cvar.distance_compute_blas_threshold = 20
-    return faiss
 
 
 def _speed(index: Any, queries: np.ndarray) -> dict[str, float]:
@@ -84,7 +78,7 @@ def _recall(found: np.ndarray, truth: np.ndarray) -> float:
 
 def _hnsw(vectors: np.ndarray, m: int, ef_construction: int, storage: str = "flat") -> Any:
     """An HNSW index of the vectors (inner product), with flat, fp16 or int8 storage."""
-    faiss = _faiss()
+    faiss = import_faiss()
     dimension = vectors.shape[1]
     metric = faiss.METRIC_INNER_PRODUCT
     if storage == "flat":
@@ -101,7 +95,7 @@ def _hnsw(vectors: np.ndarray, m: int, ef_construction: int, storage: str = "fla
 
 def _flat(vectors: np.ndarray) -> Any:
     """An exact inner-product index of the vectors."""
-    flat = _faiss().IndexFlatIP(vectors.shape[1])
+    flat = import_faiss().IndexFlatIP(vectors.shape[1])
     flat.add(vectors)
     return flat
 
@@ -109,7 +103,7 @@ def _flat(vectors: np.ndarray) -> Any:
 def _pq_rerank(vectors: np.ndarray) -> tuple[Any, Any]:
     """The shipped default's FAISS structures: the exact vectors and their PQ codes."""
     flat = _flat(vectors)
-    return flat, pq_codes(_faiss(), flat, DEFAULT.pq_dims)
+    return flat, pq_codes(import_faiss(), flat, DEFAULT.pq_dims)
 
 
 def _row(base: dict, exact: dict, label: str, index: Any, query: np.ndarray, truth: Any) -> dict:
@@ -128,7 +122,7 @@ def _row(base: dict, exact: dict, label: str, index: Any, query: np.ndarray, tru
 
 def _bytes(*indexes: Any) -> int:
     """Serialised size of FAISS indexes."""
-    return sum(len(_faiss().serialize_index(index)) for index in indexes)
+    return sum(len(import_faiss().serialize_index(index)) for index in indexes)
 
 
 def size_rows(name: str, vectors: np.ndarray, query: np.ndarray, grid: bool) -> list[dict]:
@@ -145,7 +139,7 @@ def size_rows(name: str, vectors: np.ndarray, query: np.ndarray, grid: bool) -> 
     shared = {"build_s": round(clock["seconds"], 1)}
     shared["bytes_per_vector"] = round(_bytes(flat, codes) / len(vectors), 1)
     for factor in RERANK:
-        index = reranked(_faiss(), codes, flat, factor)
+        index = reranked(import_faiss(), codes, flat, factor)
         label = f"pq-rerank pq_dims={DEFAULT.pq_dims} rerank={factor}"
         rows.append({**_row(base, exact, label, index, query, truth), **shared})
         rows[-1]["default"] = factor == DEFAULT.rerank
@@ -170,7 +164,7 @@ def size_rows(name: str, vectors: np.ndarray, query: np.ndarray, grid: bool) -> 
 def threads_rows(vectors: np.ndarray, query: np.ndarray, threads: int) -> list[dict]:
     """Search speed of exact search and of the default index with 1 and with every core's
     OpenMP thread, taking turns twice (then `threads` again)."""
-    faiss = _faiss()
+    faiss = import_faiss()
     flat, codes = _pq_rerank(vectors)
     default = reranked(faiss, codes, flat, DEFAULT.rerank)
     rows = []
@@ -220,7 +214,7 @@ def main() -> None:
     )
 
     started = time.perf_counter()
-    _faiss().omp_set_num_threads(args.threads)
+    import_faiss().omp_set_num_threads(args.threads)
     embedder = SentenceTransformerEmbedder(SentenceTransformerSettings(runtime=args.runtime))
     world = demo_world(args.workdir, args.documents)
     chunks = corpus_chunks(embedder, world, args.max_chunks)

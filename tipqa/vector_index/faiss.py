@@ -49,6 +49,7 @@ from tipqa.vector_index.faiss_files import (
     FORMAT,
     FORMAT_VERSION,
     MANIFEST,
+    import_faiss,
     load_faiss,
     read_manifest,
     write_faiss,
@@ -57,16 +58,7 @@ from tipqa.vector_index.pq_rerank import MIN_CODED, pq_codes, reranked
 
 DATABASE = "chunks.sqlite3"
 SIMILARITIES = ("cosine", "dot_product", "l2_norm")
-BLAS_THRESHOLD = 20
 _SQL_BATCH = 500
-
-
-def _import_faiss() -> Any:
-    """Import faiss (a core dependency, imported lazily because it is heavy)."""
-    import faiss
-
-    faiss.cvar.distance_compute_blas_threshold = BLAS_THRESHOLD
-    return faiss
 
 
 def _in_batches(items: list[Any], size: int = _SQL_BATCH) -> Iterator[list[Any]]:
@@ -134,7 +126,7 @@ class FaissVectorIndex:
             raise ConfigError(
                 f"faiss index: pq_dims {self.pq_dims} does not divide the dimension {dimension}"
             )
-        self._faiss = _import_faiss()
+        self._faiss = import_faiss()
         if settings.threads:
             self._faiss.omp_set_num_threads(settings.threads)
         self.path.mkdir(parents=True, exist_ok=True)

@@ -1,21 +1,27 @@
-"""The files of a FAISS index folder: its manifest, checked on opening, and FAISS files
-written atomically (see `tipqa.vector_index.faiss` for the folder's layout)."""
+"""FAISS on disk: importing it, an index folder's manifest (checked on opening), and FAISS
+files written atomically (see `tipqa.vector_index.faiss` for the folder's layout)."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from tipqa.errors import ConfigError, InputError
-from tipqa.jsonl import read_json
+from tipqa.jsonl import atomic_open, read_json
 
 FORMAT = "tipqa-faiss"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 REQUIRED = (("faiss_file", str), ("count", int), ("generation", int))
+BLAS_THRESHOLD = 20
+
+
+def import_faiss() -> Any:
+    """Import faiss (a core dependency, imported lazily because it is heavy)."""
+    import faiss
+
+    faiss.cvar.distance_compute_blas_threshold = BLAS_THRESHOLD
+    return faiss
 
 
 def read_manifest(path: Path, expected: dict[str, Any]) -> dict[str, Any] | None:
@@ -46,11 +52,9 @@ def read_manifest(path: Path, expected: dict[str, Any]) -> dict[str, Any] | None
 
 def load_faiss(path: Path, count: int, dimension: int) -> Any:
     """Read a FAISS file named by a manifest and check its size against it."""
-    import faiss
-
     if not path.is_file():
         raise InputError("the faiss file named by the manifest is missing", path=str(path))
-    index = faiss.read_index(str(path))
+    index = import_faiss().read_index(str(path))
     if index.ntotal != count or index.d != dimension:
         raise InputError(
             f"holds {index.ntotal} vectors of dimension {index.d}, "
@@ -61,17 +65,7 @@ def load_faiss(path: Path, count: int, dimension: int) -> Any:
 
 
 def write_faiss(index: Any, target: Path) -> None:
-    """Write a FAISS index to a temporary file, flush it to disk and rename it to `target`."""
-    import faiss
-
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        faiss.write_index(index, tmp)
-        with open(tmp, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    """Write a FAISS index atomically (a temporary file, flushed to disk, then renamed)."""
+    faiss = import_faiss()
+    with atomic_open(target) as handle:
+        faiss.write_index(index, faiss.PyCallbackIOWriter(handle.write))
