@@ -6,7 +6,7 @@ An index is a folder:
   texts stay on disk and a search fetches only the rows it returns.
 - `index-<generation>.faiss`: the vectors, written to a temporary file and renamed;
   `codes-<generation>.faiss`: their PQ codes (kind `pq-rerank`).
-- `manifest.json`: parameters, chunk count and the current FAISS file, written atomically last.
+- `manifest.json`: parameters, chunk count and the current FAISS files, written atomically last.
 
 The manifest is the commit point: `finish` writes the FAISS file and then the manifest; on
 opening, SQLite rows beyond the manifest's count (an add that was never finished) are dropped.

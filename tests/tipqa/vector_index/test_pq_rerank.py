@@ -7,8 +7,8 @@ from itertools import pairwise
 
 import numpy as np
 import pytest
+from vector_support import clustered, make_chunks, unit
 
-from tests.tipqa.vector_index.test_faiss import clustered, make_chunks, unit
 from tipqa.errors import ConfigError, InputError
 from tipqa.vector_index.faiss import MANIFEST, FaissVectorIndex
 from tipqa.vector_index.pq_rerank import MIN_CODED
