@@ -271,8 +271,9 @@ class FaissVectorIndex:
         if self._dirty or (coding and self._codes is None and self.count() >= MIN_CODED):
             self._db.commit()
             generation = self._generation + 1
-            names = [f"index-{generation}.faiss"]
-            write_faiss(self._index, self.path / names[0])
+            names = [f"index-{generation if self._dirty else self._generation}.faiss"]
+            if self._dirty:
+                write_faiss(self._index, self.path / names[0])
             self._codes = pq_codes(self._faiss, self._index, self.pq_dims) if coding else None
             if self._codes is not None:
                 names.append(f"codes-{generation}.faiss")
