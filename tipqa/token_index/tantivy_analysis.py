@@ -25,9 +25,12 @@ import sys
 from typing import Any, NamedTuple
 
 from tipqa.text import MAX_TOKEN_CHARS, TOKEN_RE
-from tipqa.token_index.tantivy_schema import ascii_tokens, repeat_terms, repeat_terms_ascii
+from tipqa.token_index import speedups
+from tipqa.token_index.tantivy_schema import analyse_ascii, repeat_terms
 
 _MAX_REPLACES = 8  # above this many distinct characters to space out, one translate pass
+_native = speedups.native()
+_analyse_ascii = analyse_ascii if _native is None else _native.analyse_ascii
 
 
 class Tokenization(NamedTuple):
@@ -137,15 +140,13 @@ def prepare(text: str, blank: frozenset[str]) -> str:
 def analyse(text: str, blank: frozenset[str]) -> tuple[str, str]:
     """The text tantivy indexes (`prepare`) and the document's `repeats` field value.
 
-    Lower-cased ASCII text, the common case, is split once for both; other text is prepared
-    and then split into the tokens of `tipqa.text` by its regex.
+    Lower-cased ASCII text, the common case, is split once for both (in C where
+    `tipqa.token_index.speedups` was compiled); other text is prepared and then split into the
+    tokens of `tipqa.text` by its regex.
     """
     lowered = text.lower()
     if not lowered.isascii():
         prepared = prepare(text, blank)
         return prepared, repeat_terms(TOKEN_RE.findall(prepared))
-    tokens = ascii_tokens(lowered.encode())
-    if tokens and max(map(len, tokens)) > MAX_TOKEN_CHARS:
-        tokens = [token for token in tokens if len(token) <= MAX_TOKEN_CHARS]
-        lowered = b" ".join(tokens).decode()
-    return lowered, repeat_terms_ascii(tokens)
+    kept, repeats = _analyse_ascii(lowered.encode())
+    return lowered if kept is None else kept, repeats

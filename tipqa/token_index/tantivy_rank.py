@@ -214,8 +214,8 @@ class Ranker:
 
     def _count_all(self, hits: list[Any], state: Verified, count: PhraseCounter) -> None:
         """Add the exact frequency of every hit to `state` (see `frequencies`)."""
-        for address, doc_id, value in self.frequencies([a for _, a in hits], count):
-            state.add(address_key(address), doc_id, value)
+        counted = self.frequencies([a for _, a in hits], count)
+        state.add_all([(address_key(address), doc_id, value) for address, doc_id, value in counted])
 
     def frequencies(
         self, addresses: list[Any], count: PhraseCounter
@@ -228,9 +228,9 @@ class Ranker:
         """
         probe = None
         for address in addresses:
-            doc_id, text = self.stored(address)
-            if len(text) <= SHORT_BYTES:
-                yield address, doc_id, float(count(text))
+            doc_id, body = self.stored(address)
+            if len(body) <= SHORT_BYTES:
+                yield address, doc_id, float(count(body))
             else:
                 probe = probe or Probe(self.searcher, self.phrase, count.phrases)
                 yield address, doc_id, sum(probe.counts(address).values())
@@ -281,10 +281,10 @@ class Ranker:
         """The result: the first k verified documents by frequency, then by id."""
         return TokenResult(total, [TokenHit(doc_id, value) for doc_id, value in state.top()])
 
-    def stored(self, address: Any) -> tuple[str, str]:
-        """The id and the text of a document, from the store."""
+    def stored(self, address: Any) -> tuple[str, bytes]:
+        """The id and the UTF-8 text of a document, from the store."""
         stored = self.searcher.doc(address)
-        return stored.get_first(fields.DOC_ID), stored.get_first(fields.BODY).decode()
+        return stored.get_first(fields.DOC_ID), stored.get_first(fields.BODY)
 
     def ids(self, addresses: list[Any]) -> dict[Key, str]:
         """The document ids of these hits, by their rows (not from the stored text)."""

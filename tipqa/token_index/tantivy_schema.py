@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from tipqa.text import MAX_TOKEN_CHARS
+
 ANALYZER = "tipqa"
 REPEATS_ANALYZER = "tipqa-repeats"
 DOC_ID, ROW, SIZE, TEXT = "doc_id", "row", "size", "text"
@@ -118,6 +120,17 @@ def repeat_terms_ascii(tokens: list[bytes]) -> str:
         suffix = _LOW_SUFFIX_BYTES
         return b" ".join([t + suffix[c - 1] for t, c in counts.items() if c > 1]).decode()
     return repeat_terms([t.decode() for t in tokens])
+
+
+def analyse_ascii(lowered: bytes) -> tuple[str | None, str]:
+    """The tokens of lower-cased ASCII text joined by spaces, when some run was dropped as too
+    long (else None: the text itself tokenizes the same), and the `repeats` field value."""
+    tokens = ascii_tokens(lowered)
+    prepared = None
+    if tokens and max(map(len, tokens)) > MAX_TOKEN_CHARS:
+        tokens = [token for token in tokens if len(token) <= MAX_TOKEN_CHARS]
+        prepared = b" ".join(tokens).decode()
+    return prepared, repeat_terms_ascii(tokens)
 
 
 @contextmanager

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from tipqa.text import MAX_TOKEN_CHARS, count_phrase, tokenize
+from tipqa.token_index import speedups
 from tipqa.token_index import tantivy_schema as fields
 
 Phrase = tuple[str, ...]
@@ -70,6 +71,13 @@ class Verified:
             heapq.heappush(self.best, ranked)
         elif self.best[0] < ranked:
             heapq.heapreplace(self.best, ranked)
+
+    def add_all(self, rows: list[tuple[Key, str, float]]) -> None:
+        """Record the exact frequencies of many documents: one sort, not a heap push each."""
+        self.seen.update(key for key, _, _ in rows)
+        ranked = [*self.best, *(_Ranked(value, doc_id) for _, doc_id, value in rows)]
+        ranked.sort(key=lambda r: (-r.value, r.doc_id))
+        self.best = ranked[: self.k][::-1]  # worst first: a sorted list is a valid min-heap
 
     def beats(self, bound: float, doc_id: str | None = None) -> bool:
         """True when k documents are known that rank before any document whose frequency is
@@ -175,8 +183,8 @@ class _AsciiPhrase:
     """An ASCII phrase counted in spaced text: its longest token (likely its rarest) found by
     `bytes.find`, then the tokens around it checked."""
 
-    def __init__(self, phrase: Phrase) -> None:
-        self.tokens = tuple(token.encode() for token in phrase)
+    def __init__(self, tokens: tuple[bytes, ...]) -> None:
+        self.tokens = tokens
         self.at = max(range(len(self.tokens)), key=lambda i: len(self.tokens[i]))
         self.anchor = self.tokens[self.at]
 
@@ -200,32 +208,55 @@ class _AsciiPhrase:
         return count
 
 
-class PhraseCounter:
-    """Occurrences of a query's phrases in texts, counted on `tokenize` tokens.
+AsciiPhrases = tuple[tuple[bytes, ...], ...]
 
-    Lower-cased ASCII text, the common case, is not tokenized: its non-token characters are
-    made spaces (`tantivy_schema.ascii_spaced`) and each phrase is looked for by its longest token,
-    several times faster on the texts of a query's matches.
+
+def count_ascii(lowered: bytes, phrases: AsciiPhrases) -> int:
+    """Occurrences of the phrases (tuples of bytes tokens) in lower-cased ASCII text."""
+    spaced = fields.ascii_spaced(lowered)
+    return sum(_ascii_phrase(phrase).count(spaced) for phrase in phrases)
+
+
+@functools.lru_cache(maxsize=256)
+def _ascii_phrase(tokens: tuple[bytes, ...]) -> _AsciiPhrase:
+    """The counter of one phrase (kept: a query counts the same phrases in many texts)."""
+    return _AsciiPhrase(tokens)
+
+
+class PhraseCounter:
+    """Occurrences of a query's phrases in UTF-8 texts, counted on `tokenize` tokens.
+
+    Texts are not tokenized as `str` where that can be avoided: where
+    `tipqa.token_index.speedups` was compiled, C counts ASCII phrases in any UTF-8 text, except
+    where a non-ASCII character is next to a possible occurrence; otherwise `count_ascii`
+    counts them in ASCII text. Both are several times faster on the texts of a query's matches.
     """
 
     def __init__(self, phrases: list[Phrase]) -> None:
         self.phrases = phrases
-        ascii_phrases = (p for p in phrases if all(token.isascii() for token in p))
-        self._ascii = [_AsciiPhrase(phrase) for phrase in ascii_phrases]
+        ascii_phrases = [p for p in phrases if all(token.isascii() for token in p)]
+        self._ascii = tuple(tuple(token.encode() for token in p) for p in ascii_phrases)
+        self._all_ascii = len(ascii_phrases) == len(phrases)
 
-    def __call__(self, text: str) -> int:
-        """Occurrences of all the phrases in `text`."""
-        lowered = text.lower()
-        if lowered.isascii():
-            spaced = fields.ascii_spaced(lowered.encode())
-            return sum(phrase.count(spaced) for phrase in self._ascii)
-        tokens = tokenize(text)
+    def __call__(self, body: bytes) -> int:
+        """Occurrences of all the phrases in the UTF-8 text `body`."""
+        ascii_text = body.isascii()  # no non-ASCII phrase can occur in it
+        if _native is not None and (ascii_text or self._all_ascii):
+            found = _native.count(body.lower(), self._ascii)
+            if found is not None:  # always, on ASCII text
+                return found
+        elif ascii_text:
+            return count_ascii(body.lower(), self._ascii)
+        tokens = tokenize(body.decode())
         present = set(tokens)
         return sum(
             count_phrase(tokens, phrase) for phrase in self.phrases if present.issuperset(phrase)
         )
 
 
+_native = speedups.native()
+
+
 def frequency(text: str, phrases: list[Phrase]) -> int:
     """Occurrences of all `phrases` in `text`, counted on `tokenize` tokens."""
-    return PhraseCounter(phrases)(text)
+    return PhraseCounter(phrases)(text.encode())

@@ -31,7 +31,7 @@ def by_tokens(text: str, phrases: list[tuple[str, ...]]) -> int:
 
 @pytest.mark.parametrize("text", TEXTS)
 def test_scans_count_as_tokens_do(text: str) -> None:
-    assert PhraseCounter(PHRASES)(text) == by_tokens(text, PHRASES)
+    assert PhraseCounter(PHRASES)(text.encode()) == by_tokens(text, PHRASES)
 
 
 def test_random_texts_and_phrases_count_as_tokens_do() -> None:
@@ -58,4 +58,4 @@ def test_random_texts_and_phrases_count_as_tokens_do() -> None:
         texts = [text() for _ in range(rng.randint(1, 25))]
         expected = [by_tokens(t, phrases) for t in texts]
         counter = PhraseCounter(phrases)
-        assert [counter(t) for t in texts] == expected
+        assert [counter(t.encode()) for t in texts] == expected

@@ -1,0 +1,29 @@
+"""The compiled speed-ups of the token index's ASCII fast paths, when they were built.
+
+`_speedups.c` holds C versions of two loops over lower-cased ASCII text: the analysis of a
+document for the build (`tantivy_schema.analyse_ascii`: its tokens, long runs dropped, and its
+`repeats` field) and the phrase counting of a query's matches (`tantivy_verify.count_ascii`).
+`pip install` compiles it where a C compiler is found (an optional extension); without one, or
+with `TIPQA_PURE_PYTHON=1` in the environment, the Python versions run. Both give the same
+results (`tests/tipqa/token_index/test_speedups.py` compares them); only the speed differs.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from types import ModuleType
+
+PURE_PYTHON = "TIPQA_PURE_PYTHON"
+
+
+@functools.lru_cache(maxsize=1)
+def native() -> ModuleType | None:
+    """The compiled module, or None when it was not built or `TIPQA_PURE_PYTHON` is set."""
+    if os.environ.get(PURE_PYTHON, "") not in ("", "0"):
+        return None
+    try:
+        from tipqa.token_index import _speedups
+    except ModuleNotFoundError:  # not compiled; a broken build still raises
+        return None
+    return _speedups
