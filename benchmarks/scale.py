@@ -1,7 +1,7 @@
 """Growth of the token index with corpus size, against Lucene 8 and against reading alone.
 
     python -m benchmarks.scale [--sizes 10000 100000 1000000] [--huge] [--threads N]
-                               [--recount] [--no-lucene] [--repeats 3]
+                               [--recount] [--no-lucene] [--pure-python] [--repeats 3]
 
 For each size (demo worlds of N documents; `--huge` adds 10,000,000, token index only,
 about 4.7 GB of text and 8 GB of indexes), each in its own process: reading and parsing the
@@ -17,9 +17,10 @@ total, first k1 = 100 by frequency, ties by id) on the world's questions ("entit
 pairs of the corpus's most frequent words ("broad"): p50/p95/p99 of wall time and of the
 querying thread's CPU time for tantivy (exact ranking, the default), tantivy "bm25-pool"
 (the former approximation) and Lucene, whose results must equal tantivy's on every query.
-`--recount` adds the former exact recount (bm25-pool with a pool of 10^7) on three broad
-queries (not at the huge size). Finally the slope of every figure against size on log-log
-axes (1 = linear).
+`--pure-python` adds the analysis, a one-worker build and the queries without the C speed-ups
+(`tipqa.token_index.speedups`). `--recount` adds the former exact recount (bm25-pool with a
+pool of 10^7) on three broad queries (not at the huge size). Finally the slope of every
+figure against size on log-log axes (1 = linear).
 Writes results/scale-<time>.json, and results/scale.json and scale.md (kept in git).
 """
 
@@ -32,6 +33,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -48,12 +51,15 @@ from benchmarks.common import (
 from benchmarks.lucene import Lucene, available
 from benchmarks.scale_report import markdown, slopes, targets
 from benchmarks.token_index import broad_queries, name_queries
+from tipqa.token_index import speedups
+from tipqa.token_index.speedups import PURE_PYTHON
 from tipqa.token_index.tantivy import TantivyTokenIndex
 from tipqa.token_index.tantivy_build import available_cores
 
 HUGE = 10_000_000
 BROAD = 30
 RECOUNT_QUERIES = 3
+PYTHON_ROW = " (pure Python)"  # rows measured without the C speed-ups (`--pure-python`)
 
 
 def _descendants(pid: int) -> list[int]:
@@ -87,10 +93,10 @@ def _tree_rss_mib(pid: int) -> float:
     return total / 1024
 
 
-def measure(command: list[str]) -> dict[str, Any]:
+def measure(command: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run `command`; its wall and CPU seconds, peak tree memory and last stdout line."""
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     peak = [0.0]
     done = threading.Event()
 
@@ -135,21 +141,26 @@ def _folder_mb(folder: Path) -> float:
     return round(sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6, 1)
 
 
-def builds(files: list[Path], scratch: Path, threads: int, with_lucene: bool) -> list[dict]:
+def builds(
+    files: list[Path], scratch: Path, threads: int, with_lucene: bool, pure_python: bool
+) -> list[dict]:
     """Read+parse, tantivy and Lucene builds, each measured in its own process."""
     me = [sys.executable, "-m", "benchmarks.scale"]
     read = measure([*me, "read", *map(str, files)])
     documents, text_bytes = json.loads(read["output"])
     rows = [_rates({"method": "read+parse", "threads": 1, **read}, documents, text_bytes)]
-    analysed = measure([*me, "analyse", *map(str, files)])
-    rows.append(
-        _rates({"method": "read+parse+analyse", "threads": 1, **analysed}, documents, text_bytes)
-    )
-    for count in sorted({1, threads}):
-        folder = scratch / f"tantivy-{count}"
-        run = measure([*me, "tantivy", str(folder), str(count), *map(str, files)])
+    python = {**os.environ, PURE_PYTHON: "1"}
+    for suffix, env in [("", None), *([(PYTHON_ROW, python)] if pure_python else [])]:
+        analysed = measure([*me, "analyse", *map(str, files)], env)
+        row = {"method": "read+parse+analyse" + suffix, "threads": 1, **analysed}
+        rows.append(_rates(row, documents, text_bytes))
+    runs = [(count, "", None) for count in sorted({1, threads})]
+    for count, suffix, env in [*runs, *([(1, PYTHON_ROW, python)] if pure_python else [])]:
+        folder = scratch / (f"tantivy-{count}" + ("-python" if env else ""))
+        run = measure([*me, "tantivy", str(folder), str(count), *map(str, files)], env)
         counts = json.loads(run["output"])
-        row = {"method": "tantivy", "threads": count, **run, "index_mb": _folder_mb(folder)}
+        row = {"method": "tantivy" + suffix, "threads": count, **run}
+        row["index_mb"] = _folder_mb(folder)
         rows.append(_rates(row, int(counts["documents"]), int(counts["bytes"])))
     if with_lucene:
         program = Lucene(scratch)
@@ -213,11 +224,15 @@ def searches(
         asked = [(kw, al) for kw, al in asked if any(a.strip() for a in al)]
         mine = [exact.search(kw, al, K1) for kw, al in asked]
         matches = sorted(r.total for r in mine)[len(mine) // 2]
-        for engine, index in (("tantivy", exact), ("tantivy bm25-pool", pooled)):
+        engines = [("tantivy", exact, False), ("tantivy bm25-pool", pooled, False)]
+        if options.pure_python:
+            engines.append(("tantivy" + PYTHON_ROW, exact, True))
+        for engine, index, python in engines:
             times = []
-            for _ in range(repeats):
-                for kw, al in asked:
-                    times.append(_timed(index, kw, al))
+            with pure_python(python):
+                for _ in range(repeats):
+                    for kw, al in asked:
+                        times.append(_timed(index, kw, al))
             rows.append(_row(name, engine, matches, times))
         if options.lucene:
             results, timings = Lucene(scratch).search(
@@ -235,6 +250,21 @@ def searches(
                 assert recounting.search(kw, al, K1) == exact.search(kw, al, K1)
             rows.append(_row(name, "recount (pool 10^7)", matches, times))
     return rows
+
+
+@contextmanager
+def pure_python(on: bool) -> Iterator[None]:
+    """Within the block, new phrase counters use the Python code, not the C speed-ups."""
+    if not on:
+        yield
+        return
+    os.environ[PURE_PYTHON] = "1"
+    speedups.native.cache_clear()
+    try:
+        yield
+    finally:
+        del os.environ[PURE_PYTHON]
+        speedups.native.cache_clear()
 
 
 def child(mode: str, args: list[str]) -> None:
@@ -273,6 +303,9 @@ def main() -> None:
     parser.add_argument("--recount", action="store_true")
     parser.add_argument("--no-lucene", dest="lucene", action="store_false")
     parser.add_argument(
+        "--pure-python", action="store_true", help="add rows without the C speed-ups"
+    )
+    parser.add_argument(
         "--workdir", type=Path, default=Path(os.environ.get("TIPQA_BENCH_DIR", "/tmp/tipqa-bench"))
     )
     parser.add_argument("--results", type=Path, default=RESULTS)
@@ -288,7 +321,9 @@ def main() -> None:
         scratch = options.workdir / f"scale-{size}"
         shutil.rmtree(scratch, ignore_errors=True)
         scratch.mkdir(parents=True)
-        data: dict[str, Any] = {"build": builds(files, scratch, options.threads, options.lucene)}
+        data: dict[str, Any] = {
+            "build": builds(files, scratch, options.threads, options.lucene, options.pure_python)
+        }
         # the recount reads every match's stored text: millions per broad query at the huge size
         recount = options.recount and size < HUGE
         data["search"] = searches(

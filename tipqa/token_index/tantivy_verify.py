@@ -237,12 +237,13 @@ class PhraseCounter:
         ascii_phrases = [p for p in phrases if all(token.isascii() for token in p)]
         self._ascii = tuple(tuple(token.encode() for token in p) for p in ascii_phrases)
         self._all_ascii = len(ascii_phrases) == len(phrases)
+        self._native = speedups.native()
 
     def __call__(self, body: bytes) -> int:
         """Occurrences of all the phrases in the UTF-8 text `body`."""
         ascii_text = body.isascii()  # no non-ASCII phrase can occur in it
-        if _native is not None and (ascii_text or self._all_ascii):
-            found = _native.count(body.lower(), self._ascii)
+        if self._native is not None and (ascii_text or self._all_ascii):
+            found = self._native.count(body.lower(), self._ascii)
             if found is not None:  # always, on ASCII text
                 return found
         elif ascii_text:
@@ -252,9 +253,6 @@ class PhraseCounter:
         return sum(
             count_phrase(tokens, phrase) for phrase in self.phrases if present.issuperset(phrase)
         )
-
-
-_native = speedups.native()
 
 
 def frequency(text: str, phrases: list[Phrase]) -> int:
