@@ -1,8 +1,10 @@
-/* C versions of the two hot loops over lower-cased ASCII text (see speedups.py).
+/* C versions of two hot loops of the token index (see speedups.py): the analysis of
+   lower-cased ASCII text for the build, and the counting of ASCII phrases in UTF-8 text for
+   queries.
 
    Tokens are maximal runs of ASCII letters and digits; runs longer than MAX_TOKEN bytes are
-   dropped, as tipqa.text.tokenize drops them. Both functions give exactly what their Python
-   versions give (tests/tipqa/token_index/test_speedups.py compares them on random text). */
+   dropped, as tipqa.text.tokenize drops them. Both functions give exactly what the Python code
+   gives (tests/tipqa/token_index/test_speedups.py compares them on random text). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -23,6 +25,9 @@ typedef struct {
 } Slot;
 
 static unsigned char IS_TOKEN[256];
+
+/* A token character for `tipqa.text` (`[^\W_]`: alphanumeric for Python), ASCII by table. */
+static inline int is_alnum(Py_UCS4 c) { return c < 128 ? IS_TOKEN[c] : Py_UNICODE_ISALNUM(c); }
 
 /* The kept tokens of `text` into `spans` (room for (n + 1) / 2); *dropped is set when a run
    was too long. Returns the number of tokens. */
@@ -160,6 +165,152 @@ done:
     PyMem_Free(order);
     PyMem_Free(slots);
     PyMem_Free(spans);
+    return result;
+}
+
+/* Append "<token><separator><number>" to the list `terms`; nonzero on failure. */
+static int append_term(PyObject *terms, PyObject *token, char separator, Py_ssize_t number) {
+    PyObject *term = PyUnicode_FromFormat("%U%c%zd", token, separator, number);
+    if (term == NULL) return 1;
+    int failed = PyList_Append(terms, term);
+    Py_DECREF(term);
+    return failed != 0;
+}
+
+/* The `repeats` field of prepared text (any Unicode): tokens are the runs of characters that
+   are alphanumeric for Python, which is what `[^\W_]` matches in `str` (the prepared text has
+   no run longer than the token limit). */
+static PyObject *repeats(PyObject *module, PyObject *arg) {
+    (void)module;
+    if (!PyUnicode_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "repeats takes str");
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(arg);
+    const void *data = PyUnicode_DATA(arg);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(arg), tokens = 0, i = 0;
+    Span *spans = PyMem_Malloc(sizeof(Span) * (size_t)((n + 1) / 2 + 1));
+    if (spans == NULL) return PyErr_NoMemory();
+    while (i < n) {
+        while (i < n && !is_alnum(PyUnicode_READ(kind, data, i))) i++;
+        Py_ssize_t start = i;
+        while (i < n && is_alnum(PyUnicode_READ(kind, data, i))) i++;
+        if (i > start) {
+            spans[tokens].start = start;
+            spans[tokens].len = i - start;
+            tokens++;
+        }
+    }
+    Py_ssize_t size = 16;
+    while (size < 2 * tokens) size <<= 1;
+    Slot *slots = PyMem_Malloc(sizeof(Slot) * (size_t)size);
+    Py_ssize_t *order = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(tokens + 1));
+    PyObject *terms = PyList_New(0), *result = NULL;
+    if (slots == NULL || order == NULL || terms == NULL) {
+        if (terms != NULL) PyErr_NoMemory();
+        goto done;
+    }
+    const char *bytes = data;
+    Py_ssize_t distinct = 0;
+    for (Py_ssize_t s = 0; s < size; s++) slots[s].span = -1;
+    for (Py_ssize_t t = 0; t < tokens; t++) {
+        const unsigned char *token = (const unsigned char *)bytes + spans[t].start * kind;
+        Py_ssize_t width = spans[t].len * kind;
+        Py_ssize_t s = (Py_ssize_t)(hash_bytes(token, width) & (uint64_t)(size - 1));
+        while (slots[s].span >= 0 &&
+               !(spans[slots[s].span].len == spans[t].len &&
+                 memcmp(bytes + spans[slots[s].span].start * kind, token, (size_t)width) == 0))
+            s = (s + 1) & (size - 1);
+        if (slots[s].span < 0) {
+            slots[s].span = t;
+            slots[s].count = 0;
+            order[distinct++] = s;
+        }
+        slots[s].count++;
+    }
+    for (Py_ssize_t d = 0; d < distinct; d++) {
+        Slot *slot = &slots[order[d]];
+        if (slot->count < 2) continue;
+        Span *span = &spans[slot->span];
+        PyObject *token = PyUnicode_Substring(arg, span->start, span->start + span->len);
+        if (token == NULL) goto done;
+        Py_ssize_t extra = slot->count - 1, high = extra / LOW_RANGE, low = extra % LOW_RANGE;
+        int failed = 0;
+        if (low) failed |= append_term(terms, token, ':', low);
+        for (Py_ssize_t bit = 0; high && !failed; bit++, high >>= 1)
+            if (high & 1) failed |= append_term(terms, token, '^', bit);
+        Py_DECREF(token);
+        if (failed) goto done;
+    }
+    PyObject *space = PyUnicode_FromString(" ");
+    if (space != NULL) {
+        result = PyUnicode_Join(space, terms);
+        Py_DECREF(space);
+    }
+done:
+    Py_XDECREF(terms);
+    PyMem_Free(order);
+    PyMem_Free(slots);
+    PyMem_Free(spans);
+    return result;
+}
+
+/* The character at `i`, a space when `blank` (a bitmap of code points) has it. */
+static Py_UCS4 blanked(int kind, const void *data, Py_ssize_t i, const unsigned char *blank,
+                       Py_ssize_t bits) {
+    Py_UCS4 c = PyUnicode_READ(kind, data, i);
+    return (Py_ssize_t)c < bits && (blank[c >> 3] >> (c & 7)) & 1 ? ' ' : c;
+}
+
+/* `tantivy_analysis.prepare` after lower-casing: the characters of `blank` made spaces and,
+   where a whitespace-separated chunk is longer than the token limit, the chunks joined by
+   single spaces with the token runs too long to be tokens removed from the long ones. */
+static PyObject *prepare(PyObject *module, PyObject *args) {
+    (void)module;
+    PyObject *lowered;
+    const unsigned char *blank;
+    Py_ssize_t blank_bytes;
+    if (!PyArg_ParseTuple(args, "Uy#", &lowered, &blank, &blank_bytes)) return NULL;
+    int kind = PyUnicode_KIND(lowered);
+    const void *data = PyUnicode_DATA(lowered);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(lowered), bits = blank_bytes * 8, longest = 0, run = 0;
+    int spaced = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = blanked(kind, data, i, blank, bits);
+        spaced |= c != PyUnicode_READ(kind, data, i);
+        run = Py_UNICODE_ISSPACE(c) ? 0 : run + 1;
+        if (run > longest) longest = run;
+    }
+    if (!spaced && longest <= MAX_TOKEN) return Py_NewRef(lowered);
+    Py_UCS4 *out = PyMem_Malloc(sizeof(Py_UCS4) * (size_t)(n + 1));
+    if (out == NULL) return PyErr_NoMemory();
+    Py_ssize_t at = 0;
+    if (longest <= MAX_TOKEN) {
+        for (Py_ssize_t i = 0; i < n; i++) out[at++] = blanked(kind, data, i, blank, bits);
+    } else {
+        Py_ssize_t i = 0, chunks = 0;
+        while (i < n) {
+            while (i < n && Py_UNICODE_ISSPACE(blanked(kind, data, i, blank, bits))) i++;
+            if (i >= n) break;
+            Py_ssize_t start = i;
+            while (i < n && !Py_UNICODE_ISSPACE(blanked(kind, data, i, blank, bits))) i++;
+            if (chunks++) out[at++] = ' ';
+            for (Py_ssize_t j = start; j < i;) {
+                Py_UCS4 c = blanked(kind, data, j, blank, bits);
+                if (i - start <= MAX_TOKEN || !is_alnum(c)) {
+                    out[at++] = c;
+                    j++;
+                    continue;
+                }
+                Py_ssize_t token = j;
+                while (j < i && is_alnum(blanked(kind, data, j, blank, bits))) j++;
+                if (j - token <= MAX_TOKEN)
+                    for (Py_ssize_t k = token; k < j; k++) out[at++] = blanked(kind, data, k, blank, bits);
+            }
+        }
+    }
+    PyObject *result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, at);
+    PyMem_Free(out);
     return result;
 }
 
@@ -309,6 +460,10 @@ static PyObject *count(PyObject *module, PyObject *args) {
 static PyMethodDef METHODS[] = {
     {"analyse_ascii", analyse_ascii, METH_O,
      "(prepared text or None, repeats field) of lower-cased ASCII text."},
+    {"repeats", repeats, METH_O, "The repeats field of prepared text (any Unicode)."},
+    {"prepare", prepare, METH_VARARGS,
+     "Lower-cased text made ready for tantivy: characters of a code point bitmap spaced,\n"
+     "runs too long to be tokens removed."},
     {"count", count, METH_VARARGS,
      "Occurrences of ASCII phrases (tuples of bytes tokens) in UTF-8 text whose ASCII letters\n"
      "are lower-cased; None when a non-ASCII character is next to a possible occurrence or\n"

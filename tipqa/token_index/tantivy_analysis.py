@@ -26,11 +26,12 @@ from typing import Any, NamedTuple
 
 from tipqa.text import MAX_TOKEN_CHARS, TOKEN_RE
 from tipqa.token_index import speedups
-from tipqa.token_index.tantivy_schema import analyse_ascii, repeat_terms
+from tipqa.token_index.tantivy_schema import analyse_ascii, prepared_repeats
 
 _MAX_REPLACES = 8  # above this many distinct characters to space out, one translate pass
 _native = speedups.native()
 _analyse_ascii = analyse_ascii if _native is None else _native.analyse_ascii
+_repeats = prepared_repeats if _native is None else _native.repeats
 
 
 class Tokenization(NamedTuple):
@@ -118,9 +119,25 @@ def prepare(text: str, blank: frozenset[str]) -> str:
 
     Only whitespace-separated chunks longer than the token limit can hold runs that `tokenize`
     drops; when there are any, the chunks are joined again by single spaces, which leaves the
-    tokens and their order unchanged.
+    tokens and their order unchanged. In C where `tipqa.token_index.speedups` was compiled.
     """
     lowered = text.lower()
+    if _native is not None:
+        return _native.prepare(lowered, code_point_bitmap(blank))
+    return prepare_lowered(lowered, blank)
+
+
+@functools.lru_cache(maxsize=4)
+def code_point_bitmap(chars: frozenset[str]) -> bytes:
+    """A bitmap of these characters' code points (bit c % 8 of byte c // 8)."""
+    bitmap = bytearray(max(map(ord, chars), default=0) // 8 + 1)
+    for char in chars:
+        bitmap[ord(char) >> 3] |= 1 << (ord(char) & 7)
+    return bytes(bitmap)
+
+
+def prepare_lowered(lowered: str, blank: frozenset[str]) -> str:
+    """`prepare` of text already lower-cased, in Python."""
     if blank and not lowered.isascii():
         found = blank.intersection(lowered)
         if len(found) > _MAX_REPLACES:
@@ -140,13 +157,13 @@ def prepare(text: str, blank: frozenset[str]) -> str:
 def analyse(text: str, blank: frozenset[str]) -> tuple[str, str]:
     """The text tantivy indexes (`prepare`) and the document's `repeats` field value.
 
-    Lower-cased ASCII text, the common case, is split once for both (in C where
-    `tipqa.token_index.speedups` was compiled); other text is prepared and then split into the
-    tokens of `tipqa.text` by its regex.
+    Lower-cased ASCII text, the common case, is split once for both; other text is prepared
+    and then split into the tokens of `tipqa.text`. Both in C where
+    `tipqa.token_index.speedups` was compiled.
     """
     lowered = text.lower()
     if not lowered.isascii():
         prepared = prepare(text, blank)
-        return prepared, repeat_terms(TOKEN_RE.findall(prepared))
+        return prepared, _repeats(prepared)
     kept, repeats = _analyse_ascii(lowered.encode())
     return lowered if kept is None else kept, repeats

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tipqa.text import MAX_TOKEN_CHARS
+from tipqa.text import MAX_TOKEN_CHARS, TOKEN_RE
 
 ANALYZER = "tipqa"
 REPEATS_ANALYZER = "tipqa-repeats"
@@ -109,6 +109,11 @@ def repeat_terms(tokens: list[str]) -> str:
         if count > 1:
             terms.extend(value_terms(token, count - 1))
     return " ".join(terms)
+
+
+def prepared_repeats(prepared: str) -> str:
+    """The `repeats` field value of prepared text (`tantivy_analysis.prepare`)."""
+    return repeat_terms(TOKEN_RE.findall(prepared))
 
 
 def repeat_terms_ascii(tokens: list[bytes]) -> str:

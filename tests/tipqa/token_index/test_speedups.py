@@ -8,6 +8,12 @@ import pytest
 
 from tipqa.text import count_phrase, tokenize
 from tipqa.token_index import speedups, tantivy_schema, tantivy_verify
+from tipqa.token_index.tantivy_analysis import (
+    all_characters,
+    code_point_bitmap,
+    prepare_lowered,
+    tokenization,
+)
 
 _speedups = pytest.importorskip("tipqa.token_index._speedups")  # .ci/run checks it is built
 
@@ -132,3 +138,57 @@ def test_counts_in_utf8_text_are_exact_or_left_to_python() -> None:
             decided += 1
             assert found == by_tokens(text.encode(), phrases), text
     assert decided > 100  # the fast path is taken, not only left to Python
+
+
+UNICODE_WORDS = ["straße", "οδυσσεύς", "naïve", "ab", "١٢٣", "ⓐ", "x\u0301", "日本語", "a_b", "ǅ"]
+
+
+def test_unicode_repeats_match_python() -> None:
+    rng = random.Random(13)
+    separators = [" ", "—", "\u00a0", "_", "«", "\u0301", "\n", "😀"]
+    for _ in range(2000):
+        text = "".join(
+            rng.choice(UNICODE_WORDS) + rng.choice(separators) for _ in range(rng.randint(0, 40))
+        )
+        assert _speedups.repeats(text) == tantivy_schema.prepared_repeats(text), text
+
+
+def test_unicode_token_characters_are_pythons() -> None:
+    """Every code point twice, spaced: each token character is a repeated token of its own."""
+    text = " ".join(all_characters()) * 2
+    found = _speedups.repeats(text)
+    assert found == tantivy_schema.prepared_repeats(text)
+    assert len(found.split()) > 100_000
+
+
+def test_repeats_takes_str() -> None:
+    with pytest.raises(TypeError):
+        _speedups.repeats(b"bytes")
+
+
+def test_prepare_matches_python() -> None:
+    rng = random.Random(17)
+    blank = tokenization().blank or frozenset("\u0301\u05b4")
+    marks = sorted(blank)[:50]
+    words = [*UNICODE_WORDS, "x" * 41, "é" * 45, "ab" * 30, "a_" * 30]
+    separators = [" ", "  ", "\u00a0", "\u2003", "\n\t", "—", *marks[:5]]
+    for _ in range(3000):
+        text = "".join(
+            rng.choice(words) + rng.choice(separators) + rng.choice(["", rng.choice(marks)])
+            for _ in range(rng.randint(0, 30))
+        )
+        lowered = text.lower()
+        for chars in (blank, frozenset()):
+            expected = prepare_lowered(lowered, chars)
+            assert _speedups.prepare(lowered, code_point_bitmap(chars)) == expected, text
+
+
+def test_prepare_keeps_text_that_needs_nothing() -> None:
+    text = "short words only, ünïcode too"
+    assert _speedups.prepare(text, code_point_bitmap(frozenset())) is text
+
+
+def test_prepare_spaces_every_blank_character() -> None:
+    blank = tokenization().blank
+    text = "".join(sorted(blank))
+    assert _speedups.prepare(text, code_point_bitmap(blank)) == " " * len(text)
