@@ -60,6 +60,7 @@ def main() -> None:
         "end_to_end": ["--sizes", *e2e, *common],
         "fault_injection": ["--workdir", str(args.workdir / "faults"), "--documents", "1000"],
         "rules_judge": [],
+        "analysis": [],
     }
     gathered: dict[str, dict] = {}
     sections: dict[str, str] = {}

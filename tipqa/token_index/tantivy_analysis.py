@@ -121,10 +121,14 @@ def prepare(text: str, blank: frozenset[str]) -> str:
     drops; when there are any, the chunks are joined again by single spaces, which leaves the
     tokens and their order unchanged. In C where `tipqa.token_index.speedups` was compiled.
     """
-    lowered = text.lower()
+    return prepare_lowered(text.lower(), blank)
+
+
+def prepare_lowered(lowered: str, blank: frozenset[str]) -> str:
+    """`prepare` of text already lower-cased."""
     if _native is not None:
         return _native.prepare(lowered, code_point_bitmap(blank))
-    return prepare_lowered(lowered, blank)
+    return prepare_in_python(lowered, blank)
 
 
 @functools.lru_cache(maxsize=4)
@@ -136,8 +140,8 @@ def code_point_bitmap(chars: frozenset[str]) -> bytes:
     return bytes(bitmap)
 
 
-def prepare_lowered(lowered: str, blank: frozenset[str]) -> str:
-    """`prepare` of text already lower-cased, in Python."""
+def prepare_in_python(lowered: str, blank: frozenset[str]) -> str:
+    """`prepare_lowered` without the C speed-ups."""
     if blank and not lowered.isascii():
         found = blank.intersection(lowered)
         if len(found) > _MAX_REPLACES:
@@ -163,7 +167,7 @@ def analyse(text: str, blank: frozenset[str]) -> tuple[str, str]:
     """
     lowered = text.lower()
     if not lowered.isascii():
-        prepared = prepare(text, blank)
+        prepared = prepare_lowered(lowered, blank)
         return prepared, _repeats(prepared)
     kept, repeats = _analyse_ascii(lowered.encode())
     return lowered if kept is None else kept, repeats

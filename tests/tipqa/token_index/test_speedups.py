@@ -1,4 +1,4 @@
-"""The compiled ASCII fast paths give exactly what their Python versions give."""
+"""The C speed-ups of the token index give exactly what its Python code gives."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from tipqa.token_index import speedups, tantivy_schema, tantivy_verify
 from tipqa.token_index.tantivy_analysis import (
     all_characters,
     code_point_bitmap,
-    prepare_lowered,
+    prepare_in_python,
     tokenization,
 )
 
@@ -179,7 +179,7 @@ def test_prepare_matches_python() -> None:
         )
         lowered = text.lower()
         for chars in (blank, frozenset()):
-            expected = prepare_lowered(lowered, chars)
+            expected = prepare_in_python(lowered, chars)
             assert _speedups.prepare(lowered, code_point_bitmap(chars)) == expected, text
 
 
