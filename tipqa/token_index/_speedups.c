@@ -59,8 +59,51 @@ static uint64_t hash_bytes(const unsigned char *p, Py_ssize_t len) {
     return h;
 }
 
-static int same(const unsigned char *text, const Span *a, const Span *b) {
-    return a->len == b->len && memcmp(text + a->start, text + b->start, (size_t)a->len) == 0;
+/* The distinct tokens of a text (`spans` into `base`, `kind` bytes a character), counted in an
+   open-addressing table: `order` holds their slots in first-seen order. */
+typedef struct {
+    Slot *slots;
+    Py_ssize_t *order;
+    Py_ssize_t distinct;
+} Counts;
+
+static void free_counts(Counts *counts) {
+    PyMem_Free(counts->slots);
+    PyMem_Free(counts->order);
+}
+
+/* Fill `counts`; 0, or -1 with MemoryError set. */
+static int count_tokens(const char *base, int kind, const Span *spans, Py_ssize_t tokens,
+                        Counts *counts) {
+    Py_ssize_t size = 16;
+    while (size < 2 * tokens) size <<= 1;
+    counts->slots = PyMem_Malloc(sizeof(Slot) * (size_t)size);
+    counts->order = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(tokens + 1));
+    counts->distinct = 0;
+    if (counts->slots == NULL || counts->order == NULL) {
+        free_counts(counts);
+        PyErr_NoMemory();
+        return -1;
+    }
+    Slot *slots = counts->slots;
+    for (Py_ssize_t s = 0; s < size; s++) slots[s].span = -1;
+    for (Py_ssize_t t = 0; t < tokens; t++) {
+        const char *token = base + spans[t].start * kind;
+        Py_ssize_t width = spans[t].len * kind;
+        Py_ssize_t s = (Py_ssize_t)(hash_bytes((const unsigned char *)token, width) &
+                                    (uint64_t)(size - 1));
+        while (slots[s].span >= 0 &&
+               !(spans[slots[s].span].len == spans[t].len &&
+                 memcmp(base + spans[slots[s].span].start * kind, token, (size_t)width) == 0))
+            s = (s + 1) & (size - 1);
+        if (slots[s].span < 0) {
+            slots[s].span = t;
+            slots[s].count = 0;
+            counts->order[counts->distinct++] = s;
+        }
+        slots[s].count++;
+    }
+    return 0;
 }
 
 /* Append one `repeats` term: the token, a separator and a number; a space before all but the
@@ -87,30 +130,13 @@ static PyObject *analyse_ascii(PyObject *module, PyObject *arg) {
     int dropped;
     Py_ssize_t tokens = split(text, n, spans, &dropped);
 
-    Py_ssize_t size = 16;
-    while (size < 2 * tokens) size <<= 1;
-    Slot *slots = PyMem_Malloc(sizeof(Slot) * (size_t)size);
-    Py_ssize_t *order = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(tokens + 1));
-    if (slots == NULL || order == NULL) {
+    Counts counts;
+    if (count_tokens((const char *)text, 1, spans, tokens, &counts) < 0) {
         PyMem_Free(spans);
-        PyMem_Free(slots);
-        PyMem_Free(order);
-        return PyErr_NoMemory();
+        return NULL;
     }
-    for (Py_ssize_t s = 0; s < size; s++) slots[s].span = -1;
-    Py_ssize_t distinct = 0, repeated_bytes = 0;
-    for (Py_ssize_t t = 0; t < tokens; t++) {
-        Py_ssize_t s = (Py_ssize_t)(hash_bytes(text + spans[t].start, spans[t].len) &
-                                    (uint64_t)(size - 1));
-        while (slots[s].span >= 0 && !same(text, &spans[slots[s].span], &spans[t]))
-            s = (s + 1) & (size - 1);
-        if (slots[s].span < 0) {
-            slots[s].span = t;
-            slots[s].count = 0;
-            order[distinct++] = s;
-        }
-        slots[s].count++;
-    }
+    Slot *slots = counts.slots;
+    Py_ssize_t *order = counts.order, distinct = counts.distinct, repeated_bytes = 0;
 
     /* each term: a space, the token, a separator and at most 20 digits */
     for (Py_ssize_t d = 0; d < distinct; d++) {
@@ -162,8 +188,7 @@ done:
     Py_XDECREF(prepared);
     Py_XDECREF(repeats);
     PyMem_Free(out);
-    PyMem_Free(order);
-    PyMem_Free(slots);
+    free_counts(&counts);
     PyMem_Free(spans);
     return result;
 }
@@ -201,35 +226,15 @@ static PyObject *repeats(PyObject *module, PyObject *arg) {
             tokens++;
         }
     }
-    Py_ssize_t size = 16;
-    while (size < 2 * tokens) size <<= 1;
-    Slot *slots = PyMem_Malloc(sizeof(Slot) * (size_t)size);
-    Py_ssize_t *order = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(tokens + 1));
+    Counts counts;
+    if (count_tokens(data, kind, spans, tokens, &counts) < 0) {
+        PyMem_Free(spans);
+        return NULL;
+    }
     PyObject *terms = PyList_New(0), *result = NULL;
-    if (slots == NULL || order == NULL || terms == NULL) {
-        if (terms != NULL) PyErr_NoMemory();
-        goto done;
-    }
-    const char *bytes = data;
-    Py_ssize_t distinct = 0;
-    for (Py_ssize_t s = 0; s < size; s++) slots[s].span = -1;
-    for (Py_ssize_t t = 0; t < tokens; t++) {
-        const unsigned char *token = (const unsigned char *)bytes + spans[t].start * kind;
-        Py_ssize_t width = spans[t].len * kind;
-        Py_ssize_t s = (Py_ssize_t)(hash_bytes(token, width) & (uint64_t)(size - 1));
-        while (slots[s].span >= 0 &&
-               !(spans[slots[s].span].len == spans[t].len &&
-                 memcmp(bytes + spans[slots[s].span].start * kind, token, (size_t)width) == 0))
-            s = (s + 1) & (size - 1);
-        if (slots[s].span < 0) {
-            slots[s].span = t;
-            slots[s].count = 0;
-            order[distinct++] = s;
-        }
-        slots[s].count++;
-    }
-    for (Py_ssize_t d = 0; d < distinct; d++) {
-        Slot *slot = &slots[order[d]];
+    if (terms == NULL) goto done;
+    for (Py_ssize_t d = 0; d < counts.distinct; d++) {
+        Slot *slot = &counts.slots[counts.order[d]];
         if (slot->count < 2) continue;
         Span *span = &spans[slot->span];
         PyObject *token = PyUnicode_Substring(arg, span->start, span->start + span->len);
@@ -249,8 +254,7 @@ static PyObject *repeats(PyObject *module, PyObject *arg) {
     }
 done:
     Py_XDECREF(terms);
-    PyMem_Free(order);
-    PyMem_Free(slots);
+    free_counts(&counts);
     PyMem_Free(spans);
     return result;
 }
