@@ -1,11 +1,13 @@
-"""The compiled speed-ups of the token index's ASCII fast paths, when they were built.
+"""The compiled speed-ups of the token index's text analysis and phrase counting, when built.
 
-`_speedups.c` holds C versions of two loops over lower-cased ASCII text: the analysis of a
-document for the build (`tantivy_schema.analyse_ascii`: its tokens, long runs dropped, and its
-`repeats` field) and the phrase counting of a query's matches (`tantivy_verify.count_ascii`).
-`pip install` compiles it where a C compiler is found (an optional extension); without one, or
-with `TIPQA_PURE_PYTHON=1` in the environment, the Python versions run. Both give the same
-results (`tests/tipqa/token_index/test_speedups.py` compares them); only the speed differs.
+`_speedups.c` holds C versions of the loops that bound the token index in Python: the analysis
+of a document for the build (`tantivy_schema.analyse_ascii` for lower-cased ASCII text, and
+`tantivy_analysis.prepare_in_python` and `tantivy_schema.prepared_repeats` for any other: the
+text tantivy indexes and its `repeats` field) and the phrase counting of a query's matches
+(`tantivy_verify.count_ascii`, and in C for UTF-8 text too). `pip install` compiles it where a
+C compiler is found (an optional extension); without one, or with `TIPQA_PURE_PYTHON=1` in the
+environment, the Python code runs. Both give the same results
+(`tests/tipqa/token_index/test_speedups.py` compares them); only the speed differs.
 """
 
 from __future__ import annotations
