@@ -258,12 +258,16 @@ def pure_python(on: bool) -> Iterator[None]:
     if not on:
         yield
         return
+    before = os.environ.get(PURE_PYTHON)
     os.environ[PURE_PYTHON] = "1"
     speedups.native.cache_clear()
     try:
         yield
     finally:
-        del os.environ[PURE_PYTHON]
+        if before is None:
+            del os.environ[PURE_PYTHON]
+        else:
+            os.environ[PURE_PYTHON] = before
         speedups.native.cache_clear()
 
 
