@@ -30,6 +30,7 @@ from benchmarks.common import (
     RESULTS,
     corpus_files,
     ensure_world,
+    keep,
     save,
     table,
     world_questions,
@@ -127,15 +128,14 @@ def main() -> None:
     text = table(rows, columns) + "\n\nC over pure Python (speed): " + json.dumps(ratios)
     print(text)
     path = save("analysis", {"rows": rows, "speedup": ratios}, options.results)
-    (options.results / "analysis.json").write_text(path.read_text())
     facts = {
         k: rows[0][k] for k in ("real_text", "documents", "non_ascii_share", "phrases_per_question")
     }
-    (options.results / "analysis.md").write_text(
+    keep(
+        path,
         f"# Token analysis on real text ({path.stem.split('-', 1)[1]})\n\n"
-        f"{json.dumps(facts)}\n\n{text}\n"
+        f"{json.dumps(facts)}\n\n{text}\n",
     )
-    print("saved", path)
 
 
 if __name__ == "__main__":

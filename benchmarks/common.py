@@ -168,6 +168,14 @@ def save(name: str, data: dict[str, Any], results: Path = RESULTS) -> Path:
     return path
 
 
+def keep(path: Path, markdown: str) -> None:
+    """Copy a result saved by `save` to results/<name>.json, beside <name>.md (kept in git)."""
+    name = json.loads(path.read_text())["benchmark"]
+    path.with_name(f"{name}.json").write_text(path.read_text())
+    path.with_name(f"{name}.md").write_text(markdown)
+    print("saved", path)
+
+
 def arguments(description: str, extra: Callable[[argparse.ArgumentParser], None] | None = None):
     """The common command line: --sizes, --large, --workdir, --results."""
     parser = argparse.ArgumentParser(description=description)

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import DEFAULT_WORKDIR, K1, RESULTS, corpus_files, save, table
+from benchmarks.common import DEFAULT_WORKDIR, K1, RESULTS, corpus_files, keep, save, table
 from benchmarks.token_index import broad_queries
 from tipqa.corpus.files import FileCorpus
 from tipqa.demo.world import DEFAULT_COUNTS, WorldSpec, write_world
@@ -209,12 +209,11 @@ def main() -> None:
     path = save(
         "ranking", {"documents": args.documents, "crowded": args.crowded, **data}, args.results
     )
-    (args.results / "ranking.json").write_text(path.read_text())
-    (args.results / "ranking.md").write_text(
+    keep(
+        path,
         f"# Exact against approximate ranking ({args.documents:,} documents, "
-        f"{data['questions']} questions)\n\n{text}\n"
+        f"{data['questions']} questions)\n\n{text}\n",
     )
-    print("saved", path)
 
 
 if __name__ == "__main__":

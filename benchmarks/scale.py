@@ -45,6 +45,7 @@ from benchmarks.common import (
     RESULTS,
     corpus_files,
     ensure_world,
+    keep,
     save,
     table,
 )
@@ -351,11 +352,9 @@ def main() -> None:
         "minutes": round((time.perf_counter() - started) / 60, 1),
     }
     path = save("scale", payload, options.results)
-    stored = json.loads(path.read_text())
-    (options.results / "scale.json").write_text(path.read_text())
-    (options.results / "scale.md").write_text(markdown(stored))
-    print(markdown(stored))
-    print("saved", path)
+    report = markdown(json.loads(path.read_text()))
+    print(report)
+    keep(path, report)
 
 
 if __name__ == "__main__":
