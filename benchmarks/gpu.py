@@ -111,7 +111,8 @@ def measure_judge(model: Path, requests: list[JudgeRequest], args: argparse.Name
     """The judge's prompts/s and prompt tokens/s against vLLM's own generate, same prompts."""
     from vllm import SamplingParams
 
-    from tipqa.judges.vllm import VLLMJudge, VLLMJudgeSettings, shutdown_engine
+    from tipqa.judges.vllm import VLLMJudge, VLLMJudgeSettings
+    from tipqa.llm.vllm_engine import shutdown_engine
 
     settings = VLLMJudgeSettings(
         model=str(model),

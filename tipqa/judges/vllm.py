@@ -22,11 +22,12 @@ from typing import Any, Literal
 
 from tqdm import tqdm
 
-from tipqa.errors import ConfigError, MissingExtraError
+from tipqa.errors import ConfigError
 from tipqa.judges.base import JUDGE_SLOTS
 from tipqa.judges.parsing import parse_relevance
 from tipqa.llm.prompts import load_template
 from tipqa.llm.usage import Usage
+from tipqa.llm.vllm_engine import EngineConfig, get_engine
 from tipqa.records import JudgeRequest, Judgment, Relevance
 from tipqa.settings import Settings, knob, setting
 from tipqa.stats import StageStats
@@ -75,55 +76,6 @@ def p_yes_from_candidates(
                 mass[answer] += math.exp(logprob)
     total = mass["yes"] + mass["no"]
     return mass["yes"] / total if total > 0 else None
-
-
-@dataclass(frozen=True)
-class EngineConfig:
-    """The arguments one `vllm.LLM` engine is created with."""
-
-    model: str
-    tensor_parallel_size: int = 1
-    max_model_len: int | None = None
-    dtype: str = "auto"
-    gpu_memory_utilization: float = 0.9
-    enforce_eager: bool = False
-    seed: int = 0
-
-    def create(self) -> Any:
-        """Start the engine (imports vllm)."""
-        try:
-            from vllm import LLM
-        except ImportError as exc:
-            raise MissingExtraError("vllm", "vllm") from exc
-        return LLM(**dataclasses.asdict(self))
-
-
-_ENGINE: dict[EngineConfig, Any] = {}
-
-
-def get_engine(config: EngineConfig) -> Any:
-    """The process's one engine: created on first use, then reused by every judge that asks."""
-    if config in _ENGINE:
-        return _ENGINE[config]
-    if _ENGINE:
-        (running,) = _ENGINE
-        raise ConfigError(
-            f"one vLLM engine per process: {running} is running, cannot also start {config}"
-        )
-    _ENGINE[config] = config.create()
-    return _ENGINE[config]
-
-
-def shutdown_engine() -> bool:
-    """Stop the process's engine (its worker processes too); False when none was running."""
-    if not _ENGINE:
-        return False
-    (config,) = _ENGINE
-    engine = _ENGINE.pop(config)
-    core = getattr(getattr(engine, "llm_engine", None), "engine_core", None)
-    if core is not None:
-        core.shutdown()
-    return True
 
 
 @dataclass

@@ -17,15 +17,15 @@ from pathlib import Path
 import pytest
 
 from tipqa.errors import ConfigError, MissingExtraError
-from tipqa.judges import vllm as vllm_judge
 from tipqa.judges.base import JUDGES
 from tipqa.judges.vllm import (
     VLLMJudge,
     max_window_words,
     p_yes_from_candidates,
-    shutdown_engine,
 )
+from tipqa.llm import vllm_engine
 from tipqa.llm.prompts import load_template
+from tipqa.llm.vllm_engine import shutdown_engine
 from tipqa.records import JudgeRequest
 
 HAVE_VLLM = importlib.util.find_spec("vllm") is not None
@@ -110,9 +110,9 @@ def test_template_without_slots_is_rejected(tmp_path: Path) -> None:
 
 
 def test_no_requests_start_no_engine() -> None:
-    before = dict(vllm_judge._ENGINE)
+    before = dict(vllm_engine._ENGINE)
     assert VLLMJudge.of("no/such/model").judge([]) == []
-    assert before == vllm_judge._ENGINE
+    assert before == vllm_engine._ENGINE
 
 
 @pytest.mark.skipif(HAVE_VLLM, reason="vllm is installed here")

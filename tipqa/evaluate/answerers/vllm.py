@@ -1,6 +1,6 @@
 """The model under evaluation on vLLM's offline engine: batched, greedy, with token logprobs.
 
-The engine is the process's one engine (`tipqa.judges.vllm.get_engine`), shared with a vLLM
+The engine is the process's one engine (`tipqa.llm.vllm_engine.get_engine`), shared with a vLLM
 judge of the same model and settings. With `chat` the prompt goes through the model's chat
 template (an instruction-tuned model); without it the rendered prompt is the model's whole
 input, as for the paper's Pythia base model. A prompt longer than the context leaves its
@@ -18,9 +18,9 @@ from tqdm import tqdm
 
 from tipqa.errors import ConfigError
 from tipqa.evaluate.answerers.base import DEFAULT_PROMPT, Answer, answer_template
-from tipqa.judges.vllm import EngineConfig, get_engine
 from tipqa.llm.prompts import load_template
 from tipqa.llm.usage import Usage
+from tipqa.llm.vllm_engine import EngineConfig, get_engine
 from tipqa.settings import Settings, knob, setting
 from tipqa.stats import StageStats
 

@@ -21,10 +21,10 @@ from tipqa.evaluate.gold import load_gold
 from tipqa.evaluate.pipeline import evaluate_model
 from tipqa.evaluate.refusal import RefusalDetector, RefusalSettings
 from tipqa.evaluate.score import ScoringSettings
-from tipqa.judges import vllm as vllm_judge
-from tipqa.judges.vllm import shutdown_engine
 from tipqa.layout import EvaluationLayout
+from tipqa.llm import vllm_engine
 from tipqa.llm.cache import LLMCache
+from tipqa.llm.vllm_engine import shutdown_engine
 
 HAVE_VLLM = importlib.util.find_spec("vllm") is not None
 needs_vllm = pytest.mark.skipif(
@@ -70,7 +70,7 @@ def test_missing_vllm_names_the_extra() -> None:
 @pytest.fixture(scope="module")
 def model_path(vllm_environment: Path, tiny_model: Path) -> Iterator[str]:
     """The tiny model's path; an engine these tests started is stopped after the module."""
-    running = bool(vllm_judge._ENGINE)
+    running = bool(vllm_engine._ENGINE)
     yield str(tiny_model)
     if not running:
         shutdown_engine()
