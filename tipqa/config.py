@@ -11,7 +11,6 @@ key, a value of the wrong type, an unknown backend or section name close to a kn
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -19,6 +18,7 @@ from typing import Any, TypeVar
 from tipqa.annotation.labelstudio_server import LabelStudioSettings
 from tipqa.annotation.settings import AnnotationSettings
 from tipqa.boundary.build import BoundarySettings
+from tipqa.config_pools import POOL_PREFIX, Pool, read_pools, selected
 from tipqa.corpus.base import CORPUS_READERS
 from tipqa.demo.world import DEMO, DemoSettings
 from tipqa.embedders.base import EMBEDDERS
@@ -30,9 +30,8 @@ from tipqa.hub.settings import HubSettings
 from tipqa.judges.base import JUDGES
 from tipqa.keywords.base import KEYWORD_EXTRACTORS
 from tipqa.layout import RunLayout
-from tipqa.questions.base import QUESTION_SOURCES
 from tipqa.registry import Registry
-from tipqa.settings import Settings, knob, parse, setting, unknown_key
+from tipqa.settings import Settings, knob, parse, setting
 from tipqa.splits import SplitSettings
 from tipqa.token_index.base import TOKEN_INDEXES
 from tipqa.training_order.base import TRAINING_ORDERS
@@ -41,9 +40,6 @@ from tipqa.windows import WindowStepSettings
 
 Sections = Mapping[str, Mapping[str, Any]]
 S = TypeVar("S", bound=Settings)
-
-POOL_PREFIX = "pool."
-DEFAULT_POOLS = {"dev": {"source": DEMO}}
 
 
 @dataclass(frozen=True)
@@ -89,21 +85,6 @@ class Choice:
     def to_dict(self) -> dict[str, Any]:
         """The backend and all its settings (for stats files)."""
         return {"backend": self.backend, **self.settings.to_dict()}
-
-
-@dataclass(frozen=True)
-class Pool:
-    """A question pool: its name, its source (`demo` or a registered source) and a limit."""
-
-    name: str
-    source: str
-    settings: Settings | None
-    limit: int | None = None
-
-    def identity(self) -> dict[str, Any]:
-        """The source, its settings and the limit (the pool's files are hashed apart)."""
-        settings = self.settings.identity() if self.settings is not None else {}
-        return {"source": self.source, **settings, "limit": self.limit}
 
 
 @dataclass(frozen=True)
@@ -258,7 +239,7 @@ def check_section_names(sections: Sections) -> None:
 def read_seam(section: str, values: Mapping[str, Any]) -> tuple[Choice, Settings | None]:
     """A seam's backend and its settings, and the step's own settings, from one section."""
     registry, selector, default, step_class = SEAMS[section]
-    backend = _selected(values, selector, default, section)
+    backend = selected(values, selector, default, section)
     step_keys = set(step_class.field_names()) if step_class is not None else set()
     own = {key: value for key, value in values.items() if key in step_keys}
     step = parse(step_class, section, own) if step_class is not None else None
@@ -268,13 +249,6 @@ def read_seam(section: str, values: Mapping[str, Any]) -> tuple[Choice, Settings
     except ConfigError as error:
         raise _with_owner(error, registry, backend, section, values, ignore) from None
     return Choice(backend, settings), step
-
-
-def _selected(values: Mapping[str, Any], selector: str, default: str, section: str) -> str:
-    raw = values.get(selector, default)
-    if not isinstance(raw, str) or not raw.strip():
-        raise ConfigError(f"[{section}] {selector} must name a backend")
-    return raw.strip()
 
 
 def _with_owner(
@@ -325,7 +299,7 @@ def read_answerers(sections: Sections) -> tuple[Choice, ...]:
 
 def read_corpus(values: Mapping[str, Any]) -> Choice:
     """The corpus: `source = demo` (the demo world), `files` or `hub`, with its settings."""
-    source = _selected(values, "source", DEMO, "corpus")
+    source = selected(values, "source", DEMO, "corpus")
     if source == DEMO:
         extra = [key for key in values if key != "source"]
         if extra:
@@ -337,70 +311,3 @@ def read_corpus(values: Mapping[str, Any]) -> Choice:
 @dataclass(frozen=True)
 class DemoCorpusSettings(Settings):
     """The demo world's corpus (its files are under the run's `world/` folder)."""
-
-
-def read_pools(sections: Sections) -> tuple[Pool, ...]:
-    """The question pools: `[pool.NAME]` sections and/or `[questions] pools` (JSON)."""
-    questions = dict(sections.get("questions", {}))
-    raw = questions.pop("pools", None)
-    if questions:
-        raise unknown_key("questions", next(iter(questions)), ["pools"])
-    listed: dict[str, Mapping[str, Any]] = {}
-    if raw is not None:
-        listed = _pools_json(raw)
-    for section, values in sections.items():
-        if not section.startswith(POOL_PREFIX):
-            continue
-        name = section[len(POOL_PREFIX) :]
-        if name in listed:
-            raise ConfigError(
-                f"pool {name!r} is set twice: in [questions] pools and in [{section}]"
-            )
-        listed[name] = values
-    if not listed:
-        listed = dict(DEFAULT_POOLS)
-    return tuple(read_pool(name, values) for name, values in listed.items())
-
-
-def _pools_json(raw: Any) -> dict[str, Mapping[str, Any]]:
-    if isinstance(raw, str):
-        try:
-            raw = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(
-                f"[questions] pools is not valid JSON ({exc.msg}); or write each pool as a "
-                "[pool.NAME] section"
-            ) from None
-    if not isinstance(raw, Mapping) or not all(isinstance(v, Mapping) for v in raw.values()):
-        raise ConfigError('[questions] pools must map pool names to settings: {"dev": {...}}')
-    return {str(name): value for name, value in raw.items()}
-
-
-def read_pool(name: str, values: Mapping[str, Any]) -> Pool:
-    """One pool's source, its settings, and `limit` (the first N questions)."""
-    section = f"{POOL_PREFIX}{name}"
-    if not name or "/" in name:
-        raise ConfigError(f"[{section}] a pool name must be a non-empty folder name")
-    if "source" not in values:
-        raise ConfigError(f"[{section}] needs `source` (demo or one of {QUESTION_SOURCES.names})")
-    source = _selected(values, "source", DEMO, section)
-    limit = parse(PoolLimit, section, {k: v for k, v in values.items() if k == "limit"}).limit
-    if source == DEMO:
-        extra = [key for key in values if key not in ("source", "limit")]
-        if extra:
-            raise ConfigError(f"[{section}] source = demo takes no other keys, got {extra[0]!r}")
-        return Pool(name, DEMO, None, limit)
-    settings = QUESTION_SOURCES.parse(source, section, values, ignore={"source", "limit"})
-    return Pool(name, source, settings, limit)
-
-
-@dataclass(frozen=True)
-class PoolLimit(Settings):
-    """A pool's `limit`: keep only its first N questions."""
-
-    limit: int | None = setting(None, doc="keep only the first N questions")
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.limit is not None and self.limit < 1:
-            raise ConfigError(f"a pool's limit must be at least 1, got {self.limit}")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import shutil
 
-from tipqa.config import Choice, Pool
+from tipqa.config import Choice
+from tipqa.config_pools import Pool
 from tipqa.corpus.base import CORPUS_READERS, Corpus
 from tipqa.demo.world import DEMO, DemoSettings, WorldSpec, write_world
 from tipqa.errors import InputError

@@ -14,7 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from tipqa import layout as steps
-from tipqa.config import Config, Pool
+from tipqa.config import Config
+from tipqa.config_pools import Pool
 from tipqa.corpus.base import ReadsFiles
 from tipqa.demo.world import DEMO
 from tipqa.errors import ConfigError

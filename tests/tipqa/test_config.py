@@ -110,36 +110,6 @@ def test_lists_are_written_as_people_write_them(written: str) -> None:
     assert len(pool.settings.paths) == (1 if "more" not in written else 2)
 
 
-def test_pools_as_sections_or_as_json() -> None:
-    sections = read_config(
-        {
-            "pool.dev": {"source": "triviaqa-json", "paths": "qa/wikipedia-dev.json"},
-            "pool.train": {"source": "hf-rows", "paths": "train.jsonl", "limit": "100"},
-        }
-    )
-    assert sections.pool_names == ["dev", "train"]
-    assert sections.pool("train").limit == 100
-    as_json = read_config(
-        {
-            "questions": {
-                "pools": '{"dev": {"source": "triviaqa-json", "paths": ["qa/wikipedia-dev.json"]}}'
-            }
-        }
-    )
-    assert as_json.pool("dev") == sections.pool("dev")
-    message = error(
-        {"pool.dev": {"source": "demo"}, "questions": {"pools": '{"dev": {"source": "demo"}}'}}
-    )
-    assert "pool 'dev' is set twice" in message
-    assert "[pool.dev] unknown key 'pth'; did you mean 'paths'?" in error(
-        {"pool.dev": {"source": "hf-rows", "pth": "x"}}
-    )
-    assert "[pool.dev] needs `source`" in error({"pool.dev": {"paths": "x"}})
-    assert "[pool.dev] source = demo takes no other keys" in error(
-        {"pool.dev": {"source": "demo", "paths": "x"}}
-    )
-
-
 def test_prefixes_with_a_trailing_space_are_json_strings() -> None:
     settings = read_config(
         {"embedder": {"model": "intfloat/multilingual-e5-large", "query_prefix": '"query: "'}}
