@@ -59,6 +59,13 @@ from tipqa.vector_index.pq_rerank import MIN_CODED, pq_codes, reranked
 DATABASE = "chunks.sqlite3"
 SIMILARITIES = ("cosine", "dot_product", "l2_norm")
 _SQL_BATCH = 500
+_KINDS_USING = {  # the settings that only some kinds read
+    "hnsw_m": ("hnsw",),
+    "ef_construction": ("hnsw",),
+    "ef_search": ("hnsw",),
+    "pq_dims": ("pq-rerank",),
+    "rerank": ("pq-rerank",),
+}
 
 
 def _in_batches(items: list[Any], size: int = _SQL_BATCH) -> Iterator[list[Any]]:
@@ -73,14 +80,16 @@ class FaissSettings(Settings):
 
     `kind`, `hnsw_m`, `ef_construction` and `pq_dims` decide the built index; `ef_search` and
     `rerank` decide only what a search returns (a reopened index takes the current values).
+    A setting of another kind than `kind` is not part of the identity: changing `hnsw_m` does
+    not rebuild a `pq-rerank` index.
     """
 
     kind: Literal["flat", "hnsw", "pq-rerank"] = setting(
         "pq-rerank", doc="flat (exact), hnsw, or pq-rerank (PQ codes scanned, re-ranked exactly)"
     )
-    hnsw_m: int = setting(64, doc="HNSW graph degree")
-    ef_construction: int = setting(400, doc="HNSW build depth")
-    ef_search: int = search_only(512, doc="HNSW search depth")
+    hnsw_m: int = setting(64, doc="hnsw: graph degree")
+    ef_construction: int = setting(400, doc="hnsw: build depth")
+    ef_search: int = search_only(512, doc="hnsw: search depth")
     pq_dims: int = setting(2, doc="pq-rerank: dimensions per 4-bit code (divides the dimension)")
     rerank: int = search_only(30, doc="pq-rerank: candidates re-ranked exactly per result")
     threads: int = knob(0, doc="OpenMP threads of FAISS (0: its default, every core)")
@@ -95,6 +104,14 @@ class FaissSettings(Settings):
             raise ConfigError(f"faiss index: rerank must be >= 1, got {self.rerank}")
         if self.threads < 0:
             raise ConfigError(f"faiss index: threads must be >= 0, got {self.threads}")
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that decide the output of an index of this `kind`."""
+        return {
+            key: value
+            for key, value in super().identity().items()
+            if self.kind in _KINDS_USING.get(key, (self.kind,))
+        }
 
 
 class FaissVectorIndex:

@@ -223,12 +223,30 @@ def test_settings_defaults_and_identity() -> None:
     assert (settings.hnsw_m, settings.ef_construction, settings.ef_search) == (64, 400, 512)
     assert "threads" not in settings.identity()
     assert FaissSettings(threads=1).identity() == settings.identity()
-    assert FaissSettings(ef_search=64).identity() != settings.identity()
-    assert FaissSettings(ef_search=64).build_identity() == settings.build_identity()
-    assert FaissSettings(hnsw_m=32).build_identity() != settings.build_identity()
     assert FaissSettings(rerank=10).build_identity() == settings.build_identity()
     assert FaissSettings(rerank=10).identity() != settings.identity()
     assert FaissSettings(pq_dims=4).build_identity() != settings.build_identity()
+    hnsw = FaissSettings(kind="hnsw")
+    assert FaissSettings(kind="hnsw", ef_search=64).identity() != hnsw.identity()
+    assert FaissSettings(kind="hnsw", ef_search=64).build_identity() == hnsw.build_identity()
+    assert FaissSettings(kind="hnsw", hnsw_m=32).build_identity() != hnsw.build_identity()
+    assert hnsw.build_identity() != settings.build_identity()
+
+
+@pytest.mark.parametrize(
+    ("kind", "unused"),
+    [
+        ("flat", {"hnsw_m": 32, "ef_construction": 40, "ef_search": 64, "pq_dims": 4, "rerank": 9}),
+        ("hnsw", {"pq_dims": 4, "rerank": 9}),
+        ("pq-rerank", {"hnsw_m": 32, "ef_construction": 40, "ef_search": 64}),
+    ],
+)
+def test_settings_of_other_kinds_are_not_identity(kind: str, unused: dict[str, int]) -> None:
+    plain = FaissSettings(kind=kind)  # type: ignore[arg-type]
+    changed = FaissSettings(kind=kind, **unused)  # type: ignore[arg-type]
+    assert changed.identity() == plain.identity()
+    assert set(unused).isdisjoint(plain.identity())
+    assert plain.identity()["kind"] == kind
 
 
 @pytest.mark.parametrize(
