@@ -24,6 +24,10 @@ set): a document outside that tier has every scored token at most L times, so it
 at most m * L for m scored tokens. When the k-th best frequency found beats that, the answer
 is exact; otherwise the level is lowered, down to all matches. Cost grows with the documents
 of the tiers visited, not with the stored text of the matches.
+
+*Common tokens.* A query with tokens of very many documents ("the", "of") is first answered from
+the candidates that its other tokens find, when they are few (`tantivy_narrow`): tantivy's
+seeks in a long posting list cost in proportion to its length.
 """
 
 from __future__ import annotations
@@ -33,10 +37,12 @@ from typing import Any
 
 from tipqa.records import TokenHit
 from tipqa.text import tokenize
+from tipqa.token_index import tantivy_narrow
 from tipqa.token_index import tantivy_schema as fields
 from tipqa.token_index.base import TokenResult
 from tipqa.token_index.tantivy_ids import IdTable
 from tipqa.token_index.tantivy_verify import (
+    SHORT_BYTES,
     Key,
     Phrase,
     PhraseCounter,
@@ -49,7 +55,6 @@ GROWTH = 4
 DIRECT = 4
 LEVEL_STEP = 4
 TIER_TARGET = 4  # a tier should hold about this many times k matches (estimated)
-SHORT_BYTES = 16384  # documents verified from their stored text; longer ones by `explain`
 
 Repeats = list[tuple[str, int, int]]  # a token's `repeats` terms: (term, value, documents)
 
@@ -141,6 +146,9 @@ class Ranker:
         bounds would have to be verified anyway), each is counted directly; otherwise tantivy
         ranks by the bounds above.
         """
+        narrowed = tantivy_narrow.search(self, keywords, aliases, k)
+        if narrowed is not None:
+            return narrowed
         distinct = list(dict.fromkeys([*keywords, *aliases]))
         unscored = self.tantivy.Query.const_score_query(self.match(keywords, aliases), 0.0)
         bounded = any(len(phrase) > 1 for phrase in distinct)

@@ -22,6 +22,7 @@ from tipqa.token_index import tantivy_schema as fields
 
 Phrase = tuple[str, ...]
 Key = tuple[int, int]
+SHORT_BYTES = 16384  # documents counted on their stored text; longer ones by `Probe`
 _FREQ = "freq, occurrences of term within document"
 _BOOST = "Boost x"
 
@@ -238,6 +239,24 @@ class PhraseCounter:
         self._ascii = tuple(tuple(token.encode() for token in p) for p in ascii_phrases)
         self._all_ascii = len(ascii_phrases) == len(phrases)
         self._native = speedups.native()
+
+    def each(self, body: bytes) -> list[int]:
+        """Occurrences of each phrase in the UTF-8 text `body`, in the order of `phrases`."""
+        ascii_text = body.isascii()
+        if self._all_ascii and (ascii_text or self._native is not None):
+            lowered = body.lower()
+            if self._native is None:
+                return [count_ascii(lowered, (phrase,)) for phrase in self._ascii]
+            counts = []
+            for phrase in self._ascii:
+                found = self._native.count(lowered, (phrase,))
+                if found is None:  # undecided: counted on tokens below
+                    break
+                counts.append(found)
+            else:
+                return counts
+        tokens = tokenize(body.decode())
+        return [count_phrase(tokens, phrase) for phrase in self.phrases]
 
     def __call__(self, body: bytes) -> int:
         """Occurrences of all the phrases in the UTF-8 text `body`."""

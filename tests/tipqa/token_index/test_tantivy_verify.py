@@ -32,6 +32,10 @@ def by_tokens(text: str, phrases: list[tuple[str, ...]]) -> int:
 @pytest.mark.parametrize("text", TEXTS)
 def test_scans_count_as_tokens_do(text: str) -> None:
     assert PhraseCounter(PHRASES)(text.encode()) == by_tokens(text, PHRASES)
+    ascii_phrases = [p for p in PHRASES if all(t.isascii() for t in p)]
+    for phrases in (PHRASES, ascii_phrases):
+        each = [by_tokens(text, [phrase]) for phrase in phrases]
+        assert PhraseCounter(phrases).each(text.encode()) == each
 
 
 def test_random_texts_and_phrases_count_as_tokens_do() -> None:
@@ -59,3 +63,5 @@ def test_random_texts_and_phrases_count_as_tokens_do() -> None:
         expected = [by_tokens(t, phrases) for t in texts]
         counter = PhraseCounter(phrases)
         assert [counter(t.encode()) for t in texts] == expected
+        each = [[by_tokens(t, [phrase]) for phrase in phrases] for t in texts]
+        assert [counter.each(t.encode()) for t in texts] == each
