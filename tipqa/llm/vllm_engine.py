@@ -39,7 +39,8 @@ _ENGINE: dict[EngineConfig, Any] = {}
 
 
 def get_engine(config: EngineConfig) -> Any:
-    """The process's one engine: created on first use, then reused by every judge that asks."""
+    """The process's one engine: created on first use, then reused by every judge or answerer
+    that asks."""
     if config in _ENGINE:
         return _ENGINE[config]
     if _ENGINE:

@@ -7,7 +7,7 @@ over the contract corpus, analyzed by the same char filters, pattern tokenizer a
 filter as the index settings define, and scored by a similarity that returns
 `boost * freq`, as the scripted similarity of the settings does. Totals, frequencies and
 order (score descending, then doc_id) must equal the definition in `tipqa.text`, on the
-contract corpus and on the ranking corpus of tests/tipqa/token_index/ranking_data.py (more
+contract corpus and on the ranking corpus of tests/ranking_support.py (more
 than 1,000 matches, long rare best documents, ties, overlapping phrases), where they must also
 equal the tantivy backend's.
 
@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 import pytest
+import ranking_support as ranking
 
 from benchmarks import lucene
 from tipqa.es import queries
@@ -48,7 +49,6 @@ def _load(path: Path) -> Any:
 
 
 DATA = _load(Path(__file__).parent / "contract_data.py")
-RANKING = _load(Path(__file__).parents[1] / "token_index" / "ranking_data.py")
 
 
 def lucene_results(
@@ -82,11 +82,11 @@ def test_lucene_and_tantivy_agree_where_ranking_is_hard(tmp_path: Path) -> None:
     """Long rare best documents, ties, overlapping phrases, more than 1,000 matches."""
     from tipqa.token_index.tantivy import TantivyTokenIndex
 
-    documents = RANKING.corpus()
+    documents = ranking.corpus()
     index = TantivyTokenIndex.at(tmp_path / "tantivy", threads=1, heap_mb=64)
     index.build(documents)
-    results = lucene_results(tmp_path, documents, RANKING.QUERIES)
-    for (keywords, aliases), result in zip(RANKING.QUERIES, results, strict=True):
-        assert result == RANKING.oracle(documents, keywords, aliases, 100), (keywords, aliases)
+    results = lucene_results(tmp_path, documents, ranking.QUERIES)
+    for (keywords, aliases), result in zip(ranking.QUERIES, results, strict=True):
+        assert result == ranking.oracle(documents, keywords, aliases, 100), (keywords, aliases)
         assert index.search(keywords, aliases, 100) == result, (keywords, aliases)
     assert max(r.total for r in results) > 1000

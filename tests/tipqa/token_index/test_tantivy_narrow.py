@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import random
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
+from ranking_support import DEPTHS, QUERIES, corpus, oracle
 
 from tipqa.records import Document
 from tipqa.token_index import tantivy_narrow
@@ -16,25 +16,13 @@ from tipqa.token_index.base import TokenResult
 from tipqa.token_index.tantivy import TantivyTokenIndex
 from tipqa.token_index.tantivy_narrow import most_candidates
 
-
-def _load(name: str) -> Any:
-    """A data module next to this test (tests are not a package under --import-mode=importlib)."""
-    path = Path(__file__).parent / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"tipqa_test_narrow_{name}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-DATA = _load("ranking_data")
-CORPUS: list[Document] = DATA.corpus()
+CORPUS: list[Document] = corpus()
 
 
 @cache
 def expected(keywords: tuple[str, ...], aliases: tuple[str, ...], k: int) -> TokenResult:
     """The brute-force answer on the ranking corpus."""
-    return DATA.oracle(CORPUS, list(keywords), list(aliases), k)
+    return oracle(CORPUS, list(keywords), list(aliases), k)
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +59,8 @@ def test_every_threshold_gives_the_brute_force_answer(
 ) -> None:
     monkeypatch.setattr(tantivy_narrow, "COMMON_DOCS", common)
     monkeypatch.setattr(tantivy_narrow, "READ_BLOCKS", read_blocks)
-    for keywords, aliases in DATA.QUERIES:
-        for k in DATA.DEPTHS:
+    for keywords, aliases in QUERIES:
+        for k in DEPTHS:
             truth = expected(tuple(keywords), tuple(aliases), k)
             assert index.search(keywords, aliases, k) == truth, (keywords, aliases, k)
     if common:  # some of the queries' tokens are rare: those queries have few candidates
@@ -85,7 +73,7 @@ def test_long_candidates_are_counted_from_positions(
     monkeypatch.setattr(tantivy_narrow, "COMMON_DOCS", 20)
     monkeypatch.setattr(tantivy_narrow, "READ_BLOCKS", 1e-9)
     monkeypatch.setattr(tantivy_narrow, "SHORT_BYTES", 0)
-    for keywords, aliases in DATA.QUERIES:
+    for keywords, aliases in QUERIES:
         truth = expected(tuple(keywords), tuple(aliases), 20)
         assert index.search(keywords, aliases, 20) == truth, (keywords, aliases)
     assert any(narrowed)
@@ -106,7 +94,7 @@ def test_a_candidate_without_the_common_tokens_is_no_match(
     monkeypatch.setattr(tantivy_narrow, "COMMON_DOCS", 10)
     monkeypatch.setattr(tantivy_narrow, "READ_BLOCKS", 0.001)
     for keywords, aliases in [([], ["kouxno of tiknothmei"]), (["the"], ["kouxno of"])]:
-        assert index.search(keywords, aliases, 5) == DATA.oracle(docs, keywords, aliases, 5)
+        assert index.search(keywords, aliases, 5) == oracle(docs, keywords, aliases, 5)
     result = index.search([], ["kouxno of tiknothmei"], 5)
     assert (result.total, [h.doc_id for h in result.hits]) == (1, ["a"])
     assert result.hits[0].score == 2.0
@@ -143,6 +131,6 @@ def test_random_corpora_with_common_words_equal_brute_force(
         keywords = [phrase() for _ in range(rng.choice([0, 1, 2]))]
         aliases = [phrase() for _ in range(rng.choice([1, 2, 3]))]
         k = rng.choice([1, 5, 50, 1000])
-        expected = DATA.oracle(docs, keywords, aliases, k)
+        expected = oracle(docs, keywords, aliases, k)
         assert index.search(keywords, aliases, k) == expected, (keywords, aliases, k)
     assert sum(narrowed) > 50

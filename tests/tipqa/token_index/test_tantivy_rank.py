@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import random
 from functools import cache
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import Any
 
 import orjson
 import pytest
+from ranking_support import DEPTHS, QUERIES, corpus, oracle
 
 from tipqa.records import Document
 from tipqa.text import tokenize
@@ -17,19 +17,7 @@ from tipqa.token_index import tantivy_rank
 from tipqa.token_index.base import TokenResult
 from tipqa.token_index.tantivy import TantivyTokenIndex
 
-
-def _load(name: str) -> Any:
-    """A data module next to this test (tests are not a package under --import-mode=importlib)."""
-    path = Path(__file__).parent / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"tipqa_test_{name}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-DATA = _load("ranking_data")
-CORPUS: list[Document] = DATA.corpus()
+CORPUS: list[Document] = corpus()
 TRICKY: list[str] = orjson.loads(
     (Path(__file__).parents[2] / "data" / "token_index" / "tricky.json").read_bytes()
 )
@@ -38,7 +26,7 @@ TRICKY: list[str] = orjson.loads(
 @cache
 def expected(keywords: tuple[str, ...], aliases: tuple[str, ...]) -> TokenResult:
     """Every match of the query, by the oracle."""
-    return DATA.oracle(CORPUS, list(keywords), list(aliases), 10**9)
+    return oracle(CORPUS, list(keywords), list(aliases), 10**9)
 
 
 def first(result: TokenResult, k: int) -> TokenResult:
@@ -56,12 +44,12 @@ def index(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     return built
 
 
-@pytest.mark.parametrize(("keywords", "aliases"), DATA.QUERIES)
+@pytest.mark.parametrize(("keywords", "aliases"), QUERIES)
 def test_hits_order_and_totals_equal_brute_force(
     index: TantivyTokenIndex, keywords: list[str], aliases: list[str]
 ) -> None:
     truth = expected(tuple(keywords), tuple(aliases))
-    for k in DATA.DEPTHS:
+    for k in DEPTHS:
         assert index.search(keywords, aliases, k) == first(truth, k), (keywords, aliases, k)
     assert index.search(keywords, aliases, 0) == TokenResult(truth.total, [])
 
@@ -87,7 +75,7 @@ def test_bm25_pool_misses_the_long_documents(index: TantivyTokenIndex) -> None:
 
 def test_bm25_pool_is_exact_up_to_its_pool(index: TantivyTokenIndex) -> None:
     pooled = TantivyTokenIndex.at(index.path, ranking="bm25-pool", rank_pool=10**6)
-    for keywords, aliases in DATA.QUERIES:
+    for keywords, aliases in QUERIES:
         truth = expected(tuple(keywords), tuple(aliases))
         assert pooled.search(keywords, aliases, 50) == first(truth, 50), (keywords, aliases)
         assert index.search(keywords, aliases, 50) == first(truth, 50), (keywords, aliases)
@@ -98,7 +86,7 @@ def test_every_tier_schedule_gives_the_same_answer(
     index: TantivyTokenIndex, monkeypatch: pytest.MonkeyPatch, target: float
 ) -> None:
     monkeypatch.setattr(tantivy_rank, "TIER_TARGET", target)
-    for keywords, aliases in DATA.QUERIES:
+    for keywords, aliases in QUERIES:
         truth = expected(tuple(keywords), tuple(aliases))
         assert index.search(keywords, aliases, 5) == first(truth, 5), (keywords, aliases)
 
@@ -110,7 +98,7 @@ def test_long_documents_are_counted_from_positions(
     monkeypatch.setattr(
         tantivy_rank.Ranker, "stored", lambda *a: pytest.fail("read the stored text")
     )
-    for keywords, aliases in DATA.QUERIES[:4]:
+    for keywords, aliases in QUERIES[:4]:
         truth = expected(tuple(keywords), tuple(aliases))
         found = index.search(keywords, aliases, 20)
         assert [(h.doc_id, h.score) for h in found.hits] == [
@@ -136,7 +124,7 @@ def test_random_corpora_equal_brute_force(tmp_path: Path) -> None:
         keywords = [phrase() for _ in range(rng.choice([0, 1, 2]))]
         aliases = [phrase() for _ in range(rng.choice([1, 2, 3]))]
         k = rng.choice([1, 3, 10, 50, 1000])
-        assert index.search(keywords, aliases, k) == DATA.oracle(docs, keywords, aliases, k), (
+        assert index.search(keywords, aliases, k) == oracle(docs, keywords, aliases, k), (
             keywords,
             aliases,
             k,
@@ -149,4 +137,4 @@ def test_frequencies_in_tricky_text_equal_brute_force(tmp_path: Path) -> None:
     index.build(docs)
     queries = {t for text in TRICKY for t in tokenize(text)}
     for token in sorted(queries):
-        assert index.search([], [token], 50) == DATA.oracle(docs, [], [token], 50), token
+        assert index.search([], [token], 50) == oracle(docs, [], [token], 50), token

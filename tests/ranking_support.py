@@ -4,9 +4,8 @@ More than 1,000 short documents match each broad query once or twice; the best d
 frequency are a few long ones (rare, and the ones BM25 ranks last); some of them tie and are
 written in an order that is not their id order; phrases overlap ("new york" inside "new york
 city", "la la" inside "la la la") and a long document repeats "york" without "new york", so
-the rarest-token bound of a phrase is loose there. Shared by tests/tipqa/token_index/
-test_tantivy_rank.py and tests/tipqa/es/test_lucene_semantics.py (loaded by path: tests are
-not a package).
+the rarest-token bound of a phrase is loose there. Shared by the tantivy ranking tests
+(tests/tipqa/token_index) and the Lucene semantics tests (tests/tipqa/es).
 """
 
 from __future__ import annotations
