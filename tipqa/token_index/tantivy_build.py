@@ -15,6 +15,7 @@ thread, does not use more than about two cores; processes do.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import queue
@@ -213,7 +214,10 @@ class _Pool:
         finally:
             for process in self.processes:
                 if process.stdin is not None and not process.stdin.closed:
-                    process.stdin.close()
+                    # a killed worker's pipe cannot take the rest of its buffer: that is no
+                    # error of its own (the one that stopped the build is raised, or _check's)
+                    with contextlib.suppress(BrokenPipeError):
+                        process.stdin.close()
         self._check()
 
     def _start(self, part: Path) -> subprocess.Popen[bytes]:
