@@ -1,4 +1,4 @@
-"""An authored corpus where frequency ranking is hard, its queries, and a brute-force oracle.
+"""An authored corpus where frequency ranking is hard, and its queries.
 
 More than 1,000 short documents match each broad query once or twice; the best documents by
 frequency are a few long ones (rare, and the ones BM25 ranks last); some of them tie and are
@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import random
 
-from tipqa.records import Document, TokenHit
-from tipqa.text import contains_phrase, count_phrase, tokenize
-from tipqa.token_index.base import TokenResult
+from tipqa.records import Document
 
 SHORT = [
     "A trip to New York City in spring.",
@@ -68,26 +66,3 @@ QUERIES = [
     (["York Minster"], ["York"]),
 ]
 DEPTHS = (1, 2, 5, 100, 2000)
-
-
-def oracle(
-    documents: list[Document], keywords: list[str], aliases: list[str], k: int
-) -> TokenResult:
-    """The definition of tipqa.token_index.base, computed with tipqa.text."""
-    key = list(dict.fromkeys(tuple(p) for p in map(tokenize, keywords) if p))
-    alias = list(dict.fromkeys(tuple(p) for p in map(tokenize, aliases) if p))
-    if not alias:
-        return TokenResult(0, [])
-    first: dict[str, str] = {}
-    for doc in documents:
-        if doc.text.strip():
-            first.setdefault(doc.id, doc.text)
-    rows = []
-    for doc_id, text in first.items():
-        tokens = tokenize(text)
-        if all(contains_phrase(tokens, p) for p in key) and any(
-            contains_phrase(tokens, p) for p in alias
-        ):
-            rows.append((-sum(count_phrase(tokens, p) for p in dict.fromkeys(key + alias)), doc_id))
-    rows.sort()
-    return TokenResult(len(rows), [TokenHit(d, float(-f)) for f, d in rows[:k]])

@@ -19,14 +19,14 @@ TIPQA_LUCENE_JARS); skipped otherwise.
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 from pathlib import Path
-from typing import Any
 
+import contract_support as contract
 import orjson
 import pytest
 import ranking_support as ranking
+from token_oracle import oracle
 
 from benchmarks import lucene
 from tipqa.es import queries
@@ -37,18 +37,6 @@ pytestmark = pytest.mark.skipif(
     not lucene.available(),
     reason="needs java, javac and the Lucene jars (liblucene8-java, or TIPQA_LUCENE_JARS)",
 )
-
-
-def _load(path: Path) -> Any:
-    """A test data module (tests are not a package under --import-mode=importlib)."""
-    spec = importlib.util.spec_from_file_location(f"tipqa_test_{path.stem}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-DATA = _load(Path(__file__).parent / "contract_data.py")
 
 
 def lucene_results(
@@ -71,11 +59,11 @@ def lucene_results(
 
 
 def test_lucene_ranks_the_query_body_as_the_definition_says(tmp_path: Path) -> None:
-    asked = [(k, a) for k, a in DATA.QUERIES if queries.phrases(a)]
+    asked = [(k, a) for k, a in contract.QUERIES if queries.phrases(a)]
     for (keywords, aliases), result in zip(
-        asked, lucene_results(tmp_path, DATA.CORPUS, asked), strict=True
+        asked, lucene_results(tmp_path, contract.CORPUS, asked), strict=True
     ):
-        assert result == DATA.oracle(keywords, aliases, 100), (keywords, aliases)
+        assert result == oracle(contract.CORPUS, keywords, aliases, 100), (keywords, aliases)
 
 
 def test_lucene_and_tantivy_agree_where_ranking_is_hard(tmp_path: Path) -> None:
@@ -87,6 +75,6 @@ def test_lucene_and_tantivy_agree_where_ranking_is_hard(tmp_path: Path) -> None:
     index.build(documents)
     results = lucene_results(tmp_path, documents, ranking.QUERIES)
     for (keywords, aliases), result in zip(ranking.QUERIES, results, strict=True):
-        assert result == ranking.oracle(documents, keywords, aliases, 100), (keywords, aliases)
+        assert result == oracle(documents, keywords, aliases, 100), (keywords, aliases)
         assert index.search(keywords, aliases, 100) == result, (keywords, aliases)
     assert max(r.total for r in results) > 1000

@@ -1,14 +1,13 @@
 """Contract tests of ElasticsearchTokenIndex against a real cluster (TIPQA_ES_URL).
 
-The same authored corpus and queries (tests/tipqa/es/contract_data.py) go to Elasticsearch,
-to the definition in `tipqa.text` (the oracle there) and to the tantivy backend: document
+The same authored corpus and queries (tests/contract_support.py) go to Elasticsearch,
+to the definition in `tipqa.text` (tests/token_oracle.py) and to the tantivy backend: document
 sets, totals, frequencies and rank order must agree. Skipped unless TIPQA_ES_URL is set
 (and ES_API_KEY if the cluster needs one).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import threading
 import uuid
@@ -17,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from contract_support import ANALYZED, CORPUS, QUERIES
+from token_oracle import oracle
 
 from tipqa.es.lifecycle import IncompleteBuild
 from tipqa.records import Document
@@ -30,23 +31,6 @@ pytestmark = [
         not os.environ.get("TIPQA_ES_URL"), reason="set TIPQA_ES_URL to test against a cluster"
     ),
 ]
-
-
-def _load_contract_data() -> Any:
-    """tests/tipqa/es/contract_data.py (tests are not a package under --import-mode=importlib)."""
-    path = Path(__file__).parents[1] / "es" / "contract_data.py"
-    spec = importlib.util.spec_from_file_location("tipqa_es_contract_data", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-DATA = _load_contract_data()
-CORPUS = DATA.CORPUS
-QUERIES = DATA.QUERIES
-ANALYZED = DATA.ANALYZED
-oracle = DATA.oracle
 
 
 def _drop(index: ElasticsearchTokenIndex) -> None:
@@ -88,9 +72,9 @@ def test_analyzer_equals_tokenize(built: tuple) -> None:
 @pytest.mark.parametrize(("keywords", "aliases"), QUERIES)
 def test_search_equals_the_definition(built: tuple, keywords: list, aliases: list) -> None:
     index, _ = built
-    assert index.search(keywords, aliases, 100) == oracle(keywords, aliases, 100)
-    assert index.search(keywords, aliases, 2) == oracle(keywords, aliases, 2)
-    assert index.search(keywords, aliases, 0).total == oracle(keywords, aliases, 0).total
+    assert index.search(keywords, aliases, 100) == oracle(CORPUS, keywords, aliases, 100)
+    assert index.search(keywords, aliases, 2) == oracle(CORPUS, keywords, aliases, 2)
+    assert index.search(keywords, aliases, 0).total == oracle(CORPUS, keywords, aliases, 0).total
 
 
 def test_search_equals_tantivy(built: tuple, tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -108,7 +92,7 @@ def test_search_equals_tantivy(built: tuple, tmp_path_factory: pytest.TempPathFa
 def test_paging_with_search_after(built: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
     index, _ = built
     monkeypatch.setattr(es_module, "PAGE_SIZE", 2)
-    assert index.search(["Paris"], ["Paris"], 5) == oracle(["Paris"], ["Paris"], 5)
+    assert index.search(["Paris"], ["Paris"], 5) == oracle(CORPUS, ["Paris"], ["Paris"], 5)
 
 
 def test_get_returns_stored_documents(built: tuple) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ranking_support import DEPTHS, QUERIES, corpus, oracle
+from ranking_support import DEPTHS, QUERIES, corpus
+from token_oracle import oracle
 
 from tipqa.records import Document
 from tipqa.token_index import tantivy_narrow

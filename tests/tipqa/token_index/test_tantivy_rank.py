@@ -9,7 +9,8 @@ from typing import Any
 
 import orjson
 import pytest
-from ranking_support import DEPTHS, QUERIES, corpus, oracle
+from ranking_support import DEPTHS, QUERIES, corpus
+from token_oracle import oracle
 
 from tipqa.records import Document
 from tipqa.text import tokenize

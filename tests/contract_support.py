@@ -1,15 +1,12 @@
-"""The authored corpus and queries of the token-index contract tests, and the oracle.
+"""The authored corpus and queries of the token-index contract tests.
 
 Shared by tests/tipqa/token_index/test_elasticsearch_contract.py (a real cluster) and
-tests/tipqa/es/test_lucene_semantics.py (Lucene itself); loaded with `load()` there, since
-tests are not a package under --import-mode=importlib.
+tests/tipqa/es/test_lucene_semantics.py (Lucene itself).
 """
 
 from __future__ import annotations
 
-from tipqa.records import Document, TokenHit
-from tipqa.text import contains_phrase, count_phrase, tokenize
-from tipqa.token_index.base import TokenResult
+from tipqa.records import Document
 
 LONG = "a" * 50
 CORPUS = [
@@ -72,24 +69,3 @@ ANALYZED = [
     f"x {LONG} y " + "\U0001d400" * 41 + " z " + "\U0001d400" * 40,
     "\u4e2d\u6587 \u0661\u0662 \u0939\u093f\u0928\u094d\u0926\u0940 \u2160 \u00bd \u24b6",
 ]
-
-
-def oracle(keywords: list[str], aliases: list[str], k: int) -> TokenResult:
-    """The definition of tipqa.token_index.base, computed with tipqa.text."""
-    key = list(dict.fromkeys(tuple(p) for p in map(tokenize, keywords) if p))
-    alias = list(dict.fromkeys(tuple(p) for p in map(tokenize, aliases) if p))
-    if not alias:
-        return TokenResult(0, [])
-    first: dict[str, str] = {}
-    for doc in CORPUS:
-        first.setdefault(doc.id, doc.text)
-    rows = []
-    for doc_id, text in first.items():
-        tokens = tokenize(text)
-        if all(contains_phrase(tokens, p) for p in key) and any(
-            contains_phrase(tokens, p) for p in alias
-        ):
-            freq = sum(count_phrase(tokens, p) for p in dict.fromkeys(key + alias))
-            rows.append((-freq, doc_id))
-    rows.sort()
-    return TokenResult(len(rows), [TokenHit(d, float(-f)) for f, d in rows[:k]])
