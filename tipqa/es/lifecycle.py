@@ -17,20 +17,23 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from tqdm import tqdm
+
 from tipqa.errors import ConfigError, TipqaError
 from tipqa.es import mappings
+from tipqa.es.bulk import BulkReport, run_bulk
 from tipqa.es.client import (
-    EsConnection,
     body,
     error_type,
     import_elasticsearch,
     make_client,
 )
+from tipqa.place import IndexPlace
 from tipqa.settings import Settings, knob
 
 log = logging.getLogger(__name__)
@@ -56,6 +59,8 @@ class EsBuildSettings(Settings):
         super().__post_init__()
         if min(self.bulk_chunk_docs, self.bulk_max_bytes, self.threads) < 1:
             raise ConfigError("bulk_chunk_docs, bulk_max_bytes and threads must be >= 1")
+        if self.force_merge_segments is not None and self.force_merge_segments < 1:
+            raise ConfigError(f"force_merge_segments must be >= 1, got {self.force_merge_segments}")
         mappings.serving_settings(self.replicas)
 
 
@@ -69,31 +74,37 @@ class EsIndexBase:
     def __init__(
         self,
         index: str,
-        connection: EsConnection | None,
-        build: str,
-        *,
         shards: int,
-        replicas: int | None,
-        threads: int,
-        force_merge_segments: int | None,
+        settings: EsBuildSettings,
+        place: IndexPlace | None,
         client: Any | None,
     ) -> None:
         if not index or index != index.lower() or index.startswith(("_", "-", "+")):
             raise ConfigError(
                 f"invalid Elasticsearch index name {index!r} (lower case, no _-+ start)"
             )
-        if force_merge_segments is not None and force_merge_segments < 1:
-            raise ConfigError(f"force_merge_segments must be >= 1, got {force_merge_segments}")
-        mappings.serving_settings(replicas)
         self._es = import_elasticsearch()
         self.index = index
-        self.build_fingerprint = build
-        self.ledger_index = index + LEDGER_SUFFIX
         self.shards = shards
-        self.replicas = replicas
-        self.threads = threads
-        self.force_merge_segments = force_merge_segments
-        self.client = client or make_client(connection, connections=threads + 2)
+        self.build_settings = settings
+        self.build_fingerprint = place.build if place is not None else ""
+        self.ledger_index = index + LEDGER_SUFFIX
+        connection = place.elasticsearch if place is not None else None
+        self.client = client or make_client(connection, connections=settings.threads + 2)
+
+    def _bulk(self, actions: Iterable[dict[str, Any]], progress: tqdm | None = None) -> BulkReport:
+        """Index `actions` with the build settings' threads, request sizes and retries."""
+        settings = self.build_settings
+        return run_bulk(
+            self.client,
+            actions,
+            threads=settings.threads,
+            chunk_docs=settings.bulk_chunk_docs,
+            max_bytes=settings.bulk_max_bytes,
+            max_retries=settings.max_retries,
+            initial_backoff=settings.initial_backoff,
+            progress=progress,
+        )
 
     def _creation_body(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """Settings and mappings of a new index (defined by each index kind)."""
@@ -148,17 +159,18 @@ class EsIndexBase:
     def _serve(self) -> None:
         """Restore the serving settings and refresh, so that everything indexed is searchable."""
         self.client.indices.put_settings(
-            index=self.index, settings=mappings.serving_settings(self.replicas)
+            index=self.index, settings=mappings.serving_settings(self.build_settings.replicas)
         )
         self.client.indices.refresh(index=self.index)
 
     def _force_merge(self) -> None:
         """Merge to `force_merge_segments` segments per shard, waiting on the task."""
-        if self.force_merge_segments is None:
+        segments = self.build_settings.force_merge_segments
+        if segments is None:
             return
         started = self.client.indices.forcemerge(
             index=self.index,
-            max_num_segments=self.force_merge_segments,
+            max_num_segments=segments,
             wait_for_completion=False,
         )
         task = body(started)["task"]

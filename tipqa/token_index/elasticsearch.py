@@ -32,7 +32,6 @@ from tqdm import tqdm
 
 from tipqa.errors import ConfigError, InputError
 from tipqa.es import mappings, queries
-from tipqa.es.bulk import run_bulk
 from tipqa.es.client import body
 from tipqa.es.lifecycle import EsBuildSettings, EsIndexBase
 from tipqa.place import IndexPlace
@@ -75,22 +74,8 @@ class ElasticsearchTokenIndex(EsIndexBase):
         progress: bool = True,
         client: Any | None = None,
     ) -> None:
-        super().__init__(
-            settings.index,
-            place.elasticsearch if place is not None else None,
-            place.build if place is not None else "",
-            shards=settings.shards,
-            replicas=settings.replicas,
-            threads=settings.threads,
-            force_merge_segments=settings.force_merge_segments,
-            client=client,
-        )
+        super().__init__(settings.index, settings.shards, settings, place, client)
         self.settings = settings
-        self.bulk_chunk_docs = settings.bulk_chunk_docs
-        self.bulk_max_bytes = settings.bulk_max_bytes
-        self.max_retries = settings.max_retries
-        self.initial_backoff = settings.initial_backoff
-        self.max_doc_bytes = settings.max_doc_bytes
         self.progress = progress
 
     @classmethod
@@ -140,16 +125,7 @@ class ElasticsearchTokenIndex(EsIndexBase):
         with tqdm(
             desc=f"indexing {shard} into {self.index}", unit="doc", disable=not self.progress
         ) as bar:
-            report = run_bulk(
-                self.client,
-                self._actions(documents, skipped),
-                threads=self.threads,
-                chunk_docs=self.bulk_chunk_docs,
-                max_bytes=self.bulk_max_bytes,
-                max_retries=self.max_retries,
-                initial_backoff=self.initial_backoff,
-                progress=bar,
-            )
+            report = self._bulk(self._actions(documents, skipped), progress=bar)
         report.raise_for_transient(f"index {self.index!r}, shard {shard!r}")
         seconds = time.perf_counter() - started
         counts: dict[str, float] = {
@@ -209,7 +185,7 @@ class ElasticsearchTokenIndex(EsIndexBase):
             return 0, "unencodable"
         if not document.text.strip():
             return size, "empty"
-        if size > self.max_doc_bytes:
+        if size > self.settings.max_doc_bytes:
             return size, "too_large"
         return size, None
 

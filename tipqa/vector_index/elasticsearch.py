@@ -21,7 +21,6 @@ import numpy as np
 
 from tipqa.errors import ConfigError
 from tipqa.es import mappings, queries
-from tipqa.es.bulk import run_bulk
 from tipqa.es.client import body
 from tipqa.es.lifecycle import EsBuildSettings, EsIndexBase
 from tipqa.place import IndexPlace
@@ -73,16 +72,7 @@ class ElasticsearchVectorIndex(EsIndexBase):
             ef_construction=settings.ef_construction,
             quantize=settings.quantize,
         )
-        super().__init__(
-            settings.index,
-            place.elasticsearch if place is not None else None,
-            place.build if place is not None else "",
-            shards=settings.shards,
-            replicas=settings.replicas,
-            threads=settings.threads,
-            force_merge_segments=settings.force_merge_segments,
-            client=client,
-        )
+        super().__init__(settings.index, settings.shards, settings, place, client)
         self.settings = settings
         self.dimension = dimension
         self.similarity = similarity
@@ -91,10 +81,6 @@ class ElasticsearchVectorIndex(EsIndexBase):
         self.quantize = settings.quantize
         self.num_candidates = settings.num_candidates
         self.search_batch = settings.search_batch
-        self.bulk_chunk_docs = settings.bulk_chunk_docs
-        self.bulk_max_bytes = settings.bulk_max_bytes
-        self.max_retries = settings.max_retries
-        self.initial_backoff = settings.initial_backoff
         self._counts: dict[str, float] = dict.fromkeys(
             (
                 "chunks_added",
@@ -174,15 +160,7 @@ class ElasticsearchVectorIndex(EsIndexBase):
             return
         self._ensure_index()
         started = time.perf_counter()
-        report = run_bulk(
-            self.client,
-            actions,
-            threads=self.threads,
-            chunk_docs=self.bulk_chunk_docs,
-            max_bytes=self.bulk_max_bytes,
-            max_retries=self.max_retries,
-            initial_backoff=self.initial_backoff,
-        )
+        report = self._bulk(actions)
         self._seconds += time.perf_counter() - started
         self._counts["chunks_added"] += report.created + report.updated
         self._counts["chunks_duplicate"] += report.conflicts
