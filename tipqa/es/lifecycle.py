@@ -86,7 +86,7 @@ class EsIndexBase:
         self._es = import_elasticsearch()
         self.index = index
         self.shards = shards
-        self.build_settings = settings
+        self.settings = settings
         self.build_fingerprint = place.build if place is not None else ""
         self.ledger_index = index + LEDGER_SUFFIX
         connection = place.elasticsearch if place is not None else None
@@ -94,7 +94,7 @@ class EsIndexBase:
 
     def _bulk(self, actions: Iterable[dict[str, Any]], progress: tqdm | None = None) -> BulkReport:
         """Index `actions` with the build settings' threads, request sizes and retries."""
-        settings = self.build_settings
+        settings = self.settings
         return run_bulk(
             self.client,
             actions,
@@ -159,13 +159,13 @@ class EsIndexBase:
     def _serve(self) -> None:
         """Restore the serving settings and refresh, so that everything indexed is searchable."""
         self.client.indices.put_settings(
-            index=self.index, settings=mappings.serving_settings(self.build_settings.replicas)
+            index=self.index, settings=mappings.serving_settings(self.settings.replicas)
         )
         self.client.indices.refresh(index=self.index)
 
     def _force_merge(self) -> None:
         """Merge to `force_merge_segments` segments per shard, waiting on the task."""
-        segments = self.build_settings.force_merge_segments
+        segments = self.settings.force_merge_segments
         if segments is None:
             return
         started = self.client.indices.forcemerge(

@@ -66,6 +66,8 @@ class ElasticsearchTokenSettings(EsBuildSettings):
 class ElasticsearchTokenIndex(EsIndexBase):
     """A `TokenIndex` in an Elasticsearch index, built by shards in parallel if needed."""
 
+    settings: ElasticsearchTokenSettings
+
     def __init__(
         self,
         settings: ElasticsearchTokenSettings,
@@ -75,7 +77,6 @@ class ElasticsearchTokenIndex(EsIndexBase):
         client: Any | None = None,
     ) -> None:
         super().__init__(settings.index, settings.shards, settings, place, client)
-        self.settings = settings
         self.progress = progress
 
     @classmethod

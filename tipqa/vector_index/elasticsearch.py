@@ -56,6 +56,8 @@ class ElasticsearchVectorSettings(EsBuildSettings):
 class ElasticsearchVectorIndex(EsIndexBase):
     """A `VectorIndex` in an Elasticsearch index with a `dense_vector` field."""
 
+    settings: ElasticsearchVectorSettings
+
     def __init__(
         self,
         settings: ElasticsearchVectorSettings,
@@ -73,7 +75,6 @@ class ElasticsearchVectorIndex(EsIndexBase):
             quantize=settings.quantize,
         )
         super().__init__(settings.index, settings.shards, settings, place, client)
-        self.settings = settings
         self.dimension = dimension
         self.similarity = similarity
         self.hnsw_m = settings.hnsw_m
