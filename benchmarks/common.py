@@ -170,8 +170,9 @@ def save(name: str, data: dict[str, Any], results: Path = RESULTS) -> Path:
 
 def keep(path: Path, markdown: str) -> None:
     """Copy a result saved by `save` to results/<name>.json, beside <name>.md (kept in git)."""
-    name = json.loads(path.read_text())["benchmark"]
-    path.with_name(f"{name}.json").write_text(path.read_text())
+    saved = path.read_text()
+    name = json.loads(saved)["benchmark"]
+    path.with_name(f"{name}.json").write_text(saved)
     path.with_name(f"{name}.md").write_text(markdown)
     print("saved", path)
 

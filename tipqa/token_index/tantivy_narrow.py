@@ -43,13 +43,11 @@ COMMON_DOCS = BLOCK_DOCS * READ_BLOCKS  # a token in more documents is common
 MOST_CANDIDATES = 400  # never more candidates than this are read
 
 
-def narrowed(ranker: Ranker, phrase: Phrase, common: set[str]) -> Any | None:
-    """The query of `phrase` without its common tokens (the others at their offsets), the
-    phrase itself when all its tokens are common, None when none is."""
+def narrowed(ranker: Ranker, phrase: Phrase, common: set[str]) -> Any:
+    """The query of `phrase` without its common tokens (the others at their offsets); the
+    phrase itself when none or all of its tokens are common."""
     kept = [(offset, token) for offset, token in enumerate(phrase) if token not in common]
-    if len(kept) == len(phrase):
-        return None
-    if not kept:
+    if len(kept) in (0, len(phrase)):
         return ranker.phrase(phrase)
     if len(kept) == 1:
         return ranker.term(fields.TEXT, kept[0][1])
@@ -62,14 +60,11 @@ def candidates_query(
     """Documents with every keyword and some alias, each without its common tokens."""
     tantivy = ranker.tantivy
     must, should = tantivy.Occur.Must, tantivy.Occur.Should
-
-    def reduced(phrase: Phrase) -> Any:
-        query = narrowed(ranker, phrase, common)
-        return ranker.phrase(phrase) if query is None else query
-
     rare_keywords = [k for k in keywords if any(token not in common for token in k)]
-    alias_query = tantivy.Query.boolean_query([(should, reduced(a)) for a in aliases])
-    clauses = [(must, reduced(k)) for k in rare_keywords]
+    alias_query = tantivy.Query.boolean_query(
+        [(should, narrowed(ranker, a, common)) for a in aliases]
+    )
+    clauses = [(must, narrowed(ranker, k, common)) for k in rare_keywords]
     query = tantivy.Query.boolean_query([*clauses, (must, alias_query)])
     return tantivy.Query.const_score_query(query, 0.0)
 
