@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +14,12 @@ from pipelines.inputs import PrepareQuestions
 from pipelines.stages import VectorJudge
 from pipelines.summary import announce
 from tipqa import steps
+from tipqa.errors import UndeterminedError
 from tipqa.fingerprint import StepRecord
 from tipqa.inputs import shard_count
 from tipqa.partition import write_partition
 from tipqa.provenance import pool_provenance
-from tipqa.summary import write_summary
+from tipqa.summary import undetermined_count, write_summary
 
 
 class Partition(Step):
@@ -49,8 +51,14 @@ class CreateDataset(luigi.Task):
     the splits, the Hub-ready folder and the report; then a summary
     of what was built (printed, and in `<run>/summary.md`). It runs every time, so the
     summary is printed every time; the steps behind it rerun only when their settings or
-    inputs changed. Publishing is a separate task (PublishDataset).
+    inputs changed. Publishing is a separate task (PublishDataset). A build that leaves
+    questions undetermined fails (a non-zero exit) unless `--accept-undetermined` is given.
     """
+
+    accept_undetermined = luigi.BoolParameter(
+        significant=False,
+        description="finish with a zero exit code even when questions are undetermined",
+    )
 
     def requires(self) -> list[luigi.Task]:
         from pipelines.boundary import boundary_tasks
@@ -65,4 +73,8 @@ class CreateDataset(luigi.Task):
 
     def run(self) -> None:
         config = current()
-        announce(write_summary(config.layout(), config.pool_names))
+        layout, pools = config.layout(), config.pool_names
+        announce(write_summary(layout, pools, os.environ.get("LUIGI_CONFIG_PATH")))
+        undetermined = undetermined_count(layout, pools)
+        if undetermined and not self.accept_undetermined:
+            raise UndeterminedError(undetermined, str(layout.summary))

@@ -8,13 +8,15 @@ import luigi
 
 from pipelines.base import Step
 from pipelines.boundary import boundary_tasks, hub_extension
-from pipelines.config import current
+from pipelines.config import current, plan
 from pipelines.dataset import Partition
+from tipqa.errors import UndeterminedError
 from tipqa.fingerprint import StepRecord
 from tipqa.hub.folder import build_hub_folder
 from tipqa.hub.publish import is_published, publish, record_path
 from tipqa.report import write_report
 from tipqa.splits import make_splits
+from tipqa.summary import undetermined_count
 
 
 class MakeSplits(Step):
@@ -73,11 +75,16 @@ class PublishDataset(luigi.Task):
 
     `--repo-id` (default: [hub] repo_id) names the dataset repository; `--dry-run` lists what
     would be uploaded. Complete when its record says this very folder content went to that
-    repository, so a rebuilt folder is published again; a dry run is never complete.
+    repository, so a rebuilt folder is published again; a dry run is never complete. A build
+    with undetermined questions is not published unless `--accept-undetermined` is given.
     """
 
     repo_id = luigi.Parameter(default="", description="owner/name (default: [hub] repo_id)")
     dry_run = luigi.BoolParameter(description="list what would be uploaded, upload nothing")
+    accept_undetermined = luigi.BoolParameter(
+        significant=False,
+        description="publish even when questions of the splits' pools are undetermined",
+    )
 
     def requires(self) -> luigi.Task:
         return BuildHubFolder()
@@ -98,5 +105,8 @@ class PublishDataset(luigi.Task):
 
     def run(self) -> None:
         config = current()
+        undetermined = undetermined_count(config.layout(), plan().split_plan.used_pools)
+        if undetermined and not (self.accept_undetermined or self.dry_run):
+            raise UndeterminedError(undetermined, str(config.layout().summary))
         record = Path(self.output().path)
         publish(config.layout().hub, config.hub, self.target_repo(), self.dry_run, record)

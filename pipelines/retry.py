@@ -2,19 +2,40 @@
 
 from __future__ import annotations
 
+import os
+
 import luigi
 
 from pipelines.config import current
-from tipqa.retry import failed_shards, reset_failed
+from pipelines.summary import announce
+from tipqa.retry import reset_failed
+from tipqa.summary import luigi_command
 
 
 class RetryFailed(luigi.Task):
-    """Reset failed shards: `luigi --module pipelines RetryFailed`, then CreateDataset again."""
+    """Reset failed shards: `luigi --module pipelines RetryFailed`, then CreateDataset again.
+
+    It runs every time and says what it reset, or that there was nothing to reset (with the
+    run folder it looked in, which tells a wrong configuration file at once).
+    """
 
     def complete(self) -> bool:
-        config = current()
-        return not failed_shards(config.layout(), config.pool_names)
+        return False
 
     def run(self) -> None:
         config = current()
-        reset_failed(config.layout(), config.pool_names)
+        layout, pools = config.layout(), config.pool_names
+        counts = reset_failed(layout, pools)
+        config_path = os.environ.get("LUIGI_CONFIG_PATH")
+        if counts["shards_reset"]:
+            announce(
+                f"RetryFailed: {counts['shards_reset']} shard(s) of {layout.root} sent back "
+                "(from their first step with a failed LLM call; the partitions, splits, Hub "
+                f"folder and report go too). Now run: {luigi_command('CreateDataset', config_path)}"
+            )
+        else:
+            announce(
+                f"RetryFailed: nothing to retry: no shard of the pools {', '.join(pools)} in "
+                f"{layout.root} recorded a failed LLM call (configuration: "
+                f"{config_path or 'luigi.cfg in ' + os.getcwd()})."
+            )

@@ -5,20 +5,29 @@ exits, so it is the last thing a user reads. A configuration or input error (a `
 raised while Luigi checks which tasks are complete is logged by Luigi with its traceback; the
 paragraph here says it in one sentence (and `ShortOwnErrors` keeps only the error line of
 Luigi's report); an error while a task runs keeps its traceback in the log.
+
+With `--workers N` every task runs in a forked process, which exits without running `atexit`:
+a message announced there is appended to a spool file named by the main process's id, and the
+main process prints the spool's messages with its own.
 """
 
 from __future__ import annotations
 
 import atexit
 import logging
+import os
 import re
 import sys
+import tempfile
 import textwrap
+from pathlib import Path
 
 import luigi
+import orjson
 
 from tipqa.errors import TipqaError
 
+_MAIN_PID = os.getpid()
 _messages: list[str] = []
 _said: set[str] = set()
 BEFORE, WHILE = "before running", "while running"
@@ -42,15 +51,34 @@ class ShortOwnErrors(logging.Filter):
                 line = trace.strip().splitlines()[-1]
                 record.msg = head + line
                 task = _SCHEDULED.search(head)
-                _failed(task.group(1) if task else "a task", line.split(": ", 1)[-1], True, BEFORE)
+                name, error = task.group(1) if task else "a task", line.split(": ", 1)[-1]
+                _failed(name, error, TipqaError.kind, BEFORE)
         return True
 
 
 logging.getLogger("luigi-interface").addFilter(ShortOwnErrors())
 
 
+def _spool() -> Path:
+    """The file where the worker processes of this run leave their messages."""
+    return Path(tempfile.gettempdir()) / f"tipqa-messages-{_MAIN_PID}.jsonl"
+
+
+def _spooled() -> list[str]:
+    """The messages the worker processes left, removing their file."""
+    path = _spool()
+    try:
+        lines = path.read_bytes().splitlines()
+    except FileNotFoundError:
+        return []
+    path.unlink(missing_ok=True)
+    return [orjson.loads(line) for line in lines if line]
+
+
 def _print_messages() -> None:
-    for message in _messages:
+    if os.getpid() != _MAIN_PID:
+        return
+    for message in dict.fromkeys([*_messages, *_spooled()]):
         print(message, file=sys.stderr if message.startswith("tipqa: ") else sys.stdout)
 
 
@@ -58,28 +86,34 @@ atexit.register(_print_messages)
 
 
 def announce(text: str) -> None:
-    """Print `text` at the end of the run (after Luigi's own summary)."""
-    _messages.append(text)
+    """Print `text` at the end of the run (after Luigi's own summary), from any worker."""
+    if os.getpid() == _MAIN_PID:
+        _messages.append(text)
+        return
+    with open(_spool(), "ab") as spool:
+        spool.write(orjson.dumps(text) + b"\n")
 
 
-def _failed(task: str, error: str, ours: bool, when: str) -> None:
-    """Say once, at the end, that `task` failed with `error` (a repeated error is said once)."""
+def _failed(task: str, error: str, kind: str | None, when: str) -> None:
+    """Say once, at the end, that `task` failed with `error` (a repeated error is said once).
+
+    `kind` is what a `TipqaError` says it is; None for any other exception.
+    """
     if error in _said:
         return
     _said.add(error)
-    kind = "configuration or input error" if ours else "error"
     paragraph = (
-        f"tipqa: {task} failed {when} ({kind}): {error}. Nothing already computed was lost: "
-        "fix the cause and run the same command again to resume."
+        f"tipqa: {task} failed {when} ({kind or 'error'}): {error}. Nothing already computed "
+        "was lost: fix the cause and run the same command again to resume."
     )
-    if not (ours and when == BEFORE):
+    if not (kind and when == BEFORE):
         paragraph += " The traceback is in the log above."
-    announce(textwrap.fill(paragraph, width=100))
+    announce(textwrap.fill(paragraph, width=100, break_long_words=False, break_on_hyphens=False))
 
 
 @luigi.Task.event_handler(luigi.Event.FAILURE)
 def _on_failure(task: luigi.Task, error: BaseException) -> None:
-    message = (
-        f"{type(error).__name__}: {error}" if not isinstance(error, TipqaError) else str(error)
-    )
-    _failed(task.task_family, message, isinstance(error, TipqaError), WHILE)
+    if isinstance(error, TipqaError):
+        _failed(task.task_family, str(error), error.kind, WHILE)
+    else:
+        _failed(task.task_family, f"{type(error).__name__}: {error}", None, WHILE)

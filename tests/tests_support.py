@@ -16,12 +16,6 @@ from tipqa.records import JudgeRequest
 
 SMALL_WORLD = {
     "core": {"log_level": "WARNING"},
-    "retcode": {
-        "already_running": "10",
-        "task_failed": "30",
-        "scheduling_error": "35",
-        "unhandled_exception": "40",
-    },
     "build": {"name": "t", "shard_size": "7", "k1": "20", "k2": "10"},
     "demo": {"documents": "700", "seed": "5", "files": "3"},
     "pool.dev": {"source": "demo"},

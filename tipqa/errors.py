@@ -6,6 +6,8 @@ from __future__ import annotations
 class TipqaError(Exception):
     """Base of the errors this package raises on purpose."""
 
+    kind = "configuration or input error"
+
 
 class InputError(TipqaError):
     """Bad input data: names the file, the line or record, and the field where known."""
@@ -43,4 +45,22 @@ class MissingExtraError(TipqaError):
     def __init__(self, package: str, extra: str) -> None:
         super().__init__(
             f"this backend needs the {package!r} package: pip install 'tipqa[{extra}]'"
+        )
+
+
+class CredentialsError(TipqaError):
+    """A server refused the credentials it was given: no retry can succeed."""
+
+    kind = "refused credentials"
+
+
+class UndeterminedError(TipqaError):
+    """A build left questions undetermined: the dataset is not finished."""
+
+    kind = "unfinished dataset"
+
+    def __init__(self, count: int, summary: str) -> None:
+        super().__init__(
+            f"{count} questions are undetermined, so the dataset is not finished ({summary} "
+            "says why and how to retry them); to accept it as it is, add --accept-undetermined"
         )

@@ -19,6 +19,7 @@ from tipqa.records import (
     Question,
     VectorInstance,
 )
+from tipqa.retry import shard_failures
 from tipqa.stats import StageStats
 
 
@@ -76,9 +77,11 @@ def write_partition(
     stats = StageStats(PARTITION, info={"build": build}, provenance=record.provenance())
     rows: list[LabeledQuestion] = []
     instances: list[VectorInstance] = []
+    failures: Counter[str] = Counter()
     for questions, shard in shards:
         rows.extend(label_questions(questions, shard))
         instances.extend(read_records(shard.instances, VectorInstance))
+        failures += shard_failures(shard)
     by_label: dict[str, list[LabeledQuestion]] = {
         label: [r for r in rows if r.label == label] for label in LABELS
     }
@@ -90,6 +93,7 @@ def write_partition(
     stats.add("instances", len(instances))
     stage_counts = Counter(f"{r.label}_{r.stage}" for r in rows)
     stats.info["by_stage"] = dict(sorted(stage_counts.items()))
+    stats.info["llm_failures"] = dict(sorted(failures.items()))
     save_dataset_dict(by_label, instances, out / "hf")
     stats.write(out / "stats.json")
     return stats

@@ -11,6 +11,7 @@ makes every judgment that had succeeded free.
 from __future__ import annotations
 
 import shutil
+from collections import Counter
 from pathlib import Path
 
 from tipqa.jsonl import read_json
@@ -20,17 +21,22 @@ STEPS = list(SHARD_STEPS)
 FAILURE_PREFIXES = ("judgment_", "extraction_failed")
 
 
+def step_failures(shard: ShardLayout, step: str) -> Counter[str]:
+    """The LLM failures a step of the shard recorded, by kind (`judgment_http_500`: 3, ...)."""
+    path = shard.stats(step)
+    stats = read_json(path) if path.is_file() else {}
+    errors = stats.get("errors", {}) if isinstance(stats, dict) else {}
+    return Counter({k: int(v) for k, v in errors.items() if k.startswith(FAILURE_PREFIXES)})
+
+
+def shard_failures(shard: ShardLayout) -> Counter[str]:
+    """The LLM failures every step of the shard recorded, by kind."""
+    return sum((step_failures(shard, step) for step in STEPS), Counter())
+
+
 def first_failed_step(shard: ShardLayout) -> str | None:
     """The earliest step of the shard whose stats record an LLM failure, if any."""
-    for step in STEPS:
-        path = shard.stats(step)
-        if not path.is_file():
-            continue
-        stats = read_json(path)
-        errors = stats.get("errors", {}) if isinstance(stats, dict) else {}
-        if any(kind.startswith(FAILURE_PREFIXES) for kind in errors):
-            return step
-    return None
+    return next((step for step in STEPS if step_failures(shard, step)), None)
 
 
 def reset_shard(shard: ShardLayout, step: str) -> list[Path]:

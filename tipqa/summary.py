@@ -6,15 +6,57 @@ configuration, so the summary says what the outputs are, whoever made them.
 
 from __future__ import annotations
 
+import shlex
+from collections import Counter
+
 from tipqa.jsonl import atomic_open
 from tipqa.layout import RunLayout
 from tipqa.provenance import REMEDY, offline_backends
 from tipqa.stats import read_stats
 
-RETRY = (
-    "luigi --module pipelines RetryFailed --local-scheduler && "
-    "luigi --module pipelines CreateDataset --local-scheduler"
-)
+OUTAGE = ("timeout", "connection", "http_408", "http_429", "http_5")
+
+
+def luigi_command(task: str, config_path: str | None) -> str:
+    """The command line that runs `task` with the configuration file of this run."""
+    prefix = f"LUIGI_CONFIG_PATH={shlex.quote(config_path)} " if config_path else ""
+    return f"{prefix}luigi --module pipelines {task} --local-scheduler"
+
+
+def retry_command(config_path: str | None) -> str:
+    """The commands that send the undetermined questions back and finish the build."""
+    return (
+        f"{luigi_command('RetryFailed', config_path)} && "
+        f"{luigi_command('CreateDataset', config_path)}"
+    )
+
+
+def undetermined_count(run: RunLayout, pools: list[str]) -> int:
+    """How many questions of `pools` the partitions recorded as undetermined."""
+    return sum(
+        int(read_stats(run.pool(name).partition_stats, REMEDY)["counts"].get("undetermined", 0))
+        for name in pools
+    )
+
+
+def _failure_advice(failures: Counter[str], retry: str) -> list[str]:
+    """What the recorded LLM failures mean, and what to do about them."""
+    kinds = {kind.split("_", 1)[1] if kind.startswith("judgment_") else kind for kind in failures}
+    listed = ", ".join(f"{kind} ×{count}" for kind, count in sorted(failures.items()))
+    lines = [f"LLM calls that failed, by kind: {listed or 'none recorded'}."]
+    if any(kind.startswith(OUTAGE) for kind in kinds):
+        lines.append(
+            f"The server was unreachable, overloaded or too slow: once it answers again: {retry}"
+        )
+    if any(not kind.startswith(OUTAGE) for kind in kinds):
+        lines.append(
+            "Some answers could not be used (unparseable, too long, refused by the backend): "
+            "check the model and prompt of [judge] and [keywords] (a retry asks again): "
+            f"{retry}"
+        )
+    if not kinds:
+        lines.append(f"To retry them: {retry}")
+    return lines
 
 
 def _outcomes(by_stage: dict[str, int]) -> str:
@@ -28,14 +70,20 @@ def _outcomes(by_stage: dict[str, int]) -> str:
     return ", ".join(parts)
 
 
-def summarize(run: RunLayout, pools: list[str]) -> str:
-    """The summary of a finished build, as Markdown."""
+def summarize(run: RunLayout, pools: list[str], config_path: str | None = None) -> str:
+    """The summary of a finished build, as Markdown.
+
+    `config_path` (the run's `LUIGI_CONFIG_PATH`) goes into the commands it suggests, so that
+    they run against the same configuration when pasted.
+    """
     lines = [f"# Build {run.root.name}", ""]
     undetermined = 0
+    failures: Counter[str] = Counter()
     for name in pools:
         stats = read_stats(run.pool(name).partition_stats, REMEDY)
         counts = stats.get("counts", {})
         undetermined += int(counts.get("undetermined", 0))
+        failures.update(stats.get("info", {}).get("llm_failures", {}))
         by_stage = stats.get("info", {}).get("by_stage", {})
         lines.append(
             f"- pool **{name}**: {counts.get('questions', 0)} questions: " + _outcomes(by_stage)
@@ -49,7 +97,7 @@ def summarize(run: RunLayout, pools: list[str]) -> str:
     lines += [
         "",
         f"Splits: {run.splits}",
-        f"Hub-ready folder: {run.hub} (publish: luigi --module pipelines PublishDataset)",
+        f"Hub-ready folder: {run.hub} (publish: {luigi_command('PublishDataset', config_path)})",
         f"Report: {run.report / 'report.md'}",
     ]
     offline = offline_backends(splits.get("parameters", {}))
@@ -67,15 +115,16 @@ def summarize(run: RunLayout, pools: list[str]) -> str:
     if undetermined:
         lines += [
             "",
-            f"{undetermined} questions are undetermined (an LLM call failed). Once the server "
-            f"is back: {RETRY}",
+            f"{undetermined} questions are undetermined (an LLM call failed or its answer could "
+            "not be used): they are in no split, and the dataset is not finished.",
+            *_failure_advice(failures, retry_command(config_path)),
         ]
     return "\n".join(lines) + "\n"
 
 
-def write_summary(run: RunLayout, pools: list[str]) -> str:
+def write_summary(run: RunLayout, pools: list[str], config_path: str | None = None) -> str:
     """Write the summary to `<run>/summary.md` and return it."""
-    text = summarize(run, pools)
+    text = summarize(run, pools, config_path)
     with atomic_open(run.summary) as handle:
         handle.write(text.encode())
     return text

@@ -3,7 +3,11 @@ work done under other settings, and ends with the labels and card of a clean bui
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -218,7 +222,7 @@ def test_a_bad_setting_stops_with_a_clear_message_and_loses_nothing(
     run = RunLayout(folder / "outputs" / "t")
     before = stats_times(run)
     result = run_luigi(luigi_config(folder, **sections(inputs, **broken)), "CreateDataset")
-    assert result.returncode != 0
+    assert result.returncode == 35, "a scheduling error, with no [retcode] in the configuration"
     assert message in result.stderr
     assert "Traceback" not in result.stderr
     assert (
@@ -260,3 +264,59 @@ def test_switching_the_keyword_extractor_reruns_every_shard_step(
         clean = build(tmp_path / "clean", settings)
         assert labels(run) == labels(clean) and card(run) == card(clean)
         assert "`openai` model `spans`" in card(run)
+
+
+def test_an_unfinished_build_fails_says_why_and_its_retry_hint_runs_as_printed(
+    base: Path, inputs: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "unfinished"
+    shutil.copytree(base, folder)
+    run = RunLayout(folder / "outputs" / "t")
+    garbage = {"on": True}
+
+    def judge_rule(body: dict, attempt: int, headers: dict) -> fake.Reply:
+        if garbage["on"]:
+            return fake.Reply(text="perhaps")
+        return rule_playing_server(body, attempt, headers)
+
+    with fake.FakeOpenAIServer(judge_rule) as server:
+        judge = {"backend": "openai", "model": "m", "base_url": server.base_url}
+        config = luigi_config(folder, **sections(inputs, judge={**judge, "parse_retries": "0"}))
+        failed = run_luigi(config, "CreateDataset", "--workers", "2")
+        assert failed.returncode == 30, failed.stderr[-3000:]
+        questions = len(labels(run))
+        assert {label for label, _, _ in labels(run).values()} == {"undetermined"}
+        assert f"# Build t\n\n- pool **dev**: {questions} questions" in failed.stdout
+        assert f"{questions} questions are undetermined" in failed.stdout
+        assert "unparseable ×" in failed.stdout
+        said = " ".join(failed.stderr.split())
+        assert "tipqa: CreateDataset failed while running (unfinished dataset)" in said
+        assert str(run.summary) in said
+        assert "--accept-undetermined" in said
+
+        accepted = run_luigi(config, "CreateDataset", "--accept-undetermined")
+        assert accepted.returncode == 0, accepted.stderr[-3000:]
+
+        garbage["on"] = False
+        hint = re.search(r"\(a retry asks again\): (.*)", failed.stdout)
+        assert hint is not None and f"LUIGI_CONFIG_PATH={config}" in hint.group(1)
+        env = {k: v for k, v in os.environ.items() if k != "LUIGI_CONFIG_PATH"}
+        env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+        retried = subprocess.run(
+            hint.group(1),
+            shell=True,
+            cwd=tmp_path,
+            env={**env, "HF_HUB_OFFLINE": "1"},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert retried.returncode == 0, retried.stderr[-3000:]
+        sent_back = re.search(r"RetryFailed: (\d+) shard\(s\) of (\S+) sent back", retried.stdout)
+        assert sent_back is not None and sent_back.group(2) == str(run.root)
+        assert int(sent_back.group(1)) == len(list(run.pool("dev").shards.glob("shard-*")))
+        assert labels(run) == labels(RunLayout(base / "outputs" / "t"))
+
+        nothing = run_luigi(config, "RetryFailed")
+        assert nothing.returncode == 0
+        assert "RetryFailed: nothing to retry" in nothing.stdout

@@ -1,7 +1,8 @@
 """A chat-completions client for OpenAI-compatible servers (OpenAI, vLLM, llama.cpp, Ollama).
 
 Requests run in a bounded thread pool; retries are ours (the `openai` client's own are off):
-exponential backoff with jitter on timeouts, connection errors, 408, 429 and 5xx. Every call,
+exponential backoff with jitter on timeouts, connection errors, 408, 429 and 5xx. A refused key
+(401, 403) raises `CredentialsError` at once: no request after it could succeed. Every call,
 retry, failure and token is counted in `stats`. The API key is handed to the `openai` client and
 never logged, stored in stats, or put into an error message. Responses are read from their JSON
 by `tipqa.llm.chat_response`, which knows each server's shape; a response without token counts
@@ -25,7 +26,7 @@ from urllib.parse import urlparse
 import orjson
 from tqdm import tqdm
 
-from tipqa.errors import ConfigError, MissingExtraError
+from tipqa.errors import ConfigError, CredentialsError, MissingExtraError
 from tipqa.llm.chat_response import ChatReply, read_reply
 from tipqa.llm.usage import Usage
 from tipqa.settings import Settings, knob
@@ -36,6 +37,7 @@ log = logging.getLogger(__name__)
 PLACEHOLDER_KEY = "EMPTY"
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
 RETRYABLE_STATUS = frozenset({408, 429})
+REFUSED_STATUS = frozenset({401, 403})
 DETAIL_CHARS = 200
 
 Message = dict[str, str]
@@ -189,9 +191,13 @@ class OpenAIChatClient:
                 pool.submit(self.complete, messages, **params): index
                 for index, messages in enumerate(batch)
             }
-            for future in as_completed(futures):
-                results[futures[future]] = future.result()
-                bar.update(1)
+            try:
+                for future in as_completed(futures):
+                    results[futures[future]] = future.result()
+                    bar.update(1)
+            except BaseException:
+                pool.shutdown(cancel_futures=True)
+                raise
         return [result for result in results if result is not None]
 
     def complete(self, messages: list[Message], **params: Any) -> ChatResult:
@@ -209,6 +215,16 @@ class OpenAIChatClient:
             except self._openai.OpenAIError as exc:
                 kind, retryable, retry_after = self._classify(exc)
                 detail = self._redact(_exception_detail(exc))
+                if (
+                    isinstance(exc, self._openai.APIStatusError)
+                    and exc.status_code in REFUSED_STATUS
+                ):
+                    self._failure(kind, detail, attempts)
+                    raise CredentialsError(
+                        f"the server at {self.base_url or 'api.openai.com'} refused the API key "
+                        f"({kind}: {detail}): set OPENAI_API_KEY to a key it accepts, then run "
+                        "the same command again"
+                    ) from None
                 if retryable and attempts <= self.max_retries:
                     delay = self._backoff(attempts, retry_after)
                     self._count("retries")

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tipqa.errors import ConfigError, MissingExtraError
+from tipqa.errors import ConfigError, CredentialsError, MissingExtraError
 from tipqa.llm.openai_client import OpenAIChatClient, Usage, is_local_url
 
 
@@ -77,11 +77,11 @@ def test_no_hidden_retries_in_the_openai_client(openai_server) -> None:
     assert openai_server.calls == 1
 
 
-def test_client_errors_are_not_retried(openai_server) -> None:
-    client = make_client(openai_server, max_retries=5)
-    result = client.complete(user("x [[401:99]]"))
-    assert result.error == "http_401"
-    assert openai_server.calls == 1
+def test_a_refused_key_stops_at_once_without_retries(openai_server) -> None:
+    client = make_client(openai_server, max_retries=5, max_concurrency=2)
+    with pytest.raises(CredentialsError, match=r"refused the API key \(http_401"):
+        client.complete_many([user(f"x{i} [[401:99]]") for i in range(40)])
+    assert openai_server.calls <= 4  # those in flight when the first refusal came back
 
 
 def test_timeout_is_retried_then_succeeds(openai_server) -> None:
@@ -138,18 +138,20 @@ def test_api_key_is_never_logged_or_stored(openai_server, caplog, capsys) -> Non
     for name in ("openai", "httpx", "httpx2", "httpcore", "httpcore2", "tipqa"):
         caplog.set_level(logging.DEBUG, logger=name)
     client = make_client(openai_server, api_key=secret, max_retries=1, progress=True)
-    batch = [user("x [[500:99]]"), user("y [[401:99]]"), user("z [[429:1]]"), user("w")]
+    batch = [user("x [[500:99]]"), user("z [[429:1]]"), user("w")]
     results = client.complete_many(batch)
+    with pytest.raises(CredentialsError) as refused:
+        client.complete(user("y [[401:99]]"))
     assert openai_server.headers[0]["authorization"] == f"Bearer {secret}"
     texts = [record.getMessage() for record in caplog.records]
     texts += [repr(record.args) for record in caplog.records]
     texts += [json.dumps(client.stats.to_dict()), repr(client)]
-    texts += [r.describe_error() + r.text for r in results]
+    texts += [r.describe_error() + r.text for r in results] + [str(refused.value)]
     captured = capsys.readouterr()
     texts += [captured.out, captured.err]
     assert {r.name.split(".")[0] for r in caplog.records} >= {"openai", "tipqa"}
-    assert results[1].error == "http_401"
-    assert results[1].detail == "bad key Bearer ***"
+    assert results[0].error == "http_500"
+    assert "(http_401: bad key Bearer ***)" in str(refused.value)
     assert not [text for text in texts if secret in text]
 
 
