@@ -34,7 +34,7 @@ def test_undetermined_questions_are_resolved_by_a_retry(tmp_path: Path) -> None:
     with fake.FakeOpenAIServer(flaky) as server:
         judge = {"backend": "openai", "model": "tiny", "base_url": server.base_url}
         config = luigi_config(tmp_path, judge={**judge, "max_retries": "0"})
-        assert run_luigi(config, "CreateDataset").returncode == 0
+        assert run_luigi(config, "CreateDataset").returncode == 30, "undetermined questions"
         partition = tmp_path / "outputs" / "t" / "pools" / "dev" / "partition"
         undetermined = read_records(partition / "undetermined.jsonl", LabeledQuestion)
         assert {r.id for r in undetermined} == {"demo-q0000", "demo-q0019"}
