@@ -2,9 +2,11 @@
 
 Luigi reads `luigi.cfg` in the working directory and the files in `LUIGI_CONFIG_PATH`; every
 section of ours in them is read into typed settings by `tipqa.config.read_config` (see the
-README's configuration reference). The files are read and parsed once per process: again
-only when Luigi is given another config file (`add_config_path`), which is what a
-`complete()` of any of a build's thousands of tasks relies on to stay cheap.
+README's configuration reference), and every optional package the selected backends need is
+looked for, so that a missing extra stops a build before anything runs. The files are read and
+parsed once per process: again only when Luigi is given another config file
+(`add_config_path`), which is what a `complete()` of any of a build's thousands of tasks relies
+on to stay cheap.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ def _read_parser(parser_id: int, paths: tuple[str, ...]) -> RawSections:
 @functools.lru_cache(maxsize=4)
 def _read(raw: RawSections) -> tuple[Config, Plan]:
     config = read_config({section: dict(items) for section, items in raw})
+    config.check_extras()
     return config, Plan(config)
 
 

@@ -2,10 +2,18 @@
 
 The vLLM ones are defined once (in `vllm_fixtures`) so that every test of a session gets the same
 tiny model, and so one engine.
+
+A test that needs an optional package says so with `@pytest.mark.needs("openai")` (or a module's
+`pytestmark`): without the package it is skipped, naming the extra that installs it, so the
+tests of the README's install (`.[dev]`) pass. With `TIPQA_EXTRA_SKIPS=<file>`, the ids of the
+tests skipped that way are written to the file, one per line, for a later run with the extras
+installed (`python -m pytest @<file>`, as `.ci/run` does).
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from collections.abc import Iterator
 
 import label_studio_server
@@ -13,6 +21,35 @@ import pytest
 from vllm_fixtures import tiny_model, vllm_environment
 
 __all__ = ["label_studio", "tiny_model", "vllm_environment"]
+
+EXTRA_OF = {
+    "openai": "openai",
+    "elasticsearch": "elasticsearch",
+    "krippendorff": "annotation",
+    "openpyxl": "annotation",
+    "sklearn": "annotation",
+    "label_studio_sdk": "labelstudio",
+    "tokenizers": "boundary",
+    "openvino": "openvino",
+}
+NEEDS = "needs the optional package"
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip a test marked `needs(package, ...)` when a package is not installed."""
+    for mark in item.iter_markers("needs"):
+        for package in mark.args:
+            if importlib.util.find_spec(package) is None:
+                extra = EXTRA_OF[package]
+                pytest.skip(f"{NEEDS} {package!r}: pip install -e '.[{extra}]'")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Write the id of a test skipped for a missing package to `$TIPQA_EXTRA_SKIPS`."""
+    path = os.environ.get("TIPQA_EXTRA_SKIPS")
+    if path and report.skipped and NEEDS in str(report.longrepr):
+        with open(path, "a") as record:
+            record.write(report.nodeid + "\n")
 
 
 @pytest.fixture(scope="session")

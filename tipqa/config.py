@@ -22,7 +22,7 @@ from tipqa.config_pools import POOL_PREFIX, Pool, read_pools, selected
 from tipqa.corpus.base import CORPUS_READERS
 from tipqa.demo.world import DEMO, DemoSettings
 from tipqa.embedders.base import EMBEDDERS
-from tipqa.errors import ConfigError
+from tipqa.errors import ConfigError, MissingExtraError
 from tipqa.es.client import EsConnection
 from tipqa.evaluate.answerers import ANSWERERS
 from tipqa.evaluate.settings import ANSWERER_SECTION, EvaluateSettings
@@ -140,6 +140,28 @@ class Config:
     def uses_demo(self) -> bool:
         """True when the corpus or a pool comes from the demo world."""
         return self.corpus.backend == DEMO or any(p.source == DEMO for p in self.pools)
+
+    def selected(self) -> dict[str, Choice]:
+        """The build's seams by config section, each with its selected backend."""
+        seams = {
+            "corpus": self.corpus,
+            "token_index": self.token_index,
+            "embedder": self.embedder,
+            "vector_index": self.vector_index,
+            "keywords": self.keywords,
+            "judge": self.judge,
+        }
+        if self.training_order is not None:
+            seams["training_order"] = self.training_order
+        return seams
+
+    def check_extras(self) -> None:
+        """MissingExtraError for the first optional package a selected backend lacks."""
+        for section, choice in self.selected().items():
+            for extra in choice.settings.extras():
+                if not extra.installed():
+                    by = f"[{section}] backend {choice.backend!r}"
+                    raise MissingExtraError(extra.package, extra.extra, needed_by=by)
 
     @property
     def uses_elasticsearch(self) -> bool:

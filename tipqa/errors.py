@@ -42,10 +42,8 @@ class ConfigError(TipqaError):
 class MissingExtraError(TipqaError):
     """An optional dependency is needed but not installed."""
 
-    def __init__(self, package: str, extra: str) -> None:
-        super().__init__(
-            f"this backend needs the {package!r} package: pip install 'tipqa[{extra}]'"
-        )
+    def __init__(self, package: str, extra: str, needed_by: str = "this backend") -> None:
+        super().__init__(f"{needed_by} needs the {package!r} package: pip install 'tipqa[{extra}]'")
 
 
 class CredentialsError(TipqaError):

@@ -31,6 +31,7 @@ from collections.abc import Collection, Mapping
 from typing import Any, ClassVar, Literal, TypeVar, get_args, get_origin
 
 from tipqa.errors import ConfigError
+from tipqa.extras import Extra
 
 S = TypeVar("S", bound="Settings")
 
@@ -49,6 +50,10 @@ class Settings:
     """
 
     RETIRED_KEYS: ClassVar[Mapping[str, str]] = {}
+
+    def extras(self) -> tuple[Extra, ...]:
+        """The optional packages the backend of these settings needs (none by default)."""
+        return ()
 
     def __post_init__(self) -> None:
         """Check the fields that take one of listed values (`Literal[...]`), however built."""

@@ -60,6 +60,7 @@ def test_a_killed_build_resumes_to_identical_outputs_without_repeating_cached_ca
     assert summary["cache_keys_checked"], summary["asked_but_never_stored"]
 
 
+@pytest.mark.needs("openai")
 def test_the_server_flags_a_call_whose_answer_is_already_cached(tmp_path: Path) -> None:
     cache_path = tmp_path / "llm-cache.sqlite"
     request = JudgeRequest(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from fake_elasticsearch import FakeElasticsearch
 from tests_support import luigi_config, run_luigi
 
@@ -29,6 +30,7 @@ def corpus(folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.needs("elasticsearch")
 def test_four_workers_put_the_build_settings_on_once_and_serve_once(tmp_path: Path) -> None:
     with FakeElasticsearch() as node:
         config = luigi_config(

@@ -48,6 +48,7 @@ def test_rules_judge_is_not_wrapped(tmp_path: Path) -> None:
     assert not (tmp_path / "cache.sqlite").exists()
 
 
+@pytest.mark.needs("openai")
 def test_llm_judge_is_wrapped_in_the_cache(tmp_path: Path) -> None:
     judge = make_judge(config(judge=llm_judge()).judge, tmp_path / "cache.sqlite")
     assert isinstance(judge, CachedJudge)
@@ -56,10 +57,12 @@ def test_llm_judge_is_wrapped_in_the_cache(tmp_path: Path) -> None:
     assert judge.inner.client.base_url == LOCAL
 
 
+@pytest.mark.needs("openai")
 def test_llm_judge_without_cache_path_is_bare() -> None:
     assert type(make_judge(config(judge=llm_judge()).judge, None)) is OpenAIJudge
 
 
+@pytest.mark.needs("openai")
 def test_keyword_extractors(tmp_path: Path) -> None:
     rules = make_keyword_extractor(config().keywords, tmp_path / "c.sqlite")
     assert type(rules) is RuleKeywordExtractor

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import configparser
+import sys
 from pathlib import Path
 
 import pytest
 
 from tipqa.config import read_config
-from tipqa.errors import ConfigError
+from tipqa.errors import ConfigError, MissingExtraError
 from tipqa.judges.openai import OpenAIJudgeSettings
 from tipqa.judges.vllm import VLLMJudgeSettings
 from tipqa.questions.base import QuestionFilesSettings
@@ -161,3 +162,20 @@ def test_the_shipped_configs_parse(path: Path) -> None:
     if path.name == "tip-triviaqa.cfg":  # the paper's setup
         assert config.token_index.backend == "elasticsearch"
         assert config.corpus.settings.check_duplicates is False
+
+
+def test_the_extras_of_the_selected_backends_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    for package in ("openai", "vllm", "elasticsearch", "openvino", "tokenizers"):
+        monkeypatch.setitem(sys.modules, package, None)
+    read_config({}).check_extras()
+    embedder = {"runtime": "openvino"}
+    with pytest.raises(MissingExtraError, match=r"\[embedder\] backend 'sentence-transformers' "):
+        read_config({"embedder": embedder}).check_extras()
+    for section, backend, extra in [
+        ("judge", "vllm", "vllm"),
+        ("keywords", "openai", "openai"),
+        ("token_index", "elasticsearch", "elasticsearch"),
+        ("vector_index", "elasticsearch", "elasticsearch"),
+    ]:
+        with pytest.raises(MissingExtraError, match=rf"pip install 'tipqa\[{extra}\]'"):
+            read_config({section: {"backend": backend}}).check_extras()

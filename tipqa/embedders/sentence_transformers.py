@@ -20,6 +20,7 @@ import numpy as np
 
 from tipqa.embedders.base import Similarity
 from tipqa.errors import ConfigError, InputError
+from tipqa.extras import OPENVINO, Extra
 from tipqa.settings import Settings, knob, search_only, setting
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -140,6 +141,10 @@ class SentenceTransformerSettings(Settings):
             raise ConfigError(
                 f"[embedder] precision = {precision} needs runtime = torch ({runtime} runs fp32)"
             )
+
+    def extras(self) -> tuple[Extra, ...]:
+        """OpenVINO when it is the runtime."""
+        return (OPENVINO,) if self.runtime == "openvino" else ()
 
     def resolved(self) -> tuple[str, str]:
         """The runtime and precision that "auto" stands for on this device."""

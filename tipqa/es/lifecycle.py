@@ -33,6 +33,7 @@ from tipqa.es.client import (
     import_elasticsearch,
     make_client,
 )
+from tipqa.extras import ELASTICSEARCH, Extra
 from tipqa.place import IndexPlace
 from tipqa.settings import Settings, knob
 
@@ -54,6 +55,10 @@ class EsBuildSettings(Settings):
     max_retries: int = knob(8, doc="retries of bulk items rejected with 429")
     initial_backoff: float = knob(1.0, doc="seconds before the first retry")
     force_merge_segments: int | None = knob(None, doc="merge to this many segments once built")
+
+    def extras(self) -> tuple[Extra, ...]:
+        """The `elasticsearch` client."""
+        return (ELASTICSEARCH,)
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from tqdm import tqdm
 
 from tipqa.errors import ConfigError
+from tipqa.extras import VLLM, Extra
 from tipqa.judges.base import JUDGE_SLOTS
 from tipqa.judges.parsing import parse_relevance
 from tipqa.llm.prompts import load_template
@@ -125,6 +126,10 @@ class VLLMJudgeSettings(Settings):
             raise ConfigError(f"vllm judge: parse_retries must be >= 0, got {self.parse_retries}")
         if self.max_model_len is not None and self.max_model_len < 2:
             raise ConfigError(f"vllm judge: max_model_len must be >= 2, got {self.max_model_len}")
+
+    def extras(self) -> tuple[Extra, ...]:
+        """The `vllm` package."""
+        return (VLLM,)
 
     def identity(self) -> dict[str, Any]:
         """The settings that decide the answers, with the prompt template's content hash."""

@@ -27,6 +27,7 @@ import orjson
 from tqdm import tqdm
 
 from tipqa.errors import ConfigError, CredentialsError, MissingExtraError
+from tipqa.extras import OPENAI, Extra
 from tipqa.llm.chat_response import ChatReply, read_reply
 from tipqa.llm.usage import Usage
 from tipqa.settings import Settings, knob
@@ -93,6 +94,10 @@ class OpenAIServerSettings(Settings):
     timeout: float = knob(60.0, doc="seconds per request")
     backoff_base: float = knob(0.5)
     backoff_max: float = knob(30.0)
+
+    def extras(self) -> tuple[Extra, ...]:
+        """The `openai` package."""
+        return (OPENAI,)
 
     def client(self, stats: StageStats, *, progress: bool = True) -> OpenAIChatClient:
         """A chat client for this server, counting into `stats` (the key from OPENAI_API_KEY)."""

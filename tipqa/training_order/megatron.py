@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from tipqa.corpus.paths import expand_paths
 from tipqa.errors import ConfigError, InputError
+from tipqa.extras import TOKENIZERS, Extra
 from tipqa.fingerprint import content_hash, files_stat
 from tipqa.settings import Settings, knob, setting
 from tipqa.stats import StageStats
@@ -54,6 +55,10 @@ class MegatronOrderSettings(Settings):
     block_mb: int = knob(16, doc="MB read at once")
     keys_per_round: int = knob(16_000_000, doc="wanted keys matched per pass over the index")
     progress: bool = knob(True, doc="progress bars")
+
+    def extras(self) -> tuple[Extra, ...]:
+        """The `tokenizers` package, which reads the model's tokenizer."""
+        return (TOKENIZERS,)
 
     def files(self) -> list[Path]:
         """The stream's files (`.idx` and `.bin`, or the Parquet files), sorted."""

@@ -49,6 +49,7 @@ def test_join_rejects_missing_and_stray_labels() -> None:
         join(items, [*labels, Annotation("it-999", A, "yes")])
 
 
+@pytest.mark.needs("krippendorff")
 def test_perfect_agreement_has_degenerate_intervals() -> None:
     items = _items(40, ["yes", "no", "no"])
     report = compute_agreement(items, _agreeing(items), [A, B], resamples=50, seed=0)
@@ -63,6 +64,7 @@ def test_perfect_agreement_has_degenerate_intervals() -> None:
     assert report["disagreements"] == []
 
 
+@pytest.mark.needs("krippendorff")
 def test_intervals_are_reproducible_by_seed_and_narrow_with_more_items() -> None:
     rng = Random(3)
 
@@ -92,6 +94,7 @@ def test_intervals_are_reproducible_by_seed_and_narrow_with_more_items() -> None
     assert width(wide) < width(first)
 
 
+@pytest.mark.needs("krippendorff")
 def test_undefined_statistics_are_none() -> None:
     assert percent([], []) is None and kappa([], []) is None
     assert kappa(["no", "no"], ["no", "no"]) is None

@@ -283,6 +283,7 @@ def _xlsx(exported, tmp_path: Path, edit=None, annotator: str = A) -> Path:
     return path
 
 
+@pytest.mark.needs("openpyxl")
 def test_xlsx_sheets_read_back_with_typed_cells(exported, tmp_path) -> None:
     def typed(rows: list[list]) -> None:
         header = rows[0]
@@ -300,6 +301,7 @@ def test_xlsx_sheets_read_back_with_typed_cells(exported, tmp_path) -> None:
     assert labels[-1].source == f"{A}.xlsx:row 6"
 
 
+@pytest.mark.needs("openpyxl")
 def test_bad_xlsx_sheets_name_file_row_and_field(exported, tmp_path) -> None:
     assigned = assignment_of(exported[1])
     path = _xlsx(exported, tmp_path, _cell(3, "relevant", "maybe"))

@@ -112,6 +112,7 @@ def _fill(opened: Path, labels: dict[str, tuple[str, str, str]], target: Path) -
     book.save(target)
 
 
+@pytest.mark.needs("openpyxl")
 def test_the_csv_opens_unmangled_and_every_saved_sheet_imports(tmp_path: Path) -> None:
     import openpyxl
 

@@ -58,6 +58,8 @@ from tipqa.annotation.sampling import Sample, SamplingSettings
 from tipqa.jsonl import read_json, read_records
 from tipqa.stats import StageStats
 
+pytestmark = pytest.mark.needs("krippendorff")
+
 DATA = Path(__file__).resolve().parents[2] / "data" / "annotation"
 A, B, C = "annotator-01", "annotator-02", "annotator-03"
 LABELS = {

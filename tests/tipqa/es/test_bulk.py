@@ -21,7 +21,7 @@ from tipqa.errors import ConfigError, InputError, MissingExtraError
 from tipqa.es.bulk import BulkFailure, run_bulk
 from tipqa.es.client import EsConnection, make_client
 
-pytest.importorskip("elasticsearch")
+pytestmark = pytest.mark.needs("elasticsearch")
 
 Answer = Callable[[int, list[tuple[dict, dict]]], tuple[int, dict]]
 
@@ -258,7 +258,8 @@ def test_a_failing_request_stops_every_worker(client_for: Callable) -> None:
     def answer(number: int, pairs: list) -> tuple[int, dict]:
         return 500, {"error": {"type": "illegal_state_exception", "reason": "boom"}, "status": 500}
 
-    es = pytest.importorskip("elasticsearch")
+    import elasticsearch as es
+
     with BulkServer(answer) as server, pytest.raises(es.ApiError):
         run_bulk(client_for(server), counted(), threads=2, chunk_docs=10)
     assert len(server.requests) <= 4

@@ -18,6 +18,8 @@ from tipqa.jsonl import read_json
 from tipqa.layout import EvaluationLayout
 from tipqa.llm.cache import LLMCache
 
+pytestmark = pytest.mark.needs("openai")
+
 QUESTIONS = {
     "a1": "What is the capital of France?",
     "a2": "Who wrote Hamlet? [[500:1]]",

@@ -6,12 +6,15 @@ import dataclasses
 import sqlite3
 
 import openai_server as fake
+import pytest
 
 from tipqa.judges.cached import CachedJudge, CachedKeywordExtractor
 from tipqa.judges.openai import OpenAIJudge, OpenAIJudgeSettings
 from tipqa.keywords.openai import OpenAIKeywordExtractor, OpenAIKeywordSettings
 from tipqa.llm.cache import LLMCache
 from tipqa.records import JudgeRequest, Question
+
+pytestmark = pytest.mark.needs("openai")
 
 
 def judge_for(server, model: str = "judge-model", **options) -> OpenAIJudge:

@@ -10,6 +10,8 @@ from tipqa.judges.openai import OpenAIJudge, OpenAIJudgeSettings, p_yes_from_log
 from tipqa.llm.prompts import load_template
 from tipqa.records import JudgeRequest
 
+pytestmark = pytest.mark.needs("openai")
+
 
 def request(text: str, answer: str = "Marlow Bay", index: int = 0) -> JudgeRequest:
     return JudgeRequest(

@@ -9,6 +9,8 @@ from tipqa.judges.openai import REASONING_HINT, OpenAIJudge, OpenAIJudgeSettings
 from tipqa.keywords.openai import OpenAIKeywordExtractor, OpenAIKeywordSettings
 from tipqa.records import JudgeRequest, Question
 
+pytestmark = pytest.mark.needs("openai")
+
 WITH_LOGPROBS = ["openai", "completions-logprobs", "no-usage", "ollama", "llama.cpp"]
 
 

@@ -52,6 +52,7 @@ def question(text: str, index: int = 0) -> Question:
     return Question(id=f"q{index}", text=text, answer="x", aliases=["x"])
 
 
+@pytest.mark.needs("openai")
 def test_few_shot_messages(server) -> None:
     extractor = make_extractor(server)
     extractor.extract([question("Which painter lived at Quillon House in 1851?")])
@@ -67,6 +68,7 @@ def test_few_shot_messages(server) -> None:
     assert extractor.name == f"openai:kw-model:{load_template('keywords-v1').short_hash}"
 
 
+@pytest.mark.needs("openai")
 def test_extraction_filters_and_reports(server) -> None:
     extractor = make_extractor(server)
     texts = list(ANSWERS)
@@ -97,6 +99,7 @@ def test_parse_keywords() -> None:
     assert parse_keywords("", "Anything?").keywords == []
 
 
+@pytest.mark.needs("openai")
 def test_custom_template(server, tmp_path) -> None:
     path = tmp_path / "kw.json"
     path.write_text(json.dumps({"system": "List entities.", "user": "Q: {question}"}))
@@ -124,6 +127,7 @@ def test_bad_templates_are_config_errors(server, tmp_path, template, message) ->
         make_extractor(server, prompt=str(path))
 
 
+@pytest.mark.needs("openai")
 def test_created_from_the_registry(server) -> None:
     settings = KEYWORD_EXTRACTORS.parse(
         "openai", "keywords", {"model": "m", "base_url": server.base_url}

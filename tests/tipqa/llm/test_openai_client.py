@@ -12,6 +12,8 @@ import pytest
 from tipqa.errors import ConfigError, CredentialsError, MissingExtraError
 from tipqa.llm.openai_client import OpenAIChatClient, Usage, is_local_url
 
+pytestmark = pytest.mark.needs("openai")
+
 
 def user(content: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": content}]

@@ -14,7 +14,7 @@ from tipqa.records import Document
 from tipqa.token_index.base import TOKEN_INDEXES, TokenResult
 from tipqa.token_index.elasticsearch import ElasticsearchTokenIndex
 
-pytest.importorskip("elasticsearch")
+pytestmark = pytest.mark.needs("elasticsearch")
 
 
 class NoServer:

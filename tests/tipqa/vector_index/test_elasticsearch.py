@@ -15,7 +15,7 @@ from tipqa.records import Chunk
 from tipqa.vector_index.base import VECTOR_INDEXES
 from tipqa.vector_index.elasticsearch import ElasticsearchVectorIndex
 
-pytest.importorskip("elasticsearch")
+pytestmark = pytest.mark.needs("elasticsearch")
 
 
 class NoServer:

@@ -18,6 +18,7 @@ from tqdm import tqdm
 
 from tipqa.errors import ConfigError
 from tipqa.evaluate.answerers.base import DEFAULT_PROMPT, Answer, answer_template
+from tipqa.extras import VLLM, Extra
 from tipqa.llm.prompts import load_template
 from tipqa.llm.usage import Usage
 from tipqa.llm.vllm_engine import EngineConfig, get_engine
@@ -49,6 +50,10 @@ class VLLMAnswererSettings(Settings):
             raise ConfigError(f"answerer max_tokens must be >= 1, got {self.max_tokens}")
         if self.batch_size < 1:
             raise ConfigError(f"answerer batch_size must be >= 1, got {self.batch_size}")
+
+    def extras(self) -> tuple[Extra, ...]:
+        """The `vllm` package."""
+        return (VLLM,)
 
     def identity(self) -> dict[str, Any]:
         """The settings that decide the answers, with the prompt template's content hash."""

@@ -13,6 +13,8 @@ from tipqa.evaluate.answerers.base import sequence_probability
 from tipqa.evaluate.answerers.openai import OpenAIAnswerer, OpenAIAnswererSettings
 from tipqa.llm.prompts import load_template
 
+pytestmark = pytest.mark.needs("openai")
+
 TABLE = {
     "What is the capital of France?": ("Paris", [math.log(0.8)]),
     "Who wrote Hamlet?": ("William Shakespeare", [math.log(0.9), math.log(0.5)]),
