@@ -16,9 +16,11 @@ thread, does not use more than about two cores; processes do.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import pickle
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -42,10 +44,20 @@ MIN_HEAP_MB_PER_WRITER = 15  # tantivy's own lower bound for a writer thread's a
 BATCH_DOCS = 1000
 BATCH_CHARS = 4_000_000
 WORKER_LOG = "worker.log"
+LOG_LINES, LOG_CHARS = 20, 2000  # the end of a failed worker's log that its error quotes
+PACKAGE_ROOT = Path(os.path.abspath(__file__)).parents[2]  # the folder holding this `tipqa`
 LEDGER = "part-ledger.bin"  # per part: (id hash, row, body bytes, id bytes) per document, int64
 PART_IDS = "part-ids.bin"  # per part: the ids' UTF-8 bytes, in the ledger's order
+# a worker's whole program; its arguments: its part, then the sys.path to import from
+_BOOT = """import sys
+sys.path[:] = sys.argv[2:]
+from tipqa.token_index.tantivy_worker import main
+main(sys.argv[1])
+"""
 
 Entry = tuple[int, str, str, bytes | None]  # row, doc_id, text, meta as JSON (or None)
+
+log = logging.getLogger(__name__)
 
 
 class WorkerError(TipqaError):
@@ -170,18 +182,31 @@ def write_parts(
     return counts
 
 
+def worker_command(part: Path) -> list[str]:
+    """The command of a worker writing `part` that imports this process's code, whatever the cwd.
+
+    `python -m` would put the working folder first on the worker's `sys.path`, where another
+    copy of `tipqa` may lie: the worker gets this process's `sys.path` instead, with the
+    folder of this `tipqa` first.
+    """
+    path = [str(PACKAGE_ROOT), *(str(entry) for entry in sys.path)]
+    return [sys.executable, "-c", _BOOT, str(part), *path]
+
+
 class _Pool:
-    """Worker processes (`python -m tipqa.token_index.tantivy_worker`) that write the parts.
+    """Worker processes (`worker_command`) that write the parts.
 
     Batches go from one bounded queue to the workers through one feeding thread per worker,
     which writes them to the worker's stdin as length-prefixed pickles: whichever worker is
     free takes the next batch. The workers are started as fresh interpreters (not forked, and
-    without re-running the caller's main module).
+    without re-running the caller's main module), each with its output in its part's log. A
+    worker that fails, at any time, is reported with the end of that log, and this process
+    logs the whole of it, since a failed build's folder is deleted.
     """
 
     def __init__(self, parts: list[Path], heap_bytes: int, mode: Tokenization) -> None:
         self.parts = parts
-        self.setup = (heap_bytes, mode.kind, mode.blank)
+        self.setup = pickle.dumps((heap_bytes, mode.kind, mode.blank))
         self.work: queue.Queue[bytes | None] = queue.Queue(maxsize=2 * len(parts))
         self.processes: list[subprocess.Popen[bytes]] = []
         self.failures: dict[str, str] = {}
@@ -221,22 +246,17 @@ class _Pool:
         self._check()
 
     def _start(self, part: Path) -> subprocess.Popen[bytes]:
-        """Start the worker of one part, its stderr to the part's log, and send its setup."""
-        with open(part / WORKER_LOG, "wb") as log:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "tipqa.token_index.tantivy_worker", str(part)],
-                stdin=subprocess.PIPE,
-                stdout=log,
-                stderr=subprocess.STDOUT,
+        """Start the worker of one part, its stdout and stderr to the part's log."""
+        with open(part / WORKER_LOG, "wb") as out:
+            return subprocess.Popen(
+                worker_command(part), stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT
             )
-        assert process.stdin is not None
-        write_frame(process.stdin, pickle.dumps(self.setup))
-        return process
 
     def _feed(self, part: Path, process: subprocess.Popen[bytes]) -> None:
-        """Feeding thread: write batches to one worker until the stop marker or a failure."""
+        """Feeding thread: send the setup, then batches until the stop marker or a failure."""
         assert process.stdin is not None
         try:
+            write_frame(process.stdin, self.setup)
             while (item := self.work.get()) is not None:
                 write_frame(process.stdin, item)
             process.stdin.close()
@@ -254,28 +274,52 @@ class _Pool:
             self.work.put_nowait(None)
 
     def _put(self, item: bytes | None) -> None:
-        """Queue an item, raising WorkerError while the queue is full and a worker failed."""
+        """Queue an item; raise WorkerError as soon as a worker failed."""
         while True:
-            try:
+            if self.failures or any(p.poll() not in (None, 0) for p in self.processes):
+                self._check()
+            with contextlib.suppress(queue.Full):
                 self.work.put(item, timeout=0.5)
                 return
-            except queue.Full:
-                if self.failures or any(p.poll() not in (None, 0) for p in self.processes):
-                    self._check()
 
     def _check(self) -> None:
         """Raise WorkerError naming the first failed part and the end of its log."""
         for part, process in zip(self.parts, self.processes, strict=False):
             code = process.poll()
-            if code not in (None, 0) or str(part) in self.failures:
-                if code is None:
+            if code in (None, 0) and str(part) not in self.failures:
+                continue
+            if code is None:
+                try:  # its input broke: it is exiting, or stuck
+                    code = process.wait(timeout=2)
+                except subprocess.TimeoutExpired:
                     process.kill()
                     code = process.wait()
-                log = (part / WORKER_LOG).read_text(errors="replace")[-2000:]
-                raise WorkerError(
-                    f"writing index part {part} failed (exit code {code}; "
-                    f"{self.failures.get(str(part), 'no feeding error')}): {log}"
-                )
+            output = (part / WORKER_LOG).read_text(errors="replace").rstrip()
+            log.error("the worker writing index part %s failed; its log:\n%s", part, output)
+            feeding = self.failures.get(str(part))
+            raise WorkerError(
+                f"writing index part {part} failed: its worker {exit_status(code)}"
+                + (f" (sending it work: {feeding})" if feeding else "")
+                + f"; the end of its log: {last_lines(output)}"
+            )
+
+
+def exit_status(code: int) -> str:
+    """How a process with return code `code` ended, in words."""
+    if code >= 0:
+        return f"exited with code {code}"
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        name = f"signal {-code}"
+    return f"was killed by {name}" + (" (out of memory?)" if -code == signal.SIGKILL else "")
+
+
+def last_lines(output: str, lines: int = LOG_LINES, chars: int = LOG_CHARS) -> str:
+    """The last `lines` lines of `output` (at most `chars` characters), or that it is empty."""
+    if not output:
+        return "(empty)"
+    return "\n".join(output.splitlines()[-lines:])[-chars:]
 
 
 def write_frame(out: IO[bytes], payload: bytes) -> None:

@@ -1,8 +1,11 @@
-"""A worker process of the parallel tantivy build: `python -m tipqa.token_index.tantivy_worker DIR`.
+"""A worker process of the parallel tantivy build, started by `tantivy_build.worker_command`.
 
-Reads length-prefixed pickles from stdin: first (heap bytes, tokenization kind, blank
-characters), then batches of entries until the end of the input, and writes them as the index
-part in DIR (see `tantivy_build`). Exits non-zero with the traceback on stderr on any error.
+The worker is a fresh interpreter given the starting process's `sys.path`, its own package's
+folder first, so that it imports the code of the process that started it whatever the working
+folder holds (`python -m` would put the working folder first). It reads length-prefixed
+pickles from stdin: first (heap bytes, tokenization kind, blank characters), then batches of
+entries until the end of the input, and writes them as the index part in the folder it is
+given (see `tantivy_build`). It exits non-zero with the traceback on stderr on any error.
 """
 
 from __future__ import annotations
@@ -15,17 +18,13 @@ from tipqa.token_index.tantivy_analysis import Tokenization
 from tipqa.token_index.tantivy_build import read_frames, write_part
 
 
-def main() -> None:
-    """Write the part named on the command line from the frames on stdin."""
+def main(part: str) -> None:
+    """Write the part in folder `part` from the frames on stdin."""
     frames = read_frames(sys.stdin.buffer)
     heap_bytes, kind, blank = pickle.loads(next(frames))
     write_part(
-        Path(sys.argv[1]),
+        Path(part),
         (pickle.loads(frame) for frame in frames),
         heap_bytes,
         Tokenization(kind, blank),
     )
-
-
-if __name__ == "__main__":
-    main()

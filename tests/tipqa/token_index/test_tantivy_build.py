@@ -112,6 +112,45 @@ def test_a_failing_worker_names_its_part_and_leaves_nothing(tmp_path: Path) -> N
     assert list(tmp_path.iterdir()) == []
 
 
+def test_workers_run_this_code_whatever_the_working_folder_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stale = tmp_path / "checkout"
+    (stale / "tipqa").mkdir(parents=True)
+    (stale / "tipqa" / "__init__.py").write_text("raise ImportError('the stale copy ran')\n")
+    monkeypatch.chdir(stale)  # where `python -m` would import `tipqa` from
+    monkeypatch.setattr(tantivy_build, "BATCH_DOCS", 20)
+    docs = corpus(200)
+    index = built(tmp_path / "i", docs, 3)
+    assert index.info()["counts"]["workers"] == 3
+    assert index.count() == len(first_texts(docs))
+
+
+def test_a_worker_that_dies_at_start_is_reported_with_its_own_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "orjson.py").write_text("raise RuntimeError('orjson is broken here')\n")
+    monkeypatch.syspath_prepend(broken)  # this process has orjson already; its workers do not
+    index = TantivyTokenIndex.at(tmp_path / "i", threads=2, heap_mb=64)
+    with pytest.raises(WorkerError) as failed:
+        index.build(corpus(500))
+    message = str(failed.value)
+    assert "its worker exited with code 1" in message
+    assert "RuntimeError: orjson is broken here" in message
+    assert "orjson.py" in message  # the worker's traceback, not only its last line
+    assert [p.name for p in tmp_path.iterdir()] == ["broken"]  # the build folder is gone...
+    logged = [r.getMessage() for r in caplog.records if r.name == tantivy_build.__name__]
+    assert any("Traceback" in m and "orjson is broken here" in m for m in logged)  # ...not its log
+
+
+def test_exit_status_names_signals() -> None:
+    assert tantivy_build.exit_status(3) == "exited with code 3"
+    assert tantivy_build.exit_status(-9) == "was killed by SIGKILL (out of memory?)"
+    assert tantivy_build.exit_status(-15) == "was killed by SIGTERM"
+
+
 @pytest.mark.parametrize("extra", [1, 2, 63, 64, 65, 127, 128, 1000, 123_457])
 def test_repeats_terms_add_up_to_the_frequency(extra: int) -> None:
     terms = tantivy_schema.value_terms("tok", extra)
