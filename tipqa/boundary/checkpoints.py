@@ -7,7 +7,9 @@ yet. A question none of whose relevant evidence was found in the training stream
 undetermined at every checkpoint (we cannot date it; it is never read as unanswerable).
 Unanswerable, discarded and undetermined questions keep their label. So the answerable set
 can only grow with s (the splits are nested), and once s reaches every first-seen step the
-split is the ordinary one.
+split is the ordinary one but for the questions none of whose evidence was found: they stay
+undetermined, so even the last checkpoint's split equals the ordinary one only when every
+answerable question's evidence was found.
 
 Only the judged evidence is dated (the first k1 token-search candidates, all of them with
 `judge_all_candidates`, and the k2 vector chunks), so a first-seen step is an upper bound of

@@ -116,16 +116,21 @@ def first_seen(
                     found.step,
                     found.matched,
                     found.unlocated,
+                    found.exact,
                 )
             )
+        exact = all(seen.exact for seen in relevant)
         dated = [(seen.step, rank) for rank, seen in enumerate(relevant) if seen.step is not None]
         if dated:
             step, rank = min(dated)
-            out[question_id] = FirstSeen(question_id, step, relevant[rank].evidence(), relevant)
+            evidence_at = relevant[rank].evidence()
+            out[question_id] = FirstSeen(question_id, step, evidence_at, relevant, exact)
             stats.add("questions_seen")
+            stats.add("questions_seen_upper_bound", int(not exact))
         else:
-            out[question_id] = FirstSeen(question_id, None, None, relevant)
+            out[question_id] = FirstSeen(question_id, None, None, relevant, exact)
             stats.add("questions_never_seen")
         stats.add("evidence", len(relevant))
+        stats.add("evidence_upper_bound", sum(not seen.exact for seen in relevant))
     stats.add("spans", len(spans))
     return out

@@ -31,12 +31,16 @@ SHOWN_CHECKPOINTS = 10
 FIRST_SEEN_FIELDS = [
     ("question_id", "id of the question (answerable in the same split of `questions`)"),
     ("first_seen_step", "the first training step that consumed relevant evidence (null: none)"),
+    ("exact", "false when the step of some relevant evidence is not exact (so may "
+     "`first_seen_step` not be)"),
     ("evidence_stage", "stage of that evidence: `token` (judge window) or `vector` (chunk)"),
     ("evidence_doc_id", "corpus id of its document"),
     ("evidence_unit_id", "the judged window or chunk"),
     ("evidence_text", "the judged text"),
     ("relevant", "every relevant evidence with its `step` (null: never consumed), `matched` "
-     "(what was looked for), `unlocated` (tokens found in no training sequence)"),
+     "(what was looked for), `unlocated` (tokens found in no training sequence), `exact` "
+     "(false: a few first or last tokens could not be placed for certain, so `step` is an "
+     "upper bound or leaves them unlocated)"),
 ]  # fmt: skip
 
 
@@ -96,12 +100,14 @@ def first_seen_schema() -> Any:
             ("step", pa.int64()),
             ("matched", string),
             ("unlocated", pa.int64()),
+            ("exact", pa.bool_()),
         ]
     )
     return pa.schema(
         [
             ("question_id", string),
             ("first_seen_step", pa.int64()),
+            ("exact", pa.bool_()),
             ("evidence_stage", string),
             ("evidence_doc_id", string),
             ("evidence_unit_id", string),

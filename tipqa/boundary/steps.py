@@ -26,8 +26,9 @@ def build_training_index(
     order: BuildsIndex, out: TrainingIndexLayout, record: StepRecord
 ) -> StageStats:
     """Index the training stream (only the ranges not indexed yet); stats written last."""
+    stats = StageStats(TRAINING_INDEX, provenance=record.provenance())
     built = order.build_index()
-    stats = StageStats(TRAINING_INDEX, info=built.info, provenance=record.provenance())
+    stats.info.update(built.info)
     stats.merge(built)
     stats.write(out.stats)
     return stats

@@ -45,12 +45,14 @@ class SpanStep(Record):
     `step` is None when it never was. `tokens` is the span's length in the model's tokens,
     `unlocated` how many of them were found in no training sequence (then `step` is when the
     located ones had all been consumed), `sequences` in how many training sequences it was
-    found. `exact` is False when a few of its first tokens were
-    placed among several equally possible sequences and the latest was taken (then `step` is
-    an upper bound). `matched` says what was looked for: the span's own
-    tokens ("window"), the whole document ("document": no text was given, or the text was not
-    found in the document), a table entry ("table"), or nothing ("missing_document": the
-    corpus has no document with that id).
+    found. `exact` is False when a few of its first or last tokens could not be placed for
+    certain: they were placed among several equally possible sequences and the latest was
+    taken (then `step` is an upper bound), or they are `unlocated` though a sequence begins
+    with them (a short tail whose piece before was not found: it may be another document's
+    end). `matched` says what was looked for: the span's own tokens ("window"), the whole
+    document ("document": no text was given, or the text was not found in the document), a
+    table entry ("table"), or nothing ("missing_document": the corpus has no document with
+    that id).
     """
 
     span_id: str

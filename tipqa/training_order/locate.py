@@ -35,14 +35,16 @@ Every hit is confirmed on the stream's tokens, the whole piece: a sequence whose
 differ from the document's anywhere after the anchor is not a piece of it. Tokens in no
 piece are `unlocated` (never trained on, or trained text that differs from the corpus copy);
 a span's step is then when its located tokens had all been consumed, and a span with no
-located token has no step.
+located token has no step. Where the pieces found before any short one is placed meet at a
+sample join, they show whether the samples share a token there, a check of `overlap`
+(`tipqa.training_order.joins`).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +52,7 @@ import numpy as np
 from tipqa.stats import StageStats
 from tipqa.training_order.anchors import Anchors, UnitAnchors, iter_index
 from tipqa.training_order.base import SpanStep, step_of_batch
+from tipqa.training_order.joins import Joins, count_joins
 from tipqa.training_order.streams import TokenStream
 from tipqa.training_order.wanted import Keys, WantedDocument, make_keys
 
@@ -102,6 +105,7 @@ class SpanFinder:
         self.stats = StageStats("training_order_match")
         self.coverings: dict[int, list[Covering]] = defaultdict(list)
         self.ambiguous: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        self.joins = Joins()
 
     def find(self, documents: Sequence[WantedDocument]) -> dict[int, list[Covering]]:
         """Every confirmed piece of every document, by document index."""
@@ -133,9 +137,13 @@ class SpanFinder:
                     heading = covering.position == 0 and 0 < offset < reach
                     if heading and self._needs_opening(documents[doc], offset):
                         openings.add((doc, offset))
-        self._place_tails(tails)
+        self.joins = count_joins(documents, self.coverings, self.stream.seq_length)
+        unplaced = self._place_tails(tails)
         if openings:
             self._place_openings(documents, sorted(openings))
+        for doc, ranges in unplaced.items():
+            for low, high in ranges:
+                self.ambiguous[doc].extend(uncovered(low, high, self.coverings.get(doc, [])))
         return self.coverings
 
     def _is_tail(self, doc: WantedDocument, covering: Covering) -> bool:
@@ -143,14 +151,18 @@ class SpanFinder:
         short = covering.stop - covering.start < self.width
         return covering.position == 0 and covering.start > 0 and short
 
-    def _place_tails(self, tails: dict[tuple[int, int], list[Covering]]) -> None:
+    def _place_tails(
+        self, tails: dict[tuple[int, int], list[Covering]]
+    ) -> dict[int, list[tuple[int, int]]]:
         """Keep the short tails that continue a piece found of the same occurrence.
 
         A few tokens and an EOD at a sequence's head are too short to tell this document
         from another that ends alike; the piece before a true tail begins `stride` tokens
-        earlier (or is the document's start, `stride - offset` tokens into a sequence). A tail
-        without one is left out, and spans over it are marked not exact.
+        earlier (or is the document's start, `stride - offset` tokens into a sequence) and
+        holds the tail's first `overlap` tokens too. A tail without one is left out and
+        returned: spans over the tokens of it that no other piece holds are not exact.
         """
+        unplaced: dict[int, list[tuple[int, int]]] = defaultdict(list)
         for (doc, offset), options in sorted(tails.items()):
             found = self.coverings.get(doc, [])
             before = any(
@@ -160,20 +172,23 @@ class SpanFinder:
             )
             if not before:
                 self.stats.add("tails_uncorroborated")
-                self.ambiguous[doc].append((offset, self._length(options)))
+                unplaced[doc].append((offset, max(c.stop for c in options)))
                 continue
             self.stats.add("tails_placed")
-            self._choose(doc, options)
+            self._choose(doc, options, shared=self.overlap)
+        return unplaced
 
-    @staticmethod
-    def _length(options: list[Covering]) -> int:
-        return max(c.stop for c in options)
+    def _choose(self, doc: int, options: list[Covering], shared: int = 0) -> None:
+        """Keep the latest of equally possible coverings (an upper bound when they differ).
 
-    def _choose(self, doc: int, options: list[Covering]) -> None:
-        """Keep the latest of equally possible coverings (an upper bound when they differ)."""
+        When they differ, a covering's first `shared` tokens, which the piece that
+        corroborates it holds, are left to that piece: only the rest is ambiguous.
+        """
         latest = max(options, key=lambda c: (c.batch, c.sequence))
         if len({c.batch for c in options}) > 1:
             self.stats.add("fragments_ambiguous")
+            held = min(shared, latest.stop - latest.start)
+            latest = replace(latest, start=latest.start + held, position=latest.position + held)
             self.ambiguous[doc].append((latest.start, latest.stop))
         self.coverings[doc].append(latest)
 
@@ -297,6 +312,21 @@ class SpanFinder:
             )
             out.append((candidate, covering))
         return out
+
+
+def uncovered(low: int, high: int, coverings: list[Covering]) -> list[tuple[int, int]]:
+    """The runs of tokens [low, high) that no covering holds."""
+    gaps = []
+    at = low
+    for covering in sorted(coverings, key=lambda c: c.start):
+        if covering.start >= high:
+            break
+        if covering.start > at:
+            gaps.append((at, covering.start))
+        at = max(at, covering.stop)
+    if at < high:
+        gaps.append((at, high))
+    return gaps
 
 
 def span_step(start: int, stop: int, coverings: list[Covering]) -> tuple[int | None, int, int]:

@@ -10,6 +10,7 @@ tokenizes only the wanted documents and finds their spans through it (`locate`).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,12 +25,14 @@ from tipqa.stats import StageStats
 from tipqa.token_index.base import FetchDocuments
 from tipqa.training_order.anchors import build_anchor_index
 from tipqa.training_order.base import SpanStep, WantedSpan
+from tipqa.training_order.joins import Joins
 from tipqa.training_order.locate import SpanFinder, span_steps
 from tipqa.training_order.megatron_format import dataset_paths
 from tipqa.training_order.streams import MegatronStream, ParquetStream, TokenStream
 from tipqa.training_order.wanted import eod_id, load_tokenizer, prepare_documents
 
 MB = 1 << 20
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -196,10 +199,25 @@ class MegatronOrder:
         )
         finder.find(wanted)
         self.stats.merge(finder.stats)
+        unlocated = 0
         for step in span_steps(wanted, finder):
             out[step.span_id] = step
+            unlocated += step.unlocated
             self.stats.add(f"matched_{step.matched}")
             self.stats.add("spans_found" if step.step is not None else "spans_not_found")
+            self.stats.add("tokens", step.tokens)
             self.stats.add("tokens_unlocated", step.unlocated)
             self.stats.add("spans_upper_bound", int(not step.exact))
+        self._check_overlap(finder.joins, unlocated)
         return out
+
+    def _check_overlap(self, joins: Joins, unlocated: int) -> None:
+        """Count the sample joins the pieces show; warn when they contradict `overlap`."""
+        for name, value in joins.counts().items():
+            self.stats.add(name, value)
+        warning = joins.warning(self.settings.overlap, unlocated)
+        if warning is not None:
+            log.warning("%s", warning)
+            warnings = self.stats.info.setdefault("warnings", [])
+            if warning not in warnings:
+                warnings.append(warning)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -9,7 +11,10 @@ import pytest
 from tipqa.boundary.evidence import first_seen, span_id, token_evidence, vector_evidence
 from tipqa.boundary.records import FirstSeen
 from tipqa.errors import InputError
+from tipqa.jsonl import read_records, write_records
 from tipqa.records import Document, Evidence, Judgment, Keywords, Question, VectorInstance
+from tipqa.stats import StageStats
+from tipqa.training_order.base import SpanStep, WantedSpan
 from tipqa.training_order.table import TableOrder, TableOrderSettings
 from tipqa.windows import WindowSettings, judge_windows
 
@@ -97,3 +102,42 @@ def test_first_seen_is_the_smallest_step_over_all_evidence(tmp_path: Path) -> No
     assert FirstSeen.from_dict(seen["q1"].to_dict()) == seen["q1"]
     assert order.stats.counts["spans_found"] == 3  # e1 is asked once for two questions
     assert span_id(e1) != span_id(Evidence("token", "d1", "d1@w1", "other window"))
+
+
+class Bounded:
+    """A training order that dates documents by a table, some steps only upper bounds."""
+
+    def __init__(self, steps: dict[str, tuple[int | None, bool]]) -> None:
+        self.steps = steps
+
+    def first_steps(self, spans: Sequence[WantedSpan], fetch: object) -> dict[str, SpanStep]:
+        return {
+            s.span_id: SpanStep(s.span_id, s.doc_id, self.steps[s.doc_id][0], "window",
+                                exact=self.steps[s.doc_id][1])
+            for s in spans
+        }  # fmt: skip
+
+
+def test_an_upper_bound_is_told_from_an_exact_step(tmp_path: Path) -> None:
+    order = Bounded({"d1": (30, True), "d2": (80, False), "d3": (None, False)})
+    e1 = Evidence("token", "d1", "d1@w0", "exact")
+    e2 = Evidence("token", "d2", "d2@w0", "upper bound")
+    e3 = Evidence("vector", "d3", "d3#0", "never placed")
+    stats = StageStats("boundary")
+    seen = first_seen({"q1": [e1], "q2": [e2], "q3": [e1, e2], "q4": [e3]}, order, fetch, stats)
+    assert [r.exact for r in seen["q3"].relevant] == [True, False]
+    assert (seen["q1"].first_seen_step, seen["q1"].exact) == (30, True)
+    assert (seen["q2"].first_seen_step, seen["q2"].exact) == (80, False)
+    assert (seen["q3"].first_seen_step, seen["q3"].exact) == (30, False)  # d2 may be earlier
+    assert (seen["q4"].first_seen_step, seen["q4"].exact) == (None, False)
+    write_records(tmp_path / "first_seen.jsonl", seen.values())
+    lines = [json.loads(line) for line in (tmp_path / "first_seen.jsonl").read_text().splitlines()]
+    assert [line["exact"] for line in lines] == [True, False, False, False]
+    assert [r["exact"] for r in lines[2]["relevant"]] == [True, False]
+    assert read_records(tmp_path / "first_seen.jsonl", FirstSeen) == list(seen.values())
+    assert stats.counts["questions_seen_upper_bound"] == 2
+    assert stats.counts["evidence_upper_bound"] == 3
+    old = {"question_id": "q", "first_seen_step": 5, "evidence": None, "relevant": [
+        {"stage": "token", "doc_id": "d", "unit_id": "d@w0", "text": "t", "step": 5,
+         "matched": "window"}]}  # fmt: skip
+    assert FirstSeen.from_dict(old).exact and FirstSeen.from_dict(old).relevant[0].exact

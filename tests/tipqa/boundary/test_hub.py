@@ -11,13 +11,14 @@ from partition_fixtures import DEV, TRAIN, build_splits, write_pool
 
 from tipqa.boundary.build import write_boundary
 from tipqa.boundary.hub import BoundaryHub, definition, shown_steps, split_shares
+from tipqa.boundary.records import FirstSeen
 from tipqa.errors import InputError
 from tipqa.fingerprint import StepRecord
 from tipqa.hub.folder import build_hub_folder
 from tipqa.hub.settings import HubSettings
-from tipqa.jsonl import read_json
+from tipqa.jsonl import read_json, read_records
 from tipqa.layout import BOUNDARY, HUB_FOLDER, REPORT, RunLayout
-from tipqa.records import Document
+from tipqa.records import Document, LabeledQuestion
 from tipqa.report import write_report
 from tipqa.splits import SplitsLayout
 from tipqa.stats import read_stats
@@ -78,6 +79,7 @@ def test_a_configuration_per_checkpoint_and_first_seen(tmp_path: Path) -> None:
     assert {s: seen[s].num_rows for s in seen} == answerable
     row = seen["test"][0]
     assert row["first_seen_step"] == row["relevant"][0]["step"] > 0
+    assert row["exact"] is True and row["relevant"][0]["exact"] is True
     assert row["relevant"][0]["matched"] == "table"
     assert folder.rows["questions_step0"]["test"] == ordinary["test"].num_rows
     card = (hub / "README.md").read_text()
@@ -92,6 +94,14 @@ def test_undated_evidence_and_missing_files(tmp_path: Path) -> None:
     build_hub_folder(run, CARD, RECORD, extension)
     card = (run.hub / "README.md").read_text()
     assert "0 question(s) of the splits are undetermined" not in card
+    boundary = run.pool("dev").boundary
+    never = {s.question_id for s in read_records(boundary.first_seen, FirstSeen)
+             if s.first_seen_step is None}  # fmt: skip
+    last = read_records(boundary.checkpoint(STEPS[-1]), LabeledQuestion)
+    assert never and never <= {r.id for r in last if r.label == "undetermined"}
+    answerable = read_records(run.pool("dev").partition / "answerable.jsonl", LabeledQuestion)
+    assert never <= {r.id for r in answerable}  # answerable in the ordinary split
+    assert "stay undetermined, so even the last checkpoint's split equals the ordinary" in card
     run.pool("dev").boundary.checkpoint(100).unlink()
     with pytest.raises(InputError, match="no split as of step 100") as info:
         build_hub_folder(run, CARD, RECORD, BoundaryHub(run, STEPS, {"backend": "table"}))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,7 @@ from tipqa.records import (
     Question,
     VectorInstance,
 )
+from tipqa.stats import StageStats
 from tipqa.training_order.megatron import MegatronOrder, MegatronOrderSettings
 from tipqa.training_order.synthetic import train_tokenizer, write_megatron
 from tipqa.training_order.table import TableOrder, TableOrderSettings
@@ -141,3 +143,23 @@ def test_the_index_step_writes_its_stats_last_and_resumes(tmp_path: Path) -> Non
     assert stats.counts["sequences"] == 64 and stats.counts["units"] == 64
     again = build_training_index(MegatronOrder(settings, place.root), place, record)
     assert again.counts["units_done_before"] == 64 and "sequences" not in again.counts
+
+
+class SlowIndex:
+    """A training order whose index pass takes a while."""
+
+    def build_index(self) -> StageStats:
+        time.sleep(0.3)
+        stats = StageStats("anchor_index", info={"folder": "somewhere"})
+        stats.add("sequences", 7)
+        return stats
+
+
+def test_the_index_stats_time_the_whole_pass(tmp_path: Path) -> None:
+    place = TrainingIndexLayout(tmp_path / "index")
+    place.root.mkdir()
+    record = StepRecord(TRAINING_INDEX, {})
+    build_training_index(SlowIndex(), place, record)
+    written = read_json(place.stats)
+    assert written["seconds"] >= 0.3
+    assert written["counts"] == {"sequences": 7} and written["info"] == {"folder": "somewhere"}

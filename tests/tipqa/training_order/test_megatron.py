@@ -174,6 +174,8 @@ def test_steps_equal_brute_force_on_a_small_stream(tmp_path: Path) -> None:
     assert any(r.step is None for r in found.values())
     assert any(r.unlocated and r.step is not None for r in found.values())
     assert {r.matched for r in found.values()} == {"window", "document"}
+    assert counts["joins_sharing_one"] > 4 * counts["joins_sharing_none"]
+    assert "warnings" not in order.stats.info
 
 
 @pytest.mark.slow
@@ -186,10 +188,24 @@ def test_steps_equal_brute_force_on_millions_of_tokens(tmp_path: Path) -> None:
     assert order.stats.info["index"]["units"] > 2
 
 
-def test_overlap_zero_streams(tmp_path: Path) -> None:
+def test_overlap_zero_streams_and_the_default_overlap_warns(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     world = make_world(tmp_path, docs=150, seq_length=48, batch_size=3, seed=3, overlap=0)
+    spans = window_spans(world, random.Random(4), 80)
     order = MegatronOrder(world.settings(overlap=0))
-    check_against_brute_force(world, window_spans(world, random.Random(4), 80), order)
+    check_against_brute_force(world, spans, order)
+    right = order.stats.counts
+    assert "warnings" not in order.stats.info
+    assert right["joins_sharing_none"] > 4 * right["joins_sharing_one"]
+    wrong = MegatronOrder(world.settings())  # overlap = 1, Pythia's
+    documents = world.documents()
+    wrong.first_steps(spans, lambda ids: {i: documents[i] for i in ids})
+    assert wrong.stats.counts["tokens_unlocated"] > right["tokens_unlocated"]
+    [warning] = wrong.stats.info["warnings"]
+    assert "overlap = 1, but" in warning and "set overlap = 0" in warning
+    assert f"({wrong.stats.counts['tokens_unlocated']} tokens of the wanted spans" in warning
+    assert warning in caplog.text
 
 
 def test_absent_documents_have_no_step_and_changed_text_is_unlocated(tmp_path: Path) -> None:
