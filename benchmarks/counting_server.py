@@ -1,7 +1,8 @@
 """A local OpenAI-compatible server that answers like the offline rules and counts calls.
 
-It serves the fault-injection benchmark: each prompt is counted, and a request whose answer is
-already in the served run's LLM cache is recorded as a repeated call for completed work.
+It serves the fault-injection benchmark: each prompt is counted with the moments it was
+answered, and a request whose answer is already in the served run's LLM cache is recorded as a
+repeated call for completed work.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sqlite3
 import sys
 import tempfile
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -49,9 +51,15 @@ class CountingServer:
         self.keys: dict[str, str] = {}
         self.kinds: dict[str, str] = {}
         self.repeated_cached: list[str] = []
+        self.answered: dict[tuple[Path | None, str], list[float]] = {}
         self.cache: Path | None = None
         self.judge_requests = 0
         self.phase_judge_requests = 0
+        self.stall_after: int | None = None
+        self.stalled_since: float | None = None
+        self._arrived = 0
+        self._phase = 0
+        self._release = threading.Event()
         self._lock = threading.Lock()
         self._judge: Any = None
         self._extractor: Any = None
@@ -72,12 +80,32 @@ class CountingServer:
         """The [keywords] (and, with `cache`, the [judge]) settings that send calls here."""
         return {"backend": "openai", "model": "x", "base_url": self.base_url}
 
-    def begin(self, cache: Path) -> None:
-        """Start counting a new pipeline start whose LLM cache is `cache`."""
+    def begin(self, cache: Path, *, stall_after: int | None = None) -> None:
+        """Start counting a new pipeline start whose LLM cache is `cache`.
+
+        With `stall_after`, judge requests after the first `stall_after` of this start get no
+        answer until the next `begin` (and then an error, uncounted): a batch that can never
+        finish, so that a kill finds answers received but the batch not done.
+        """
         with self._lock:
             self.cache = cache
             self.phase_asked = Counter()
             self.phase_judge_requests = 0
+            self.stall_after, self.stalled_since, self._arrived = stall_after, None, 0
+            self._phase += 1
+            self._release.set()
+            self._release = threading.Event()
+
+    def _stalled(self) -> bool:
+        """Hold a judge request past `stall_after`; True when its start has ended meanwhile."""
+        with self._lock:
+            self._arrived += 1
+            if self.stall_after is None or self._arrived <= self.stall_after:
+                return False
+            phase, release = self._phase, self._release
+            self.stalled_since = self.stalled_since or time.monotonic()
+        release.wait(timeout=300)
+        return phase != self._phase
 
     def _rule(self, body: dict[str, Any], attempt: int, headers: dict[str, str]) -> Any:
         """Answer a keyword or judge prompt by the offline rules; count it."""
@@ -88,6 +116,8 @@ class CountingServer:
         messages = body.get("messages", [])
         content = messages[-1]["content"] if messages else ""
         match = self._layout.search(content)
+        if match is not None and self._stalled():
+            return self._reply(status=503, message="held past the end of its start")
         if match is None:
             question = Question("q", content, "", [])
             key = self._key_of("keywords", question)
@@ -108,6 +138,7 @@ class CountingServer:
             self.phase_asked[prompt] += 1
             self.keys[prompt] = key
             self.kinds[prompt] = "keywords" if match is None else "judge"
+            self.answered.setdefault((self.cache, prompt), []).append(time.monotonic())
             if self._stored(key):
                 self.repeated_cached.append(prompt)
         return reply
@@ -136,6 +167,22 @@ class CountingServer:
         finally:
             db.close()
         return row is not None
+
+    def resent(self, cache: Path) -> dict[str, int]:
+        """Prompts of the run of `cache` sent more than once (answered or not), and the extra
+        requests they cost."""
+        again = [len(moments) for (run, _), moments in self.answered.items() if run == cache]
+        again = [count for count in again if count > 1]
+        return {"prompts": len(again), "requests": sum(again) - len(again)}
+
+    def answered_then_lost(self, cache: Path, kills: list[float], margin: float) -> int:
+        """Prompts of the run of `cache` answered more than `margin` s before a kill and asked
+        again after it: answers received and not kept (the client had time to keep them)."""
+        return sum(
+            any(moments[0] < kill - margin and moments[-1] > kill for kill in kills)
+            for (run, _), moments in self.answered.items()
+            if run == cache
+        )
 
     def stored_keys(self, cache: Path) -> set[str]:
         """Every key of an LLM cache file."""

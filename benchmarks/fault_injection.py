@@ -11,9 +11,11 @@ end. The partition JSONL files must then equal the clean run's byte for byte.
 
 Keywords and judgments go through the `openai` backends (cache on) to a local OpenAI-compatible
 server (`tests/openai_server.py`) that answers like the offline rules and counts every request
-per prompt. A request whose answer is already in the run's LLM cache is a repeated call for
-completed work: there must be none. Requests repeated because a kill lost them in flight (asked,
-answered, not yet stored) are counted and reported apart.
+per prompt with the moments it answered. A request whose answer is already in the run's LLM
+cache is a repeated call for completed work: there must be none. Every prompt sent more than
+once is counted (`resent_prompts`, `resent_requests`), and among them those answered more than
+`LOST_MARGIN` seconds before a kill and asked again after it (`answered_then_lost`: answers
+received and not kept): there must be none either. The others were in flight at the kill.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from benchmarks.counting_server import CountingServer
 WRAPPERS = {"CreateDataset"}  # tasks that only require others: nothing to kill inside
 EVENT = re.compile(r"\) (running|done|failed|new requirements)\s+(\w+)\(")
 PARTITION_FILES = ("answerable", "unanswerable", "discarded", "undetermined", "instances")
+LOST_MARGIN = 1.0  # seconds between an answer and a kill in which a client may not yet keep it
 
 
 @dataclass
@@ -56,6 +59,7 @@ class Start:
     delay: float | None = None
     code: int | None = None
     killed_in: str | None = None
+    killed_at: float | None = None
     seconds: float = 0.0
     events: list[tuple[float, str, str]] = field(default_factory=list)
     calls: int = 0
@@ -116,6 +120,7 @@ def run_once(
     while process.poll() is None:
         if deadline and time.perf_counter() >= deadline[0] and (when is None or when()):
             start.killed_in = start.running() or "(between tasks)"
+            start.killed_at = time.monotonic()
             kill_group(process)
             break
         time.sleep(0.01)
@@ -211,10 +216,13 @@ def summarize(
         if last.code == 0
         else list(PARTITION_FILES)
     )
-    final_keys = server.stored_keys(dirty_dir / "outputs" / "bench" / "llm-cache.sqlite")
+    cache = dirty_dir / "outputs" / "bench" / "llm-cache.sqlite"
+    final_keys = server.stored_keys(cache)
     stored = final_keys | server.stored_keys(clean_dir / "outputs" / "bench" / "llm-cache.sqlite")
     unstored = Counter(server.kinds[p] for p in server.asked if server.keys[p] not in stored)
     interrupted_calls = sum(s.calls for s in starts)
+    kills = [s.killed_at for s in starts if s.killed_at is not None]
+    resent = server.resent(cache)
     return {
         "final_exit_code": last.code,
         "partition_identical": not differences,
@@ -223,6 +231,9 @@ def summarize(
         "interrupted_calls": interrupted_calls,
         "extra_calls": interrupted_calls - clean.calls,
         "repeated_calls_for_cached_work": len(server.repeated_cached),
+        "resent_prompts": resent["prompts"],
+        "resent_requests": resent["requests"],
+        "answered_then_lost": server.answered_then_lost(cache, kills, LOST_MARGIN),
         "cache_keys_checked": not unstored,
         "asked_but_never_stored": dict(unstored),
         "kills": [
@@ -281,11 +292,13 @@ def main() -> None:
         summary["stages_not_reached"] = missed
     print(table(summary["kills"], ["target", "delay_s", "killed_in", "exit_code", "seconds"]))
     keys = ["partition_identical", "clean_calls", "interrupted_calls", "extra_calls"]
-    keys += ["repeated_calls_for_cached_work", "cache_keys_checked", "stages_not_reached"]
+    keys += ["repeated_calls_for_cached_work", "resent_prompts", "resent_requests"]
+    keys += ["answered_then_lost", "cache_keys_checked", "stages_not_reached"]
     print({k: summary[k] for k in keys})
     settings = {"documents": args.documents, "shard_size": args.shard_size, "seed": args.seed}
     print("saved", save("fault_injection", {"settings": settings, **summary}, args.results))
-    ok = summary["partition_identical"] and not summary["repeated_calls_for_cached_work"]
+    kept = not summary["repeated_calls_for_cached_work"] and not summary["answered_then_lost"]
+    ok = summary["partition_identical"] and kept
     sys.exit(0 if ok and summary["cache_keys_checked"] else 1)
 
 

@@ -1,18 +1,22 @@
 """Fault injection, fast version: one SIGKILL while judge calls are in flight, then a resume.
 
-The resumed build must write the clean build's partition byte for byte, and no prompt whose
-answer was already in the LLM cache may reach the (counting) server again.
+The resumed build must write the clean build's partition byte for byte, no prompt whose
+answer was already in the LLM cache may reach the (counting) server again, and no prompt
+answered before the kill may be sent again.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
 from benchmarks.fault_injection import (
+    LOST_MARGIN,
     CountingServer,
     Start,
     config_for,
@@ -39,12 +43,12 @@ def test_a_killed_build_resumes_to_identical_outputs_without_repeating_cached_ca
         folder = tmp_path / "killed"
         config = config_for(folder, server, DOCUMENTS, SHARD_SIZE)
         cache = folder / "outputs" / "bench" / "llm-cache.sqlite"
-        server.begin(cache)
+        server.begin(cache, stall_after=6)
         killed = run_once(
             config,
             folder / "luigi.log",
             [("TokenJudge", 0.0)],
-            lambda: server.phase_judge_requests >= 6,
+            lambda: (time.monotonic() - (server.stalled_since or math.inf)) > LOST_MARGIN + 0.5,
         )
         killed.calls = sum(server.phase_asked.values())
         assert killed.code == -9 and killed.killed_in == "TokenJudge"
@@ -57,6 +61,7 @@ def test_a_killed_build_resumes_to_identical_outputs_without_repeating_cached_ca
     assert summary["final_exit_code"] == 0
     assert summary["partition_identical"], summary["differing_files"]
     assert summary["repeated_calls_for_cached_work"] == 0
+    assert summary["answered_then_lost"] == 0, "answers received before the kill were kept"
     assert summary["cache_keys_checked"], summary["asked_but_never_stored"]
 
 

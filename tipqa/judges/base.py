@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from tipqa.llm.usage import CacheableBackend, Usage
 from tipqa.records import JudgeRequest, Judgment
 from tipqa.registry import Registry
+
+Judged = Callable[[int, Judgment, Usage], None]
+"""Hears a final judgment as it arrives: the request's index, the judgment, its tokens."""
 
 
 class RelevanceJudge(Protocol):
@@ -32,8 +35,10 @@ class CacheableJudge(CacheableBackend, Protocol):
         """The parts of a request that the prompt uses (the cache key's inputs)."""
         ...
 
-    def judge_with_usage(self, requests: Sequence[JudgeRequest]) -> list[tuple[Judgment, Usage]]:
-        """Judgments with the tokens each one cost."""
+    def judge_with_usage(
+        self, requests: Sequence[JudgeRequest], on_judged: Judged | None = None
+    ) -> list[tuple[Judgment, Usage]]:
+        """Judgments with the tokens each one cost; `on_judged` hears each as it is final."""
         ...
 
 

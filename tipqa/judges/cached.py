@@ -1,10 +1,11 @@
 """Cache wrappers: a judge or keyword extractor that sends only cache misses to its backend.
 
 All requests of a batch are looked up first; the misses (each distinct prompt once) go to the
-inner backend in one batch; successful results are stored, failures are not (a rerun retries
-them). The key is built from what the inner backend declares (`CacheableBackend`): `name`,
-`model`, `prompt_sha256`, `cache_config` and `cache_inputs(item)`, so it changes with the
-model, template or settings.
+inner backend in one batch; each successful result is stored as soon as the backend has it (a
+commit per answer: a kill loses no answer received), failures are not (a rerun retries them).
+The key is built from what the inner backend declares (`CacheableBackend`): `name`, `model`,
+`prompt_sha256`, `cache_config` and `cache_inputs(item)`, so it changes with the model,
+template or settings.
 """
 
 from __future__ import annotations
@@ -87,14 +88,17 @@ class CachedJudge(_CacheCounter):
                 out[i] = judgment
         if misses:
             firsts = [requests[indices[0]] for indices in misses.values()]
-            fresh = _checked(self.inner, self.inner.judge_with_usage(firsts), firsts)
-            rows = []
-            for (key, indices), (judgment, usage) in zip(misses.items(), fresh, strict=True):
+            keys = list(misses)
+
+            def keep(position: int, judgment: Judgment, usage: Usage) -> None:
+                if judgment.label is not None:
+                    self.cache.put(keys[position], self.name, _judgment_entry(judgment, usage))
+                    self.cache_stats.add("cache_stored")
+
+            fresh = _checked(self.inner, self.inner.judge_with_usage(firsts, keep), firsts)
+            for indices, (judgment, _) in zip(misses.values(), fresh, strict=True):
                 for i in indices:
                     out[i] = _relabel(judgment, requests[i])
-                if judgment.label is not None:
-                    rows.append((key, self.name, _judgment_entry(judgment, usage)))
-            self.cache_stats.add("cache_stored", self.cache.put_many(rows))
         return [judgment for judgment in out if judgment is not None]
 
     def _from_entry(self, request: JudgeRequest, entry: Mapping[str, Any]) -> Judgment | None:
@@ -150,17 +154,18 @@ class CachedKeywordExtractor(_CacheCounter):
                 out[i] = keywords
         if misses:
             firsts = [questions[indices[0]] for indices in misses.values()]
-            fresh = _checked(self.inner, self.inner.extract_with_usage(firsts), firsts)
-            rows = []
-            for (key, indices), (keywords, usage) in zip(misses.items(), fresh, strict=True):
-                for i in indices:
-                    out[i] = dataclasses.replace(keywords, question_id=questions[i].id)
+            keys = list(misses)
+
+            def keep(position: int, keywords: Keywords, usage: Usage) -> None:
                 if keywords.error is None:
                     entry = {"keywords": keywords.keywords, "raw": keywords.raw}
-                    if usage is not None:
-                        entry["usage"] = usage.to_dict()
-                    rows.append((key, self.name, entry))
-            self.cache_stats.add("cache_stored", self.cache.put_many(rows))
+                    self.cache.put(keys[position], self.name, {**entry, "usage": usage.to_dict()})
+                    self.cache_stats.add("cache_stored")
+
+            fresh = _checked(self.inner, self.inner.extract_with_usage(firsts, keep), firsts)
+            for indices, (keywords, _) in zip(misses.values(), fresh, strict=True):
+                for i in indices:
+                    out[i] = dataclasses.replace(keywords, question_id=questions[i].id)
         return [keywords for keywords in out if keywords is not None]
 
     def _from_entry(self, question: Question, entry: Mapping[str, Any]) -> Keywords | None:
@@ -187,14 +192,12 @@ def _relabel(judgment: Judgment, request: JudgeRequest) -> Judgment:
     )
 
 
-def _judgment_entry(judgment: Judgment, usage: Usage | None) -> dict[str, Any]:
+def _judgment_entry(judgment: Judgment, usage: Usage) -> dict[str, Any]:
     """What is stored for a successful judgment."""
-    entry: dict[str, Any] = {
+    return {
         "label": judgment.label,
         "raw": judgment.raw,
         "p_yes": judgment.p_yes,
         "judge": judgment.judge,
+        "usage": usage.to_dict(),
     }
-    if usage is not None:
-        entry["usage"] = usage.to_dict()
-    return entry

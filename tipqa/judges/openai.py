@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tipqa.errors import ConfigError
-from tipqa.judges.base import JUDGE_SLOTS
+from tipqa.judges.base import JUDGE_SLOTS, Judged
 from tipqa.judges.parsing import parse_relevance
 from tipqa.llm.openai_client import ChatResult, Message, OpenAIServerSettings, Usage
 from tipqa.llm.prompts import load_template
@@ -145,29 +145,43 @@ class OpenAIJudge:
         """One judgment per request, in order; failures have `label=None` and an error."""
         return [judgment for judgment, _ in self.judge_with_usage(requests)]
 
-    def judge_with_usage(self, requests: Sequence[JudgeRequest]) -> list[tuple[Judgment, Usage]]:
-        """Judgments with the tokens each one cost (re-asks included)."""
+    def judge_with_usage(
+        self, requests: Sequence[JudgeRequest], on_judged: Judged | None = None
+    ) -> list[tuple[Judgment, Usage]]:
+        """Judgments with the tokens each one cost (re-asks included).
+
+        `on_judged(index, judgment, usage)` is called as soon as a judgment is final: parsed,
+        failed, or unparseable after the last re-ask.
+        """
         batch = [self.messages(request) for request in requests]
-        results = self.client.complete_many(batch, desc="judge", **self.params)
-        usage = [result.usage for result in results]
-        labels = [parse_relevance(r.text) if r.ok else None for r in results]
-        for _ in range(self.parse_retries):
-            pending = [i for i, r in enumerate(results) if r.ok and labels[i] is None]
+        usage = [Usage() for _ in requests]
+        judgments: list[Judgment | None] = [None] * len(requests)
+        pending = list(range(len(requests)))
+        for attempt in range(self.parse_retries + 1):
+            if attempt:
+                self.stats.add("parse_retries", len(pending))
+            asked, last = pending, attempt == self.parse_retries
+
+            def take(
+                position: int, result: ChatResult, asked: list[int] = asked, last: bool = last
+            ) -> None:
+                i = asked[position]
+                usage[i] += result.usage
+                label = parse_relevance(result.text) if result.ok else None
+                if result.ok and label is None and not last:
+                    return
+                judgments[i] = judgment = self._judgment(requests[i], result, label)
+                if on_judged is not None:
+                    on_judged(i, judgment, usage[i])
+
+            desc = "judge (re-ask)" if attempt else "judge"
+            self.client.complete_many(
+                [batch[i] for i in asked], desc=desc, on_result=take, **self.params
+            )
+            pending = [i for i in asked if judgments[i] is None]
             if not pending:
                 break
-            self.stats.add("parse_retries", len(pending))
-            again = self.client.complete_many(
-                [batch[i] for i in pending], desc="judge (re-ask)", **self.params
-            )
-            for i, result in zip(pending, again, strict=True):
-                results[i] = result
-                usage[i] = usage[i] + result.usage
-                labels[i] = parse_relevance(result.text) if result.ok else None
-        judgments = [
-            self._judgment(request, result, label)
-            for request, result, label in zip(requests, results, labels, strict=True)
-        ]
-        return list(zip(judgments, usage, strict=True))
+        return [(j, u) for j, u in zip(judgments, usage, strict=True) if j is not None]
 
     def _judgment(
         self, request: JudgeRequest, result: ChatResult, label: Relevance | None

@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from tipqa.errors import ConfigError
 from tipqa.extras import VLLM, Extra
-from tipqa.judges.base import JUDGE_SLOTS
+from tipqa.judges.base import JUDGE_SLOTS, Judged
 from tipqa.judges.parsing import parse_relevance
 from tipqa.llm.prompts import load_template
 from tipqa.llm.usage import Usage
@@ -229,30 +229,48 @@ class VLLMJudge:
         """One judgment per request, in order; failures have `label=None` and an error."""
         return [judgment for judgment, _ in self.judge_with_usage(requests)]
 
-    def judge_with_usage(self, requests: Sequence[JudgeRequest]) -> list[tuple[Judgment, Usage]]:
-        """Judgments with the tokens each one cost (re-asks included)."""
+    def judge_with_usage(
+        self, requests: Sequence[JudgeRequest], on_judged: Judged | None = None
+    ) -> list[tuple[Judgment, Usage]]:
+        """Judgments with the tokens each one cost (re-asks included).
+
+        `on_judged(index, judgment, usage)` is called for each judgment that is final, after
+        each engine batch (`batch_size` prompts).
+        """
         if not requests:
             return []
         self.stats.add("requests", len(requests))
         prompts = self.prompts(requests)
         usage = [Usage() for _ in requests]
-        answers: list[_Answer | None] = [None] * len(requests)
-        pending = [i for i, prompt in enumerate(prompts) if prompt.error is None]
+        judgments: list[Judgment | None] = [None] * len(requests)
+        pending = []
+        for i, (request, prompt) in enumerate(zip(requests, prompts, strict=True)):
+            if prompt.error is None:
+                pending.append(i)
+            else:
+                judgments[i] = self._judgment(request, prompt, None)
         for attempt in range(self.parse_retries + 1):
             if not pending:
                 break
             if attempt:
                 self.stats.add("parse_retries", len(pending))
-            fresh = self._generate([prompts[i].token_ids for i in pending], attempt)
-            for i, answer in zip(pending, fresh, strict=True):
-                answers[i] = answer
-                usage[i] += Usage(len(prompts[i].token_ids), answer.completion_tokens)
-            pending = [i for i, answer in zip(pending, fresh, strict=True) if not answer.label]
-        judgments = [
-            self._judgment(request, prompt, answer)
-            for request, prompt, answer in zip(requests, prompts, answers, strict=True)
-        ]
-        return list(zip(judgments, usage, strict=True))
+            last = attempt == self.parse_retries
+            for batch in self._batches(pending):
+                fresh = self._generate([prompts[i].token_ids for i in batch], attempt)
+                for i, answer in zip(batch, fresh, strict=True):
+                    usage[i] += Usage(len(prompts[i].token_ids), answer.completion_tokens)
+                    if answer.label or last:
+                        judgments[i] = judgment = self._judgment(requests[i], prompts[i], answer)
+                        if on_judged is not None:
+                            on_judged(i, judgment, usage[i])
+            pending = [i for i in pending if judgments[i] is None]
+        return [(j, u) for j, u in zip(judgments, usage, strict=True) if j is not None]
+
+    def _batches(self, pending: list[int]) -> Iterable[list[int]]:
+        """The pending requests in engine batches of `batch_size`, with a progress bar."""
+        starts = range(0, len(pending), self.batch_size)
+        for start in tqdm(starts, desc="judge (vllm)", unit="batch", disable=len(starts) < 2):
+            yield pending[start : start + self.batch_size]
 
     def prompts(self, requests: Sequence[JudgeRequest]) -> list[Prompt]:
         """Render, chat-format and tokenize every request; cut documents that overflow."""
@@ -314,23 +332,19 @@ class VLLMJudge:
             options["structured_outputs"] = StructuredOutputsParams(choice=list(CHOICES))
         return SamplingParams(max_tokens=self.max_tokens, logprobs=TOP_LOGPROBS, **options)
 
-    def _generate(self, prompts: list[list[int]], attempt: int) -> list[_Answer]:
-        """Send the prompts to the engine in batches of `batch_size`, in order."""
+    def _generate(self, batch: list[list[int]], attempt: int) -> list[_Answer]:
+        """One engine batch: the answers to these prompts, in order."""
         engine = self.engine
+        outputs = engine.generate(
+            [{"prompt_token_ids": ids} for ids in batch],
+            self._sampling_params(attempt),
+            use_tqdm=False,
+        )
+        self.stats.add("batches")
+        self.stats.add("prompts", len(batch))
+        self.stats.add("prompt_tokens", sum(len(ids) for ids in batch))
         tokenizer = engine.get_tokenizer()
-        params = self._sampling_params(attempt)
-        starts = range(0, len(prompts), self.batch_size)
-        answers: list[_Answer] = []
-        for start in tqdm(starts, desc="judge (vllm)", unit="batch", disable=len(starts) < 2):
-            batch = prompts[start : start + self.batch_size]
-            outputs = engine.generate(
-                [{"prompt_token_ids": ids} for ids in batch], params, use_tqdm=False
-            )
-            self.stats.add("batches")
-            self.stats.add("prompts", len(batch))
-            self.stats.add("prompt_tokens", sum(len(ids) for ids in batch))
-            answers.extend(self._answer(tokenizer, output) for output in outputs)
-        return answers
+        return [self._answer(tokenizer, output) for output in outputs]
 
     def _answer(self, tokenizer: Any, output: Any) -> _Answer:
         """Read the generated text and p_yes of one engine output."""

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from tipqa.llm.usage import CacheableBackend, Usage
 from tipqa.records import Keywords, Question
 from tipqa.registry import Registry
+
+Extracted = Callable[[int, Keywords, Usage], None]
+"""Hears an extraction as it arrives: the question's index, the keywords, their tokens."""
 
 
 class KeywordExtractor(Protocol):
@@ -32,8 +35,10 @@ class CacheableExtractor(CacheableBackend, Protocol):
         """The parts of a question that the prompt uses (the cache key's inputs)."""
         ...
 
-    def extract_with_usage(self, questions: Sequence[Question]) -> list[tuple[Keywords, Usage]]:
-        """Keywords with the tokens each extraction cost."""
+    def extract_with_usage(
+        self, questions: Sequence[Question], on_extracted: Extracted | None = None
+    ) -> list[tuple[Keywords, Usage]]:
+        """Keywords with the tokens each extraction cost; `on_extracted` hears each at once."""
         ...
 
 

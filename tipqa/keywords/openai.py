@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tipqa.errors import ConfigError
-from tipqa.llm.openai_client import Message, OpenAIServerSettings, Usage
+from tipqa.keywords.base import Extracted
+from tipqa.llm.openai_client import ChatResult, Message, OpenAIServerSettings, Usage
 from tipqa.llm.prompts import PromptTemplate, load_template
 from tipqa.records import Keywords, Question
 from tipqa.settings import setting
@@ -113,29 +114,38 @@ class OpenAIKeywordExtractor:
         """Keywords for each question, in order; a failure is recorded in `Keywords.error`."""
         return [keywords for keywords, _ in self.extract_with_usage(questions)]
 
-    def extract_with_usage(self, questions: Sequence[Question]) -> list[tuple[Keywords, Usage]]:
-        """Keywords with the tokens each extraction cost."""
+    def extract_with_usage(
+        self, questions: Sequence[Question], on_extracted: Extracted | None = None
+    ) -> list[tuple[Keywords, Usage]]:
+        """Keywords with the tokens each extraction cost; `on_extracted` hears each at once."""
+        out: list[tuple[Keywords, Usage] | None] = [None] * len(questions)
+
+        def take(i: int, result: ChatResult) -> None:
+            keywords = self._keywords(questions[i], result)
+            out[i] = (keywords, result.usage)
+            if on_extracted is not None:
+                on_extracted(i, keywords, result.usage)
+
         batch = [self.messages(question) for question in questions]
-        results = self.client.complete_many(batch, desc="keywords", **self.params)
-        out = []
-        for question, result in zip(questions, results, strict=True):
-            self.stats.add("questions")
-            if not result.ok:
-                self.stats.add("failed")
-                keywords = Keywords(question.id, [], "", result.describe_error())
-                out.append((keywords, result.usage))
-                continue
-            parsed = parse_keywords(result.text, question.text)
-            self.stats.add("keywords_kept", len(parsed.keywords))
-            self.stats.add("keywords_dropped_duplicate", len(parsed.duplicates))
-            self.stats.add("keywords_dropped_not_in_question", len(parsed.absent))
-            error = None
-            if not parsed.keywords:
-                error = f"no keywords of the question in the answer: {result.text[:RAW_CHARS]!r}"
-                self.stats.error("no_keywords")
-                self.stats.add("failed")
-            out.append((Keywords(question.id, parsed.keywords, result.text, error), result.usage))
-        return out
+        self.client.complete_many(batch, desc="keywords", on_result=take, **self.params)
+        return [item for item in out if item is not None]
+
+    def _keywords(self, question: Question, result: ChatResult) -> Keywords:
+        """The keywords of one answer, counted; a failure is recorded in `Keywords.error`."""
+        self.stats.add("questions")
+        if not result.ok:
+            self.stats.add("failed")
+            return Keywords(question.id, [], "", result.describe_error())
+        parsed = parse_keywords(result.text, question.text)
+        self.stats.add("keywords_kept", len(parsed.keywords))
+        self.stats.add("keywords_dropped_duplicate", len(parsed.duplicates))
+        self.stats.add("keywords_dropped_not_in_question", len(parsed.absent))
+        error = None
+        if not parsed.keywords:
+            error = f"no keywords of the question in the answer: {result.text[:RAW_CHARS]!r}"
+            self.stats.error("no_keywords")
+            self.stats.add("failed")
+        return Keywords(question.id, parsed.keywords, result.text, error)
 
 
 def few_shot_messages(template: PromptTemplate) -> tuple[list[Message], PromptTemplate]:

@@ -17,7 +17,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -181,9 +181,18 @@ class OpenAIChatClient:
         self.close()
 
     def complete_many(
-        self, batch: Sequence[list[Message]], *, desc: str = "chat", **params: Any
+        self,
+        batch: Sequence[list[Message]],
+        *,
+        desc: str = "chat",
+        on_result: Callable[[int, ChatResult], None] | None = None,
+        **params: Any,
     ) -> list[ChatResult]:
-        """One result per message list, in order, with at most `max_concurrency` in flight."""
+        """One result per message list, in order, with at most `max_concurrency` in flight.
+
+        `on_result(index, result)` is called in the calling thread as each result arrives, so
+        that a caller can keep it before the batch is done.
+        """
         if not batch:
             return []
         results: list[ChatResult | None] = [None] * len(batch)
@@ -198,7 +207,10 @@ class OpenAIChatClient:
             }
             try:
                 for future in as_completed(futures):
-                    results[futures[future]] = future.result()
+                    index, result = futures[future], future.result()
+                    results[index] = result
+                    if on_result is not None:
+                        on_result(index, result)
                     bar.update(1)
             except BaseException:
                 pool.shutdown(cancel_futures=True)

@@ -158,6 +158,19 @@ def test_batches_keep_order_and_are_counted(engine_model: str) -> None:
 
 @pytest.mark.vllm
 @needs_vllm
+def test_each_engine_batch_is_handed_over_before_the_next_is_generated(engine_model: str) -> None:
+    requests = [request(i) for i in range(5)]
+    judge = judge_for(engine_model, mode="choice", batch_size=2, parse_retries=0)
+    heard: list[tuple[int, int]] = []
+    judged = judge.judge_with_usage(
+        requests, lambda i, judgment, usage: heard.append((i, judge.stats.counts["batches"]))
+    )
+    assert heard == [(0, 1), (1, 1), (2, 2), (3, 2), (4, 3)]
+    assert [j.unit_id for j, _ in judged] == [r.unit_id for r in requests]
+
+
+@pytest.mark.vllm
+@needs_vllm
 def test_choice_mode_answers_only_yes_or_no(engine_model: str) -> None:
     judge = judge_for(engine_model, mode="choice")
     judgments = judge.judge([request(i) for i in range(12)])
