@@ -74,7 +74,8 @@ class CreateDataset(luigi.Task):
     def run(self) -> None:
         config = current()
         layout, pools = config.layout(), config.pool_names
-        announce(write_summary(layout, pools, os.environ.get("LUIGI_CONFIG_PATH")))
+        dated = config.training_order is not None
+        announce(write_summary(layout, pools, os.environ.get("LUIGI_CONFIG_PATH"), dated))
         undetermined = undetermined_count(layout, pools)
         if undetermined and not self.accept_undetermined:
             raise UndeterminedError(undetermined, str(layout.summary))

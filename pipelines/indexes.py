@@ -128,7 +128,8 @@ class BuildIndex(IndexStep):
         if _in_parts(self.index, config):
             files = indexing.corpus_shards(corpus)
             yield [IndexFile(index=self.index, file=name) for name in files]
-            indexing.finalize_index(self._open(), files, self.index, path, record)
+            parts = [self.layout.index_file_stats(self.index, name) for name in files]
+            indexing.finalize_index(self._open(), files, self.index, path, record, parts)
             return
         _fresh(self.layout, self.index, record)
         if self.index == TOKEN_INDEX:

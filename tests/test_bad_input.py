@@ -89,7 +89,8 @@ def test_bad_records_are_counted_skips(tmp_path: Path) -> None:
     )
     corpus = FileCorpus([path], progress=False)
     documents = list(corpus)
-    assert [d.id for d in documents] == ["d1", "d1", "d9"]
+    assert [d.id for d in documents] == ["d1", "d8", "d1", "d9"]
+    assert documents[1].text == "\ufffd\ufffd not utf-8", "bad bytes replaced, record kept"
     assert dict(corpus.stats.errors) == {
         "invalid_json": 1,
         "not_object": 1,
@@ -97,9 +98,9 @@ def test_bad_records_are_counted_skips(tmp_path: Path) -> None:
         "invalid_id": 1,
         "empty_text": 1,
         "missing_text": 1,
-        "invalid_utf8": 1,
     }
     assert corpus.stats.counts["duplicate_ids"] == 1
+    assert corpus.stats.counts["utf8_replaced"] == 1
 
 
 def test_an_enormous_single_line_is_read_whole_and_indexed(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from tipqa.annotation.settings import AnnotationSettings
 from tipqa.boundary.build import BoundarySettings
 from tipqa.config_pools import POOL_PREFIX, Pool, read_pools, selected
 from tipqa.corpus.base import CORPUS_READERS
+from tipqa.corpus.files import FileCorpusSettings, FileGroupSettings
 from tipqa.demo.world import DEMO, DemoSettings
 from tipqa.embedders.base import EMBEDDERS
 from tipqa.errors import ConfigError, MissingExtraError
@@ -39,6 +40,7 @@ from tipqa.vector_index.base import VECTOR_INDEXES
 from tipqa.windows import WindowStepSettings
 
 Sections = Mapping[str, Mapping[str, Any]]
+CORPUS_GROUP_PREFIX = "corpus."
 S = TypeVar("S", bound=Settings)
 
 
@@ -211,7 +213,7 @@ def read_config(sections: Sections) -> Config:
         build=section(BuildSettings, "build"),
         demo=section(DemoSettings, "demo"),
         pools=pools,
-        corpus=read_corpus(sections.get("corpus", {})),
+        corpus=read_corpus(sections),
         token_index=seams["token_index"][0],
         embedder=seams["embedder"][0],
         vector_index=seams["vector_index"][0],
@@ -251,7 +253,8 @@ def check_section_names(sections: Sections) -> None:
     Other sections (Luigi's own, other tasks' parameters) are left alone.
     """
     for name in sections:
-        if name in KNOWN_SECTIONS or name.startswith((POOL_PREFIX, ANSWERER_SECTION)):
+        prefixes = (POOL_PREFIX, ANSWERER_SECTION, CORPUS_GROUP_PREFIX)
+        if name in KNOWN_SECTIONS or name.startswith(prefixes):
             continue
         near = difflib.get_close_matches(name.lower(), KNOWN_SECTIONS, n=1, cutoff=0.8)
         if near:
@@ -319,15 +322,52 @@ def read_answerers(sections: Sections) -> tuple[Choice, ...]:
     )
 
 
-def read_corpus(values: Mapping[str, Any]) -> Choice:
-    """The corpus: `source = demo` (the demo world), `files` or `hub`, with its settings."""
+def read_corpus(sections: Sections) -> Choice:
+    """The corpus: `source = demo` (the demo world), `files` or `hub`, with its settings.
+
+    With `source = files`, each `[corpus.NAME]` section is a group of files read with its
+    own keys, `[corpus]`'s reader keys being every group's defaults.
+    """
+    values = sections.get("corpus", {})
+    groups = {
+        name[len(CORPUS_GROUP_PREFIX) :]: group
+        for name, group in sections.items()
+        if name.startswith(CORPUS_GROUP_PREFIX)
+    }
     source = selected(values, "source", DEMO, "corpus")
+    if groups and source != "files":
+        name = next(iter(groups))
+        raise ConfigError(
+            f"[{CORPUS_GROUP_PREFIX}{name}] is a group of files: it needs [corpus] source = files"
+        )
     if source == DEMO:
         extra = [key for key in values if key != "source"]
         if extra:
             raise ConfigError(f"[corpus] source = demo takes no other keys, got {extra[0]!r}")
         return Choice(DEMO, DemoCorpusSettings())
+    if groups:
+        given = {"groups": read_groups(values, groups)}
+        files = parse(FileCorpusSettings, "corpus", values, ignore={"source"}, given=given)
+        return Choice(source, files)
     return Choice(source, CORPUS_READERS.parse(source, "corpus", values, ignore={"source"}))
+
+
+def read_groups(
+    corpus: Mapping[str, Any], groups: Mapping[str, Mapping[str, Any]]
+) -> tuple[tuple[str, FileGroupSettings], ...]:
+    """The `[corpus.NAME]` groups, each with `[corpus]`'s reader keys as its defaults."""
+    shared = {
+        key: value
+        for key, value in corpus.items()
+        if key in FileGroupSettings.field_names() and key != "paths"
+    }
+    read = []
+    for name, values in groups.items():
+        section = f"{CORPUS_GROUP_PREFIX}{name}"
+        if not name or not values.get("paths"):
+            raise ConfigError(f"[{section}] a group of corpus files needs `paths`")
+        read.append((name, parse(FileGroupSettings, section, {**shared, **values})))
+    return tuple(read)
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,15 @@ import typing
 from collections.abc import Iterator
 from typing import Any
 
-from tipqa.config import SEAMS, SIMPLE_SECTIONS
+from tipqa.config import CORPUS_GROUP_PREFIX, SEAMS, SIMPLE_SECTIONS
+from tipqa.config_pools import PoolLimit
 from tipqa.corpus.base import CORPUS_READERS
+from tipqa.corpus.files import FileGroupSettings
 from tipqa.evaluate.answerers import ANSWERERS
 from tipqa.evaluate.settings import ANSWERER_SECTION
 from tipqa.questions.base import QUESTION_SOURCES
 from tipqa.registry import Registry
-from tipqa.settings import Settings, plain
+from tipqa.settings import Settings, keys, plain
 
 
 def _type(annotation: object) -> str:
@@ -36,7 +38,7 @@ def _default(field: dataclasses.Field[object]) -> str:
 def rows(cls: type[Settings]) -> Iterator[str]:
     """One Markdown table row per key of a settings class."""
     hints = typing.get_type_hints(cls)
-    for field in dataclasses.fields(cls):
+    for field in keys(cls):
         kind = "knob" if not field.metadata.get("fingerprint", True) else ""
         if field.metadata.get("search_only"):
             kind = "search"
@@ -67,6 +69,8 @@ def reference() -> str:
             parts.append(table(f"[{name}] (every backend)", step))
         parts += _backends(name, registry, selector)
     parts += _backends("corpus", CORPUS_READERS, "source")
+    parts.append(table(f"[{CORPUS_GROUP_PREFIX}NAME] (source = files)", FileGroupSettings))
+    parts.append(table("[pool.NAME] (every source, `demo` too)", PoolLimit))
     parts += _backends("pool.NAME", QUESTION_SOURCES, "source")
     parts += [
         table(f"[{ANSWERER_SECTION}{name}] (Evaluate --model-backend {name})", cls)

@@ -5,24 +5,30 @@ workers at once, a ledger of finished parts in the cluster) are started once, bu
 part, and finalized once; embedded backends (tantivy, FAISS) are built in one pass into a
 folder that holds one build only (a folder left by a build with another fingerprint is
 removed first).
+
+Both builds read the whole corpus once and record the reader's counts (`corpus.*`, and its
+skips by kind as errors) in their stats; a build in parts sums those of its parts when it is
+finalized. The token index build logs each skipped record; the vector index build counts them
+and logs them at DEBUG only, so a build warns about a bad record once.
 """
 
 from __future__ import annotations
 
 import shutil
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from tipqa.chunking import embed_chunks, iter_chunks, make_splitter
-from tipqa.corpus.base import Corpus
+from tipqa.corpus.base import Corpus, skips_logged_at_debug
 from tipqa.embedders.base import Embedder
 from tipqa.errors import InputError
 from tipqa.fingerprint import StepRecord
 from tipqa.layout import TOKEN_INDEX, VECTOR_INDEX
+from tipqa.provenance import REMEDY
 from tipqa.records import Document
-from tipqa.stats import StageStats
+from tipqa.stats import StageStats, read_stats
 from tipqa.token_index.base import TokenIndex
 from tipqa.vector_index.base import VectorIndex
 
@@ -149,16 +155,21 @@ def index_token_shard(
 
 def _embed(
     documents: Iterator[Document],
-    sample: list[str],
     embedder: Embedder,
     index: VectorIndex,
     stats: StageStats,
     overlap_tokens: int,
 ) -> None:
-    """Chunk, embed and add `documents` to `index`, counting into `stats`."""
+    """Chunk, embed and add `documents` to `index` in one pass, counting into `stats`.
+
+    The first `CALIBRATION_DOCUMENTS` documents calibrate the chunk size, then are chunked
+    with the others (they are not read twice).
+    """
+    head = list(islice(documents, CALIBRATION_DOCUMENTS))
+    sample = [doc.text for doc in head]
     splitter = make_splitter(embedder, overlap_tokens=overlap_tokens, calibration_texts=sample)
     stats.info["chars_per_token"] = splitter.chars_per_token
-    chunks = iter_chunks(documents, splitter, stats)
+    chunks = iter_chunks(chain(head, documents), splitter, stats)
     counts = embed_chunks(embedder, chunks, index, checkpoint_every=CHECKPOINT_CHUNKS)
     for name, value in counts.items():
         stats.add(f"index.{name}", value)
@@ -172,14 +183,18 @@ def build_vector_index(
     record: StepRecord,
     overlap_tokens: int = 0,
 ) -> StageStats:
-    """Chunk, embed and index every document of `corpus` in one pass; write the stats."""
+    """Chunk, embed and index every document of `corpus` in one pass; write the stats.
+
+    The index's counts at `finish` are running totals: they replace those it gave at its last
+    checkpoint.
+    """
     stats = StageStats(
         VECTOR_INDEX, info={"embedder": embedder.name}, provenance=record.provenance()
     )
-    sample = [doc.text for doc in islice(iter(corpus), CALIBRATION_DOCUMENTS)]
-    _embed(iter(corpus), sample, embedder, index, stats, overlap_tokens)
+    with skips_logged_at_debug():
+        _embed(iter(corpus), embedder, index, stats, overlap_tokens)
     for name, value in index.finish().items():
-        stats.add(f"index.{name}", value)
+        stats.set_total(f"index.{name}", value)
     stats.merge(corpus.stats, prefix="corpus.")
     _no_documents(corpus, stats)
     stats.write(stats_path)
@@ -198,8 +213,8 @@ def index_vector_shard(
     """Chunk, embed and index one part of the corpus, then record it as done."""
     info = {"file": shard, "embedder": embedder.name}
     stats = StageStats(f"{VECTOR_INDEX}_file", info=info, provenance=record.provenance())
-    sample = [doc.text for doc in islice(shard_documents(corpus, shard), CALIBRATION_DOCUMENTS)]
-    _embed(shard_documents(corpus, shard), sample, embedder, index, stats, overlap_tokens)
+    with skips_logged_at_debug():
+        _embed(shard_documents(corpus, shard), embedder, index, stats, overlap_tokens)
     index.record_shard(shard, dict(stats.counts))
     stats.merge(corpus.stats, prefix="corpus.")
     stats.write(stats_path)
@@ -215,13 +230,28 @@ def start_index(index: ShardedIndex, stats_path: Path, step: str, record: StepRe
 
 
 def finalize_index(
-    index: ShardedIndex, shards: list[str], step: str, stats_path: Path, record: StepRecord
+    index: ShardedIndex,
+    shards: list[str],
+    step: str,
+    stats_path: Path,
+    record: StepRecord,
+    parts: Sequence[Path] = (),
 ) -> StageStats:
-    """Finalize a sharded index once every part is done; write the stats."""
+    """Finalize a sharded index once every part is done; write the stats.
+
+    `parts` are the parts' stats files: the corpus reader's counts and skips they recorded
+    are summed into the stats, as a build in one pass records them.
+    """
     stats = StageStats(step, provenance=record.provenance())
     for name, value in index.finalize(shards).items():
         stats.add(name, value)
     if not stats.counts.get("documents"):
         raise InputError(f"{step}: the index holds no document once every corpus file is in")
+    for path in parts:
+        part = read_stats(path, REMEDY)
+        for name, value in part.get("counts", {}).items():
+            if name.startswith("corpus."):
+                stats.add(name, value)
+        stats.errors.update(part.get("errors", {}))
     stats.write(stats_path)
     return stats

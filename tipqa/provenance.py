@@ -2,8 +2,9 @@
 
 Every step writes the settings it ran with and the fingerprints of its inputs into its stats
 file (`tipqa.plan.StepRecord.provenance`). A partition gathers those of all the steps behind
-it; the splits check that their pools agree and keep the construction parameters; the dataset
-card shows them. Nothing here reads the current configuration.
+it, with what the corpus reader skipped (`tipqa.corpus_reading`, from the token index build's
+stats); the splits check that their pools agree and keep the construction parameters; the
+dataset card shows them. Nothing here reads the current configuration.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import tipqa
+from tipqa.corpus_reading import CorpusReading
 from tipqa.demo.world import DEMO
 from tipqa.errors import InputError
 from tipqa.layout import (
@@ -63,7 +65,13 @@ def pool_provenance(run: RunLayout, pool: str, shards: int) -> dict[str, Any]:
         steps[step] = recorded(run.index_stats(step))
     if steps[TOKEN_INDEX]["inputs"].get("corpus", {}).get("source") == DEMO:
         steps[WORLD] = recorded(run.world_stats)
-    return {"tipqa_version": tipqa.__version__, "schema_version": SCHEMA_VERSION, "steps": steps}
+    reading = CorpusReading.from_index_stats(read_stats(run.index_stats(TOKEN_INDEX), REMEDY))
+    return {
+        "tipqa_version": tipqa.__version__,
+        "schema_version": SCHEMA_VERSION,
+        "steps": steps,
+        "corpus_reading": reading.to_dict(),
+    }
 
 
 def shared_steps(provenance: dict[str, Any]) -> dict[str, Any]:
@@ -79,7 +87,8 @@ def shared_steps(provenance: dict[str, Any]) -> dict[str, Any]:
 
 
 def construction_parameters(provenance: dict[str, Any]) -> dict[str, Any]:
-    """What a dataset card shows of how a partition was made."""
+    """What a dataset card shows of how a partition was made (`corpus_reading` is None for a
+    partition that did not record it)."""
     steps = provenance["steps"]
     token_index = steps[TOKEN_INDEX]
     vector_index = steps[VECTOR_INDEX]["settings"]
@@ -97,6 +106,7 @@ def construction_parameters(provenance: dict[str, Any]) -> dict[str, Any]:
         "keywords": steps[KEYWORDS]["settings"]["keywords"],
         "judge": judging["judge"],
         "windows": judging["windows"],
+        "corpus_reading": provenance.get("corpus_reading"),
     }
 
 

@@ -3,7 +3,8 @@
 From the splits folder it writes, under the report folder, `funnel.png` (outcomes per stage, for
 every pool and split), `matches.png` (the share of answerable questions by the number of
 documents that contain all of a question's keywords and an alias, binned by powers of ten like
-figure 3 of the paper), `report.json` (the numbers behind both) and `report.md`, written last.
+figure 3 of the paper), `report.json` (the numbers behind both, and what the corpus reader
+skipped as the splits recorded it) and `report.md`, written last.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tipqa.corpus_reading import CorpusReading
 from tipqa.errors import InputError
 from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import atomic_open, iter_records, write_json
@@ -145,6 +147,8 @@ def render_markdown(data: dict[str, Any]) -> str:
             )
         )
     parts.append("![Answerable share by matching documents](matches.png)")
+    if data.get("corpus"):
+        parts += ["## Corpus records", CorpusReading.from_dict(data["corpus"]).markdown()]
     if data.get("boundary"):
         parts.extend(boundary_markdown(data["boundary"]))
     validation = data.get("validation")
@@ -209,7 +213,12 @@ def write_report(
         "pools": {name: pool_funnel(p) for name, p in info["pools"].items()},
         "splits": {name: split_funnel(info["splits"][name]) for name in names},
     }
-    data = {"funnel": funnel, "matches": matches, "validation": info.get("validation")}
+    data = {
+        "funnel": funnel,
+        "matches": matches,
+        "validation": info.get("validation"),
+        "corpus": info.get("parameters", {}).get("corpus_reading"),
+    }
     out = run.report
     draw_funnel(funnel, out / "funnel.png")
     draw_matches(matches, out / "matches.png")

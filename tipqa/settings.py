@@ -83,7 +83,12 @@ class Settings:
     @classmethod
     def field_names(cls) -> list[str]:
         """The keys a config section of these settings may hold."""
-        return [field.name for field in dataclasses.fields(cls)]
+        return [field.name for field in keys(cls)]
+
+
+def keys(cls: type[Settings]) -> list[dataclasses.Field[Any]]:
+    """The fields a config section sets (not those read from sections of their own)."""
+    return [field for field in dataclasses.fields(cls) if "sections" not in field.metadata]
 
 
 _CHOICES: dict[type, dict[str, tuple[Any, ...]]] = {}
@@ -115,6 +120,11 @@ def setting(default: Any, *, doc: str) -> Any:
 def knob(default: Any, *, doc: str = "") -> Any:
     """A field that changes how a step runs but not what it writes (left out of fingerprints)."""
     return dataclasses.field(default=default, metadata={"fingerprint": False, "doc": doc})
+
+
+def sections(default: Any, *, doc: str) -> Any:
+    """A field read from sections of its own (`doc` names them), not from a key."""
+    return dataclasses.field(default=default, metadata={"sections": doc})
 
 
 def search_only(default: Any, *, doc: str = "") -> Any:
@@ -154,13 +164,15 @@ def parse(
     *,
     ignore: Collection[str] = (),
     hint: str = "",
+    given: Mapping[str, Any] | None = None,
 ) -> S:
     """Read `values` (a config section) into `cls`, strictly.
 
     Keys in `ignore` belong to the section but not to `cls` (say, `backend`, read by the
     caller). `hint` is added to an unknown-key error (for example which backend is selected).
+    `given` holds fields already read, from sections of their own (see `sections`).
     """
-    fields = {field.name: field for field in dataclasses.fields(cls)}
+    fields = {field.name: field for field in keys(cls)}
     hints = typing.get_type_hints(cls)
     options: dict[str, Any] = {}
     for key, raw in values.items():
@@ -172,7 +184,7 @@ def parse(
             raise unknown_key(section, key, [*fields, *ignore], note)
         options[key] = convert(raw, hints[key], section, key)
     try:
-        return cls(**options)
+        return cls(**options, **(given or {}))
     except ConfigError:
         raise
     except (TypeError, ValueError) as exc:

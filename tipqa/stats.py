@@ -35,6 +35,10 @@ class StageStats:
         """Increase the counter `name`."""
         self.counts[name] += amount
 
+    def set_total(self, name: str, value: int | float) -> None:
+        """Set the counter `name` to a running total that supersedes its earlier value."""
+        self.counts[name] = value
+
     def error(self, kind: str, amount: int = 1) -> None:
         """Count an error (or a skipped input) of `kind`."""
         self.errors[kind] += amount

@@ -1,7 +1,8 @@
 """The end of a build: what it made, per pool and split, and what to do next.
 
-Read from the steps' stats files (the partitions' and the splits'), never from the current
-configuration, so the summary says what the outputs are, whoever made them.
+Read from the steps' stats files (the partitions' and the splits', which keep what the corpus
+reader skipped as the token index build recorded it), never from the current configuration, so
+the summary says what the outputs are, whoever made them.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import shlex
 from collections import Counter
 
+from tipqa.corpus_reading import CorpusReading
 from tipqa.jsonl import atomic_open
 from tipqa.layout import RunLayout
 from tipqa.provenance import REMEDY, offline_backends
@@ -70,11 +72,38 @@ def _outcomes(by_stage: dict[str, int]) -> str:
     return ", ".join(parts)
 
 
-def summarize(run: RunLayout, pools: list[str], config_path: str | None = None) -> str:
+def _boundary_lines(run: RunLayout, pools: list[str]) -> tuple[list[str], list[str]]:
+    """Per pool: its questions dated and those never found; the training order's warnings."""
+    lines: list[str] = []
+    warnings: list[str] = []
+    for name in pools:
+        stats = read_stats(run.pool(name).boundary.stats, REMEDY)
+        counts = stats.get("counts", {})
+        line = (
+            f"- boundary of pool **{name}**: {int(counts.get('questions_seen', 0))} answerable "
+            f"questions dated ({int(counts.get('questions_seen_upper_bound', 0))} of them not "
+            f"exact), {int(counts.get('questions_never_seen', 0))} with no evidence found in "
+            "the training stream (undetermined at every checkpoint)"
+        )
+        tokens = int(counts.get("training_order.tokens", 0))
+        if tokens:
+            unlocated = int(counts.get("training_order.tokens_unlocated", 0))
+            line += f"; {unlocated:,} of {tokens:,} evidence tokens unlocated"
+        lines.append(line)
+        for warning in stats.get("info", {}).get("training_order", {}).get("warnings", []):
+            if warning not in warnings:
+                warnings.append(warning)
+    return lines, warnings
+
+
+def summarize(
+    run: RunLayout, pools: list[str], config_path: str | None = None, boundary: bool = False
+) -> str:
     """The summary of a finished build, as Markdown.
 
     `config_path` (the run's `LUIGI_CONFIG_PATH`) goes into the commands it suggests, so that
-    they run against the same configuration when pasted.
+    they run against the same configuration when pasted; `boundary`: the build dated its
+    evidence over training (its pools' boundary stats are read).
     """
     lines = [f"# Build {run.root.name}", ""]
     undetermined = 0
@@ -94,6 +123,11 @@ def summarize(run: RunLayout, pools: list[str], config_path: str | None = None) 
             f"- split **{split}** (from pool {info['pool']}): {info['answerable']} answerable, "
             f"{info['unanswerable']} unanswerable, {info['instances']} vector-stage instances"
         )
+    reading = splits.get("parameters", {}).get("corpus_reading")
+    if reading is not None:
+        lines.append(f"- corpus: {CorpusReading.from_dict(reading).summary_line()}")
+    dated, order_warnings = _boundary_lines(run, pools) if boundary else ([], [])
+    lines += dated
     lines += [
         "",
         f"Splits: {run.splits}",
@@ -112,6 +146,8 @@ def summarize(run: RunLayout, pools: list[str], config_path: str | None = None) 
             "or a lower bound; for a benchmark, set [judge] (and [keywords]) backend = openai "
             "or vllm (README: LLM backends).",
         ]
+    for warning in order_warnings:
+        lines += ["", f"WARNING: {warning}"]
     if undetermined:
         lines += [
             "",
@@ -122,9 +158,11 @@ def summarize(run: RunLayout, pools: list[str], config_path: str | None = None) 
     return "\n".join(lines) + "\n"
 
 
-def write_summary(run: RunLayout, pools: list[str], config_path: str | None = None) -> str:
+def write_summary(
+    run: RunLayout, pools: list[str], config_path: str | None = None, boundary: bool = False
+) -> str:
     """Write the summary to `<run>/summary.md` and return it."""
-    text = summarize(run, pools, config_path)
+    text = summarize(run, pools, config_path, boundary)
     with atomic_open(run.summary) as handle:
         handle.write(text.encode())
     return text

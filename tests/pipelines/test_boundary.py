@@ -113,6 +113,11 @@ def test_checkpoint_splits_are_nested_and_the_last_is_the_ordinary_split(built: 
     assert "warnings" not in stats["info"]["training_order"]  # the default overlap is right
     upper = sum(not s.exact for s in seen)
     assert counts["questions_seen_upper_bound"] == upper
+    summary = built.run.summary.read_text()
+    assert (
+        f"- boundary of pool **dev**: {counts['questions_seen']} answerable questions dated "
+        f"({upper} of them not exact), {counts['questions_never_seen']} with no evidence found"
+    ) in summary
 
 
 def test_every_relevant_document_was_judged(built: Built) -> None:

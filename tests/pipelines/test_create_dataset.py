@@ -87,16 +87,21 @@ def test_a_failed_build_resumes_without_redoing_finished_work(
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data is not here")
-def test_real_triviaqa_sample_against_real_passages(tmp_path: Path) -> None:
+def test_real_triviaqa_sample_against_real_passages_and_its_evidence(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     shutil.copy(SHARED / "corpus" / "wikipedia-passages-1000.jsonl", corpus)
+    shutil.copytree(SHARED / "triviaqa" / "official-sample" / "evidence", tmp_path / "evidence")
     qa = SHARED / "triviaqa" / "official-sample" / "qa"
     pools = {"dev": {"source": "triviaqa-json", "paths": [str(qa)]}}
     config = luigi_config(
         tmp_path,
         questions={"pools": json.dumps(pools)},
-        corpus={"source": "files", "paths": json.dumps([str(corpus)]), "text_field": "contents"},
+        corpus={"source": "files"},
+        **{
+            "corpus.passages": {"paths": str(corpus), "text_field": "contents"},
+            "corpus.evidence": {"paths": str(tmp_path / "evidence"), "format": "text"},
+        },
     )
     result = run_luigi(config, "CreateDataset")
     assert result.returncode == 0, result.stderr[-3000:]
@@ -104,3 +109,7 @@ def test_real_triviaqa_sample_against_real_passages(tmp_path: Path) -> None:
     assert len(rows) == 9
     assert all(r.label in LABELS and r.reason for r in rows.values())
     assert any(r.keywords for r in rows.values())
+    token_index = read_json(tmp_path / "outputs" / "t" / "index" / "token.stats.json")
+    assert token_index["counts"]["corpus.documents"] == 1000 + 19
+    evidence = {r.evidence.doc_id for r in rows.values() if r.evidence is not None}
+    assert any(doc.startswith(("wikipedia/", "web/")) for doc in evidence), evidence

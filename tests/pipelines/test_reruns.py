@@ -3,6 +3,7 @@ work done under other settings, and ends with the labels and card of a clean bui
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -47,9 +48,21 @@ FROM_TOKEN_SEARCH = {TOKEN_SEARCH, *FROM_TOKEN_JUDGE}
 
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A demo world's files, read as a plain corpus and question file (so k1 sizes nothing)."""
+    """A demo world's files, read as a plain corpus and question file (so k1 sizes nothing).
+
+    Its first corpus file has three bad records that change no label: a line that is not
+    JSON (skipped), one with Latin-1 bytes (kept, the bytes replaced) and a document with the
+    id of the file's first document (the indexes keep the first).
+    """
     folder = tmp_path_factory.mktemp("inputs")
     make_world(DemoSettings(300, 5, 2), 20, RunLayout(folder), StepRecord("world", {}))
+    first = sorted((folder / "world" / "corpus").iterdir())[0]
+    lines = first.read_bytes().splitlines(keepends=True)
+    lines.insert(3, b'{"id": "broken", "text": \n')
+    lines.insert(5, b'{"id": "latin-1", "text": "Ol\xe9, said in Latin-1."}\n')
+    twin = {"id": json.loads(lines[0])["id"], "text": "Another document with the same id."}
+    lines.append(json.dumps(twin).encode() + b"\n")
+    first.write_bytes(b"".join(lines))
     return folder / "world"
 
 
@@ -99,10 +112,39 @@ def card(run: RunLayout) -> str:
 
 @pytest.fixture(scope="module")
 def base(inputs: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A finished build with the default offline backends."""
+    """A finished build with the default offline backends; its log is in `build.log`."""
     folder = tmp_path_factory.mktemp("base")
-    build(folder, sections(inputs))
+    result = run_luigi(luigi_config(folder, **sections(inputs)), "CreateDataset")
+    assert result.returncode == 0, result.stderr[-4000:]
+    (folder / "build.log").write_text(result.stderr)
     return folder
+
+
+def test_bad_corpus_records_are_said_once_and_counted_in_the_summary_report_and_card(
+    base: Path,
+) -> None:
+    run = RunLayout(base / "outputs" / "t")
+    log = (base / "build.log").read_text()
+    assert log.count("skipped record (invalid_json)") == 1, "one warning, by the token index"
+    token = read_json(run.index_stats(TOKEN_INDEX))
+    assert token["errors"] == {"invalid_json": 1}
+    assert token["counts"]["corpus.duplicate_ids"] == 1
+    documents = int(token["counts"]["corpus.documents"])
+    assert documents == 302, "the world's 300, the Latin-1 one and the twin"
+    line = (
+        f"- corpus: {documents} documents read, 1 record skipped (invalid_json 1), "
+        "1 duplicate id, 1 record with bytes that are not UTF-8 replaced\n"
+    )
+    assert line in run.summary.read_text()
+    for text in (card(run), (run.report / "report.md").read_text()):
+        section = text.split("## Corpus records\n", 1)[1].split("\n## ", 1)[0]
+        assert f"read {documents} documents and skipped 1 record, by kind:" in section
+        assert "| `invalid_json` | not valid JSON | 1 |" in section
+        assert "Duplicate ids (documents whose id an earlier document has): 1." in section
+        assert "not UTF-8 replaced by U+FFFD: 1." in section
+    vector = read_json(run.index_stats(VECTOR_INDEX))["counts"]
+    manifest = read_json(run.vector_index / "manifest.json")
+    assert vector["index.chunks"] == vector["index.chunks_added"] == manifest["count"]
 
 
 def test_an_unchanged_rerun_does_nothing(base: Path, inputs: Path, tmp_path: Path) -> None:

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import logging
+import zlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+import numpy as np
+import pytest
 
 from tipqa import indexing
 from tipqa.corpus.files import FileCorpus
@@ -10,6 +16,8 @@ from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_json
 from tipqa.layout import TOKEN_INDEX
 from tipqa.records import Document
+from tipqa.stats import StageStats
+from tipqa.vector_index.faiss import MANIFEST, FaissVectorIndex
 
 
 class LedgerIndex:
@@ -110,3 +118,99 @@ def test_a_folder_of_another_build_is_emptied(tmp_path: Path) -> None:
     indexing.fresh_folder(folder, "build-b")
     assert not folder.exists()
     assert (tmp_path / "index" / "vector.build").read_text().strip() == "build-b"
+
+
+def test_a_build_in_parts_sums_the_reader_counts_of_its_parts(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "corpus")
+    with open(corpus.files[1], "a") as handle:
+        handle.write('{"id": "d", "text": \n{"id": "a", "text": "a again"}\n')
+    corpus = FileCorpus(corpus.files)
+    index, record = LedgerIndex(), StepRecord(TOKEN_INDEX, {})
+    shards = indexing.corpus_shards(corpus)
+    parts = [tmp_path / f"file-{number}.stats.json" for number in range(len(shards))]
+    for shard, path in zip(shards, parts, strict=True):
+        indexing.index_token_shard(FileCorpus(corpus.files), shard, index, path, record)
+    stats_path = tmp_path / "token.stats.json"
+    indexing.finalize_index(index, shards, TOKEN_INDEX, stats_path, record, parts)
+    written = read_json(stats_path)
+    assert written["counts"]["corpus.documents"] == 4
+    assert written["counts"]["corpus.files"] == 2
+    assert written["errors"] == {"invalid_json": 1}
+    assert written["counts"]["documents"] == 3
+
+
+class WordEmbedder:
+    """An embedder double: tokens are words, vectors are seeded by the text."""
+
+    name = "words"
+    dimension = 8
+    max_seq_length = 40
+    similarity = "cosine"
+
+    def count_tokens(self, texts: list[str]) -> list[int]:
+        return [len(text.split()) + 2 for text in texts]
+
+    def encode_passages(self, texts: list[str]) -> np.ndarray:
+        rows = [np.random.default_rng(zlib.crc32(t.encode())).normal(size=8) for t in texts]
+        return np.asarray(rows, dtype=np.float32).reshape(len(texts), 8)
+
+    encode_queries = encode_passages
+
+
+class CountedPasses:
+    """A corpus that counts how often it is read from the start."""
+
+    def __init__(self, corpus: FileCorpus) -> None:
+        self.corpus = corpus
+        self.passes = 0
+
+    @property
+    def stats(self) -> StageStats:
+        return self.corpus.stats
+
+    def __iter__(self) -> Iterator[Document]:
+        self.passes += 1
+        return iter(self.corpus)
+
+
+class ReadAll:
+    """A token index double that consumes the documents."""
+
+    def build(self, documents: Iterable[Document]) -> dict[str, float]:
+        return {"documents": sum(1 for _ in documents)}
+
+
+def skip_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    found = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    return [message for message in found if message.startswith("skipped record")]
+
+
+def test_the_vector_build_reads_once_says_nothing_twice_and_counts_what_the_manifest_holds(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "corpus.jsonl"
+    words = " ".join(f"word{n}" for n in range(90))
+    lines = [f'{{"id": "d{n}", "text": "Document {n} says: {words}"}}' for n in range(12)]
+    lines.insert(2, '{"id": "broken", "text": ')
+    lines.append('{"id": "d1", "text": "A second document with the id of another."}')
+    path.write_text("\n".join(lines) + "\n")
+    corpus = CountedPasses(FileCorpus(path))
+    record = StepRecord(TOKEN_INDEX, {})
+    with caplog.at_level(logging.DEBUG, logger="tipqa.corpus.base"):
+        indexing.build_token_index(corpus, ReadAll(), tmp_path / "token.stats.json", record)
+        assert len(skip_warnings(caplog)) == 1 and corpus.passes == 1
+        index = FaissVectorIndex.at(tmp_path / "vector", WordEmbedder.dimension, kind="flat")
+        stats_path = tmp_path / "vector.stats.json"
+        indexing.build_vector_index(corpus, WordEmbedder(), index, stats_path, record)
+    assert corpus.passes == 2, "the chunk size is calibrated on the pass that indexes"
+    assert len(skip_warnings(caplog)) == 1, "the token index build has said it"
+    debug = [r for r in caplog.records if r.levelno == logging.DEBUG]
+    assert any(r.getMessage().startswith("skipped record (invalid_json)") for r in debug)
+    stats = read_json(stats_path)
+    manifest = read_json(tmp_path / "vector" / MANIFEST)
+    assert stats["counts"]["index.chunks"] == manifest["count"] == index.count()
+    assert stats["counts"]["index.chunks_added"] == manifest["count"]
+    assert stats["counts"]["index.chunks_duplicate"] == 1
+    assert stats["counts"]["chunks"] == manifest["count"] + 1 > 12
+    assert stats["errors"] == {"invalid_json": 1}
+    assert stats["counts"]["corpus.duplicate_ids"] == 1

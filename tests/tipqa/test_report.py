@@ -6,14 +6,22 @@ from pathlib import Path
 
 import matplotlib.image
 import pytest
-from partition_fixtures import DEV, build_splits
+from partition_fixtures import DEV, INFO, build_splits
 
+from tipqa.corpus_reading import CorpusReading
 from tipqa.errors import InputError
 from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_json
 from tipqa.layout import REPORT, RunLayout
 from tipqa.records import LabeledQuestion
-from tipqa.report import MATCH_BINS, match_bin, match_shares, pool_funnel, write_report
+from tipqa.report import (
+    MATCH_BINS,
+    match_bin,
+    match_shares,
+    pool_funnel,
+    render_markdown,
+    write_report,
+)
 
 
 def row(label: str, matches: int | None) -> LabeledQuestion:
@@ -61,7 +69,8 @@ def test_pool_funnel_passes_the_rest_to_the_vector_stage() -> None:
 
 
 def test_report_files(tmp_path: Path) -> None:
-    run = build_splits(tmp_path, per_label=3)
+    reading = CorpusReading(120, {"invalid_json": 1, "missing_text": 2}, duplicate_ids=1)
+    run = build_splits(tmp_path, per_label=3, build={**INFO, "corpus_reading": reading.to_dict()})
     out = run.report
     stats = write_report(run, StepRecord(REPORT, {}))
     assert stats.counts["test.questions"] == DEV["answerable"] + DEV["unanswerable"]
@@ -80,6 +89,11 @@ def test_report_files(tmp_path: Path) -> None:
     assert "![Outcomes per stage](funnel.png)" in text and "(matches.png)" in text
     assert "Split `validation`:" in text
     assert read_json(out / "report.stats.json")["stage"] == "report"
+    assert data["corpus"] == reading.to_dict()
+    assert "## Corpus records" in text and "| `missing_text` | no text field | 2 |" in text
+    assert "read 120 documents and skipped 3 records" in text
+    assert "Duplicate ids (documents whose id an earlier document has): 1." in text
+    assert "## Corpus records" not in render_markdown({**data, "corpus": None})
 
 
 def test_report_needs_the_splits(tmp_path: Path) -> None:

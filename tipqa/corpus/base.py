@@ -4,6 +4,10 @@ Every reader turns raw records (JSON objects, Parquet rows, dataset rows) into
 `tipqa.records.Document` through one `DocumentParser`, so all of them agree on fields, derived
 ids and how bad records are skipped (counted in `stats.errors` by kind and logged with the file
 and line) or, with `strict=True`, raised as an `InputError` naming file, line and field.
+
+A build reads its corpus twice, once for each index; only the token index build logs the skips
+(the vector index build reads inside `skips_logged_at_debug`), so each bad record is warned
+about once per build and counted in both builds' stats.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import hashlib
 import logging
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -24,6 +30,20 @@ log = logging.getLogger(__name__)
 
 MISSING = object()
 WARNINGS_PER_KIND = 20
+_SKIPS_AT_DEBUG: ContextVar[bool] = ContextVar("tipqa_skips_at_debug", default=False)
+
+
+@contextmanager
+def skips_logged_at_debug() -> Iterator[None]:
+    """Within the block, skipped records are counted as always but logged at DEBUG only.
+
+    For a reader of a corpus whose skips another reader of the same build already logs.
+    """
+    token = _SKIPS_AT_DEBUG.set(True)
+    try:
+        yield
+    finally:
+        _SKIPS_AT_DEBUG.reset(token)
 
 
 @runtime_checkable
@@ -84,7 +104,9 @@ class DocumentParser:
         strict: bool = False,
         max_chars: int | None = None,
         check_duplicates: bool = True,
+        seen: set[bytes] | None = None,
     ) -> None:
+        """`seen`: the digests of ids read so far, shared by parsers of one corpus."""
         if not text_field:
             raise ValueError("text_field must be a non-empty field name")
         self.stats = stats
@@ -94,7 +116,7 @@ class DocumentParser:
         self.strict = strict
         self.max_chars = max_chars
         self.check_duplicates = check_duplicates
-        self._seen: set[bytes] = set()
+        self._seen: set[bytes] = set() if seen is None else seen
         self._warned: Counter[str] = Counter()
 
     def reset(self) -> None:
@@ -109,8 +131,11 @@ class DocumentParser:
         if self.strict:
             raise InputError(message, path=path, line=line, field=field)
         self.stats.error(kind)
-        self._warned[kind] += 1
         where = f"{path}, line {line}" + (f", field {field!r}" if field else "")
+        if _SKIPS_AT_DEBUG.get():
+            log.debug("skipped record (%s) at %s: %s", kind, where, message)
+            return
+        self._warned[kind] += 1
         if self._warned[kind] <= WARNINGS_PER_KIND:
             log.warning("skipped record (%s) at %s: %s", kind, where, message)
             if self._warned[kind] == WARNINGS_PER_KIND:
@@ -118,11 +143,14 @@ class DocumentParser:
         else:
             log.debug("skipped record (%s) at %s: %s", kind, where, message)
 
-    def parse(self, record: Any, *, origin: str, path: str, line: int) -> Document | None:
+    def parse(
+        self, record: Any, *, origin: str, path: str, line: int, doc_id: str | None = None
+    ) -> Document | None:
         """The Document of one record, or None when it was skipped.
 
         `origin` names the file (or dataset split) for derived ids "{origin}:{line}"; `path`
-        and `line` name the place in messages.
+        and `line` name the place in messages. `doc_id` is the id when the file's format
+        gives it (a plain-text file's path) rather than a field.
         """
         self.stats.add("records")
         if not isinstance(record, dict):
@@ -144,7 +172,7 @@ class DocumentParser:
             message = f"text of {len(text)} characters exceeds max_chars={self.max_chars}"
             self.skip("too_long", message, path=path, line=line, field=self.text_field)
             return None
-        doc_id = self._document_id(record, origin=origin, path=path, line=line)
+        doc_id = self._document_id(record, origin=origin, path=path, line=line, given=doc_id)
         if doc_id is None:
             return None
         meta = self._meta(record)
@@ -153,11 +181,13 @@ class DocumentParser:
         return Document(id=doc_id, text=text, meta=meta)
 
     def _document_id(
-        self, record: dict[str, Any], *, origin: str, path: str, line: int
+        self, record: dict[str, Any], *, origin: str, path: str, line: int, given: str | None
     ) -> str | None:
         """The record's own id (strings and integers) or "{origin}:{line}" when it has none."""
         value: Any = MISSING if self.id_field is None else get_field(record, self.id_field)
-        if value is MISSING or value is None:
+        if given is not None:
+            doc_id = given
+        elif value is MISSING or value is None:
             doc_id = f"{origin}:{line}"
             self.stats.add("derived_ids")
         elif isinstance(value, str) and value.strip():

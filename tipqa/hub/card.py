@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tipqa.corpus_reading import CorpusReading
 from tipqa.hub.folder import HubFolderStats
 from tipqa.provenance import OFFLINE_BACKENDS, offline_backends
 from tipqa.splits import SPLITS
@@ -153,6 +154,13 @@ def statistics_section(info: dict[str, Any], rows: dict[str, dict[str, int]]) ->
             + "."
         )
     return "\n\n".join(parts)
+
+
+def corpus_section(reading: dict[str, Any] | None) -> list[str]:
+    """What the corpus reader skipped, by kind, and the duplicate ids (none when unrecorded)."""
+    if reading is None:
+        return []
+    return ["## Corpus records\n\n" + CorpusReading.from_dict(reading).markdown()]
 
 
 def splits_section(info: dict[str, Any]) -> str:
@@ -312,6 +320,7 @@ def render_card(
         intro,
         splits_section(info),
         statistics_section(info, rows),
+        *corpus_section(info["parameters"].get("corpus_reading")),
         parameters_section(info["parameters"]),
         fields_section(rows),
         *extra_sections,

@@ -165,7 +165,7 @@ BAD_LINES = [
 def test_bad_records_are_counted_skips(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b"\n".join(BAD_LINES) + b"\n")
-    corpus = FileCorpus(path)
+    corpus = FileCorpus(path, bad_utf8="skip")
     with caplog.at_level(logging.WARNING):
         docs = list(corpus)
     assert [d.id for d in docs] == ["ok1", "ok1", "ok2"]

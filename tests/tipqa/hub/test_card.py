@@ -6,8 +6,9 @@ import re
 from pathlib import Path
 
 import yaml
-from partition_fixtures import CONFIG, build_splits, provenance
+from partition_fixtures import CONFIG, INFO, build_splits, provenance
 
+from tipqa.corpus_reading import CorpusReading
 from tipqa.fingerprint import StepRecord
 from tipqa.hub.card import PAPER_AUTHORS, PAPER_TITLE, size_category
 from tipqa.hub.folder import build_hub_folder
@@ -87,3 +88,15 @@ def test_short_validation_and_missing_train_pool_are_explained(tmp_path: Path) -
     assert "No train pool was configured" in text
     assert 'load_dataset("<user>/<name>", "questions")' in text
     assert "license" not in yaml.safe_load(text.split("---\n")[1])
+
+
+def test_the_card_says_what_the_corpus_reader_skipped(tmp_path: Path) -> None:
+    reading = CorpusReading(300, {"invalid_json": 2, "invalid_utf8": 1}, duplicate_ids=4)
+    text = card(tmp_path / "read", build={**INFO, "corpus_reading": reading.to_dict()})
+    section = text.split("## Corpus records\n", 1)[1].split("\n## ", 1)[0]
+    assert "The corpus reader read 300 documents and skipped 3 records, by kind:" in section
+    assert table_row(section, "`invalid_json`") == ["`invalid_json`", "not valid JSON", "2"]
+    assert table_row(section, "`invalid_utf8`")[1:] == ["bytes that are not UTF-8", "1"]
+    assert "Duplicate ids (documents whose id an earlier document has): 4." in section
+    assert text.index("## Statistics") < text.index("## Corpus records")
+    assert "## Corpus records" not in card(tmp_path / "unrecorded")
