@@ -3,7 +3,8 @@
 # Label Studio goes into its own venv (.venv-labelstudio: it pulls Django and many packages
 # that must stay out of .venv); headless Chromium and chromedriver render the labelling page;
 # LibreOffice Calc opens and saves the annotators' sheets. Needs .venv with the labelstudio
-# extra (.ci/run makes it). The tests start Label Studio on loopback and stop it after.
+# extra (.ci/run makes it). The tests start Label Studio listening on 127.0.0.1 only
+# (--internal-host: its default is 0.0.0.0) and stop it after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

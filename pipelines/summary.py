@@ -4,7 +4,9 @@ Luigi prints its own execution summary last; ours is printed after it, when the 
 exits, so it is the last thing a user reads. A configuration or input error (a `TipqaError`)
 raised while Luigi checks which tasks are complete is logged by Luigi with its traceback; the
 paragraph here says it in one sentence (and `ShortOwnErrors` keeps only the error line of
-Luigi's report); an error while a task runs keeps its traceback in the log.
+Luigi's report); an error while a task runs keeps its traceback in the log, except refused
+credentials (a `CredentialsError`: a wrong or expired token), which `ShortOwnErrors` also cuts
+to its error line.
 
 With `--workers N` every task runs in a forked process, which exits without running `atexit`:
 a message announced there is appended to a spool file named by the main process's id, and the
@@ -25,7 +27,7 @@ from pathlib import Path
 import luigi
 import orjson
 
-from tipqa.errors import TipqaError
+from tipqa.errors import CredentialsError, TipqaError
 
 _MAIN_PID = os.getpid()
 _messages: list[str] = []
@@ -37,15 +39,20 @@ _SCHEDULED = re.compile(r"Will not run (\S+)")
 
 
 class ShortOwnErrors(logging.Filter):
-    """Shorten Luigi's report of an error of ours found while it checked a task.
+    """Shorten Luigi's report of an error of ours found while it checked or ran a task.
 
-    Luigi logs such an error with its whole traceback; for a `TipqaError` (a bad setting, a
-    bad input) the last line says everything, so only that line is kept.
+    Luigi logs such an error with its whole traceback; for a `TipqaError` found while checking
+    (a bad setting, a bad input) and for a `CredentialsError` raised while running (a refused
+    token) the last line says everything, so only that line is kept.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
         """Keep the record, its traceback cut to the error line when the error is ours."""
-        if isinstance(record.msg, str):
+        refused = record.exc_info[1] if record.exc_info else None
+        if isinstance(refused, CredentialsError):
+            record.msg, record.args = f"{record.getMessage()}: {refused}", ()
+            record.exc_info, record.exc_text = None, None
+        elif isinstance(record.msg, str):
             head, marker, trace = record.msg.partition(_TRACEBACK)
             if marker and _OWN_ERROR.search(trace):
                 line = trace.strip().splitlines()[-1]
@@ -106,7 +113,7 @@ def _failed(task: str, error: str, kind: str | None, when: str) -> None:
         f"tipqa: {task} failed {when} ({kind or 'error'}): {error}. Nothing already computed "
         "was lost: fix the cause and run the same command again to resume."
     )
-    if not (kind and when == BEFORE):
+    if not (kind and when == BEFORE) and kind != CredentialsError.kind:
         paragraph += " The traceback is in the log above."
     announce(textwrap.fill(paragraph, width=100, break_long_words=False, break_on_hyphens=False))
 

@@ -1,5 +1,10 @@
 """A real Label Studio on loopback for the `labelstudio` tests, started from its own venv.
 
+It binds 127.0.0.1 only (`--internal-host`; Label Studio's default is 0.0.0.0, and `--host`
+is only the URL put in the links it makes, ignored unless it starts with http:// or https://).
+`listening_addresses` reads the kernel's socket tables to check that; `refusing_server` stands
+in for a server that refuses every token with a 401.
+
 Label Studio (Django and many packages) stays out of the project's venv: the tests find it
 through `TIPQA_LABEL_STUDIO_VENV` (a venv with `pip install label-studio`, as `.ci/labelstudio.sh`
 makes) and are skipped with that reason when it is absent. The server gets a fresh data folder,
@@ -10,11 +15,16 @@ network. It is stopped (its whole process group) after the session.
 
 from __future__ import annotations
 
+import http.server
+import ipaddress
 import os
 import signal
 import subprocess
+import threading
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,7 +85,7 @@ def start(command: Path, data: Path) -> tuple[subprocess.Popen[bytes], LabelStud
                 str(command),
                 "start",
                 "--no-browser",
-                "--host",
+                "--internal-host",
                 "127.0.0.1",
                 "--port",
                 str(port),
@@ -119,3 +129,55 @@ def stop(process: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=30)
+
+
+def _address(hex_address: str) -> str:
+    """An address of /proc/net/tcp{,6} (32-bit words in the host's byte order, little-endian)."""
+    raw = bytes.fromhex(hex_address)
+    words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+    return str(ipaddress.ip_address(words))
+
+
+def listening_addresses(port: int) -> set[str]:
+    """The local addresses of the TCP sockets listening on `port` (Linux: /proc/net/tcp{,6})."""
+    found = set()
+    for table in (Path("/proc/net/tcp"), Path("/proc/net/tcp6")):
+        if not table.exists():
+            continue
+        for line in table.read_text().splitlines()[1:]:
+            fields = line.split()
+            local, state = fields[1], fields[3]
+            address, _, hex_port = local.partition(":")
+            if state == "0A" and int(hex_port, 16) == port:
+                found.add(_address(address))
+    return found
+
+
+class _Refuse(http.server.BaseHTTPRequestHandler):
+    """Answer every request as Label Studio answers a bad token."""
+
+    def _refuse(self) -> None:
+        body = b'{"detail": "Invalid token."}'
+        self.send_response(401)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_PATCH = _refuse
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Keep the test output quiet."""
+
+
+@contextmanager
+def refusing_server() -> Iterator[str]:
+    """The URL of a loopback server that answers 401 to everything, like a refused token."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refuse)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()

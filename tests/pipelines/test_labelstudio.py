@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from label_studio_server import refusing_server
 from tests_support import luigi_config, run_luigi
 from webdriver import free_port
 
@@ -92,6 +93,25 @@ def test_a_push_is_done_only_for_the_server_it_went_to(tmp_path: Path) -> None:
     assert f"cannot reach Label Studio at {elsewhere} (checking the token)" in moved.stderr
     assert "feedface" not in moved.stderr
     assert layout.push_stats.stat().st_mtime_ns == pushed
+
+
+@pytest.mark.slow
+def test_a_refused_token_ends_the_run_in_one_paragraph_without_traceback(tmp_path: Path) -> None:
+    config = _config(tmp_path, {})
+    layout, _ = golden_export(config)
+    token = "feedface" * 4
+    with refusing_server() as url:
+        env = {"LABEL_STUDIO_URL": url, "LABEL_STUDIO_API_KEY": token}
+        done = run_luigi(config, "PushAnnotation", env=env)
+    assert done.returncode == 30, done.stderr[-3000:]
+    said = " ".join(done.stderr.split())
+    assert (
+        "tipqa: PushAnnotation failed while running (refused credentials): Label Studio at "
+        f"{url} refused the API token in LABEL_STUDIO_API_KEY (checking the token: 401 Invalid "
+        "token); set it to a current personal access token"
+    ) in said
+    assert "Traceback" not in done.stderr and "traceback is in the log" not in said
+    assert token not in done.stdout + done.stderr and not layout.push_stats.exists()
 
 
 @pytest.mark.labelstudio

@@ -2,12 +2,13 @@
 
 Only the few calls the push and the pull need, each returning plain data and turning every
 failure into a `LabelStudioError` that says what was being done, where, and why: a server
-that cannot be reached or times out, a token that is refused (with a hint where the server
-disabled legacy tokens), any other error answer. The URL comes from `[labelstudio] url` or
-`LABEL_STUDIO_URL`; the API token only from the environment variable named by `api_key_env`
-(a personal access token, which the SDK refreshes, or a legacy token). The token is never
-stored on this object, never put in a message, and the SDK's errors (which carry response
-headers) are not chained into ours.
+that cannot be reached or times out, a token that is refused (401 or 403: a `TokenRefused`,
+also a `CredentialsError`, so a run ends with one paragraph and no traceback; with a hint where
+the server disabled legacy tokens), any other error answer. The URL comes from
+`[labelstudio] url` or `LABEL_STUDIO_URL`; the API token only from the environment variable
+named by `api_key_env` (a personal access token, which the SDK refreshes, or a legacy token).
+The token is never stored on this object, never put in a message, and the SDK's errors (which
+carry response headers) are not chained into ours.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from tipqa.errors import ConfigError, MissingExtraError, TipqaError
+from tipqa.errors import ConfigError, CredentialsError, MissingExtraError, TipqaError
 from tipqa.fingerprint import content_hash
 from tipqa.settings import Settings, knob, setting
 
@@ -80,6 +81,10 @@ class LabelStudioSettings(Settings):
 
 class LabelStudioError(TipqaError):
     """Label Studio could not be reached, refused the token, or answered with an error."""
+
+
+class TokenRefused(LabelStudioError, CredentialsError):
+    """Label Studio answered 401 or 403: the API token is wrong, expired or not allowed."""
 
 
 @dataclass(frozen=True)
@@ -147,23 +152,30 @@ class LabelStudioServer:
             return call()
         except self._api_error as exc:
             status, detail = exc.status_code, _detail(exc.body)
-            error = f"Label Studio at {where} answered {status} to {what}: {detail}"
             if status in (401, 403):
-                error = (
-                    f"Label Studio at {where} refused the API token in "
-                    f"{self.settings.api_key_env} ({what}): {detail}"
-                )
-                if "legacy token" in detail.lower():
-                    error += (
-                        "; use a personal access token (Account & Settings), or enable legacy "
-                        "tokens for the organization"
-                    )
-            raise LabelStudioError(error) from None
+                raise TokenRefused(self._refused(status, what, detail)) from None
+            raise LabelStudioError(
+                f"Label Studio at {where} answered {status} to {what}: {detail}"
+            ) from None
         except self._transport_error as exc:
             reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             raise LabelStudioError(
                 f"cannot reach Label Studio at {where} ({what}): {reason}; is it running?"
             ) from None
+
+    def _refused(self, status: int, what: str, detail: str) -> str:
+        """What to say when the server refused the token: which variable, why, what to do."""
+        hint = (
+            "use a personal access token (Account & Settings), or enable legacy tokens for the "
+            "organization"
+            if "legacy token" in detail.lower()
+            else "set it to a current personal access token of this server (Account & Settings > "
+            "Personal Access Token)"
+        )
+        return (
+            f"Label Studio at {shown_url(self.url)} refused the API token in "
+            f"{self.settings.api_key_env} ({what}: {status} {detail.strip().rstrip('.')}); {hint}"
+        )
 
     def check(self) -> str:
         """The email of the token's user (so a wrong URL or token fails before any work)."""

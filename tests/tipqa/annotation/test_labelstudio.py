@@ -8,11 +8,13 @@ build takes minutes), with one long, tricky window so that the labelling page mu
 from __future__ import annotations
 
 import shutil
+import urllib.parse
 import uuid
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from label_studio_server import listening_addresses
 from webdriver import headless_chromium
 
 from tipqa.annotation.export import export_annotation, write_exports
@@ -28,6 +30,7 @@ from tipqa.annotation.labelstudio_server import (
     LabelStudioError,
     LabelStudioServer,
     LabelStudioSettings,
+    TokenRefused,
 )
 from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.report import agreement_report
@@ -342,7 +345,7 @@ def test_a_wrong_token_is_a_clear_error_that_does_not_show_it(
     monkeypatch.setenv("LABEL_STUDIO_URL", label_studio.url)
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", wrong)
     config = LabelStudioSettings().label_config_text()
-    with pytest.raises(LabelStudioError) as error:
+    with pytest.raises(TokenRefused) as error:
         push_annotation(LabelStudioServer(LabelStudioSettings()), exported, _prefix(), config)
     message = str(error.value)
     assert f"Label Studio at {label_studio.url} refused the API token in LABEL_STUDIO_API_KEY" in (
@@ -350,3 +353,8 @@ def test_a_wrong_token_is_a_clear_error_that_does_not_show_it(
     )
     assert wrong not in message and error.value.__cause__ is None
     assert not exported.push_stats.exists()
+
+
+def test_the_server_listens_on_loopback_only(label_studio) -> None:
+    port = urllib.parse.urlsplit(label_studio.url).port
+    assert port is not None and listening_addresses(port) == {"127.0.0.1"}

@@ -1,15 +1,18 @@
 """Reaching Label Studio: settings, titles and the errors of a server down, mute or missing.
 
-No Label Studio is needed here (the real one is in test_labelstudio.py): a closed port and a
-socket that accepts but never answers stand in for a server that is down or hangs.
+No Label Studio is needed here (the real one is in test_labelstudio.py): a closed port, a
+socket that accepts but never answers and a server that answers 401 stand in for a server that
+is down, hangs or refuses the token.
 """
 
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterator
 
 import pytest
+from label_studio_server import refusing_server
 from webdriver import free_port
 
 from tipqa.annotation.labelstudio import default_prefix, project_title
@@ -17,10 +20,11 @@ from tipqa.annotation.labelstudio_server import (
     LabelStudioError,
     LabelStudioServer,
     LabelStudioSettings,
+    TokenRefused,
     shown_url,
 )
 from tipqa.annotation.layout import AnnotationLayout
-from tipqa.errors import ConfigError
+from tipqa.errors import ConfigError, CredentialsError
 from tipqa.settings import parse
 
 TOKEN = "feedfacefeedfacefeedfacefeedface"
@@ -97,3 +101,27 @@ def test_a_server_that_never_answers_times_out_clearly(sdk, mute_server, monkeyp
     settings = LabelStudioSettings(url=mute_server, timeout=0.5, max_retries=0)
     with pytest.raises(LabelStudioError, match=r"\(listing projects titled 'x y'\): ReadTimeout"):
         LabelStudioServer(settings).projects_titled("x y")
+
+
+def _personal_token() -> str:
+    """A token shaped like a Label Studio personal access token (a JWT refresh token)."""
+    import jwt
+
+    claims = {"token_type": "refresh", "exp": int(time.time()) + 3600}
+    return jwt.encode(claims, "not-the-key-of-the-label-studio-server", algorithm="HS256")
+
+
+@pytest.mark.parametrize("kind", ["legacy", "personal"])
+def test_a_refused_token_is_a_credentials_error_in_one_sentence(sdk, monkeypatch, kind) -> None:
+    token = TOKEN if kind == "legacy" else _personal_token()
+    monkeypatch.setenv("MY_LS_TOKEN", token)
+    with refusing_server() as url, pytest.raises(TokenRefused) as refused:
+        LabelStudioServer(LabelStudioSettings(url=url, api_key_env="MY_LS_TOKEN")).check()
+    assert isinstance(refused.value, CredentialsError)
+    assert str(refused.value) == (
+        f"Label Studio at {url} refused the API token in MY_LS_TOKEN (checking the token: 401 "
+        "Invalid token); set it to a current personal access token of this server (Account & "
+        "Settings > Personal Access Token)"
+    )
+    assert refused.value.__cause__ is None and refused.value.__suppress_context__
+    assert refused.value.kind == "refused credentials" and token not in str(refused.value)
