@@ -1,4 +1,7 @@
-"""Corpus reader for local JSON-lines (plain, .gz, .zst) and Parquet files, streamed."""
+"""Corpus reader for local files, streamed: JSON lines (plain, .gz, .zst), Parquet, plain text.
+
+A corpus may be made of groups of files, each read with its own settings (`[corpus.NAME]`).
+"""
 
 from __future__ import annotations
 
@@ -130,9 +133,10 @@ class FileCorpus:
     document's id is "{file name}:{line}" (for Parquet, the row number from 1). With
     `format="text"` each file (any suffix) is one document whose id is its path below the
     folder that named it (`wikipedia/Ana.txt` for `evidence/wikipedia/Ana.txt` under
-    `paths = evidence`). With `meta_fields=None` every
-    other top-level field goes to `Document.meta` (the Pile's `meta` object is kept as is);
-    with a list, only those (dotted) fields. Bad records are counted skips in `stats.errors`
+    `paths = evidence`). With `meta_fields=None` every other top-level field goes to
+    `Document.meta` (the Pile's `meta` object is kept as is); with a list, only those (dotted)
+    fields. Bytes that are not UTF-8 are replaced by U+FFFD (counted as `utf8_replaced`), or
+    the record skipped with `bad_utf8="skip"`. Bad records are counted skips in `stats.errors`
     (or InputError when `strict`); damaged compressed files always raise. `groups` replaces
     `paths` and the reader keywords: files read each with their group's settings, ids checked
     for duplicates across all. `stats` is reset at the start of each full pass (`__iter__`).
