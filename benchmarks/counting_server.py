@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import itertools
 import json
 import sqlite3
 import sys
@@ -175,14 +176,19 @@ class CountingServer:
         again = [count for count in again if count > 1]
         return {"prompts": len(again), "requests": sum(again) - len(again)}
 
-    def answered_then_lost(self, cache: Path, kills: list[float], margin: float) -> int:
+    def answered_then_lost(self, cache: Path, kills: list[float], margin: float) -> list[dict]:
         """Prompts of the run of `cache` answered more than `margin` s before a kill and asked
-        again after it: answers received and not kept (the client had time to keep them)."""
-        return sum(
-            any(moments[0] < kill - margin and moments[-1] > kill for kill in kills)
-            for (run, _), moments in self.answered.items()
-            if run == cache
-        )
+        again after it (answers received and not kept: the client had time to keep them), with
+        their kind and how long before the kill each was answered."""
+        lost = []
+        for (run, prompt), moments in self.answered.items():
+            if run != cache:
+                continue
+            for answered, again in itertools.pairwise(moments):
+                kill = next((k for k in kills if answered < k < again), None)
+                if kill is not None and answered < kill - margin:
+                    lost.append({"kind": self.kinds[prompt], "before_kill_s": kill - answered})
+        return lost
 
     def stored_keys(self, cache: Path) -> set[str]:
         """Every key of an LLM cache file."""

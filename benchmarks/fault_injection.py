@@ -223,6 +223,7 @@ def summarize(
     interrupted_calls = sum(s.calls for s in starts)
     kills = [s.killed_at for s in starts if s.killed_at is not None]
     resent = server.resent(cache)
+    lost = server.answered_then_lost(cache, kills, LOST_MARGIN)
     return {
         "final_exit_code": last.code,
         "partition_identical": not differences,
@@ -233,7 +234,8 @@ def summarize(
         "repeated_calls_for_cached_work": len(server.repeated_cached),
         "resent_prompts": resent["prompts"],
         "resent_requests": resent["requests"],
-        "answered_then_lost": server.answered_then_lost(cache, kills, LOST_MARGIN),
+        "answered_then_lost": len(lost),
+        "answered_then_lost_detail": lost,
         "cache_keys_checked": not unstored,
         "asked_but_never_stored": dict(unstored),
         "kills": [
