@@ -25,7 +25,7 @@ from tipqa.layout import TOKEN_INDEX, VECTOR_INDEX, RunLayout
 from tipqa.place import IndexPlace
 from tipqa.plan import Plan
 from tipqa.token_index.base import TOKEN_INDEXES, TokenIndex
-from tipqa.vector_index.base import VECTOR_INDEXES, VectorIndex
+from tipqa.vector_index.base import VECTOR_INDEXES, EmbedsOnDemand, VectorIndex
 
 
 def index_place(step: str, config: Config, plan: Plan) -> IndexPlace:
@@ -40,7 +40,7 @@ def token_index(config: Config, plan: Plan) -> TokenIndex:
     return make_token_index(config.token_index, index_place(TOKEN_INDEX, config, plan))
 
 
-def vector_index(config: Config, plan: Plan) -> tuple[Embedder, VectorIndex]:
+def vector_index(config: Config, plan: Plan) -> tuple[Embedder, VectorIndex | EmbedsOnDemand]:
     """The run's embedder and vector index (loads the embedding model)."""
     embedder = make_embedder(config.embedder)
     place = index_place(VECTOR_INDEX, config, plan)

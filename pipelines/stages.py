@@ -106,10 +106,9 @@ class VectorSearch(ShardTask):
 
     def run(self) -> None:
         embedder, index = vector_index(self.config, self.plan)
-        k2 = self.config.build.k2
-        steps.vector_search(
-            self.questions(), embedder, index, k2, self.shard_layout(), self.record()
-        )
+        k2, out, record = self.config.build.k2, self.shard_layout(), self.record()
+        tokens = token_index(self.config, self.plan)
+        steps.vector_search(self.questions(), embedder, index, k2, out, record, tokens)
 
 
 class VectorJudge(ShardTask):

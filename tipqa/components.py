@@ -10,7 +10,7 @@ from tipqa.judges.base import JUDGES, CacheableJudge, KnowsContext, RelevanceJud
 from tipqa.keywords.base import KEYWORD_EXTRACTORS, CacheableExtractor, KeywordExtractor
 from tipqa.place import IndexPlace
 from tipqa.token_index.base import TOKEN_INDEXES, TokenIndex
-from tipqa.vector_index.base import VECTOR_INDEXES, VectorIndex
+from tipqa.vector_index.base import VECTOR_INDEXES, EmbedsOnDemand, VectorIndex
 from tipqa.windows import WindowSettings, WindowStepSettings
 
 
@@ -24,7 +24,9 @@ def make_embedder(choice: Choice) -> Embedder:
     return EMBEDDERS.create(choice.backend, choice.settings)
 
 
-def make_vector_index(choice: Choice, place: IndexPlace, embedder: Embedder) -> VectorIndex:
+def make_vector_index(
+    choice: Choice, place: IndexPlace, embedder: Embedder
+) -> VectorIndex | EmbedsOnDemand:
     """The vector index of `choice`, sized to the embedder's vectors."""
     return VECTOR_INDEXES.create(
         choice.backend,

@@ -30,7 +30,7 @@ from tipqa.provenance import REMEDY
 from tipqa.records import Document
 from tipqa.stats import StageStats, read_stats
 from tipqa.token_index.base import TokenIndex
-from tipqa.vector_index.base import VectorIndex
+from tipqa.vector_index.base import EmbedsOnDemand, VectorIndex
 
 CALIBRATION_DOCUMENTS = 200
 CHECKPOINT_CHUNKS = 50_000
@@ -178,19 +178,27 @@ def _embed(
 def build_vector_index(
     corpus: Corpus,
     embedder: Embedder,
-    index: VectorIndex,
+    index: VectorIndex | EmbedsOnDemand,
     stats_path: Path,
     record: StepRecord,
     overlap_tokens: int = 0,
 ) -> StageStats:
     """Chunk, embed and index every document of `corpus` in one pass; write the stats.
 
-    The index's counts at `finish` are running totals: they replace those it gave at its last
-    checkpoint.
+    A stage that embeds on demand (`EmbedsOnDemand`) is only prepared: its chunking calibrated
+    on the corpus's first documents, as a full index's is. The index's counts at `finish` are
+    running totals: they replace those it gave at its last checkpoint.
     """
     stats = StageStats(
         VECTOR_INDEX, info={"embedder": embedder.name}, provenance=record.provenance()
     )
+    if isinstance(index, EmbedsOnDemand):
+        with skips_logged_at_debug():
+            sample = list(islice(iter(corpus), CALIBRATION_DOCUMENTS))
+        for name, value in index.prepare(sample, embedder, overlap_tokens).items():
+            stats.add(name, value)
+        stats.write(stats_path)
+        return stats
     with skips_logged_at_debug():
         _embed(iter(corpus), embedder, index, stats, overlap_tokens)
     for name, value in index.finish().items():

@@ -23,6 +23,7 @@ from tipqa.fingerprint import StepRecord, content_hash, file_stat, files_stat
 from tipqa.questions.base import QUESTION_SOURCES, FromFiles
 from tipqa.splits import SplitPlan
 from tipqa.training_order.base import IndexedOrderSettings, OrderSettings
+from tipqa.vector_index.base import CANDIDATES
 
 
 class Plan:
@@ -140,6 +141,8 @@ class Plan:
                 steps.TOKEN_JUDGE: self.pool_step(pool, steps.TOKEN_JUDGE).fingerprint,
                 steps.VECTOR_INDEX: self.vector_index.fingerprint,
             }
+            if config.vector_index.backend == CANDIDATES:
+                inputs[steps.TOKEN_INDEX] = self.token_index.fingerprint
         elif step == steps.VECTOR_JUDGE:
             settings = {"judge": config.judge.identity()}
             inputs = {steps.VECTOR_SEARCH: self.pool_step(pool, steps.VECTOR_SEARCH).fingerprint}

@@ -102,6 +102,7 @@ def construction_parameters(provenance: dict[str, Any]) -> dict[str, Any]:
         "corpus": _corpus(token_index["inputs"].get("corpus", {})),
         "token_index": token_index["settings"]["token_index"].get("backend"),
         "vector_index": vector_index["vector_index"].get("backend"),
+        "vector_search": search["vector_index"],
         "embedder": {**vector_index["embedder"], **search["embedder"]},
         "keywords": steps[KEYWORDS]["settings"]["keywords"],
         "judge": judging["judge"],

@@ -36,7 +36,7 @@ from tipqa.stages.token import judge_token_candidates, search_tokens
 from tipqa.stages.vector import judge_vector_candidates, search_vectors
 from tipqa.stats import StageStats
 from tipqa.token_index.base import FetchDocuments, TokenIndex
-from tipqa.vector_index.base import VectorIndex
+from tipqa.vector_index.base import EmbedsOnDemand, VectorIndex
 from tipqa.windows import WindowSettings
 
 
@@ -138,15 +138,18 @@ def _to_vector(questions: list[Question], out: ShardLayout) -> list[Question]:
 def vector_search(
     questions: list[Question],
     embedder: Embedder,
-    index: VectorIndex,
+    index: VectorIndex | EmbedsOnDemand,
     k2: int,
     out: ShardLayout,
     record: StepRecord,
+    token_index: TokenIndex | None = None,
 ) -> StageStats:
-    """Vector search for the questions the token stage passed on."""
+    """Vector search for the questions the token stage passed on (`token_index`: the
+    candidates of a stage that embeds on demand)."""
     info = {"k2": k2, "embedder": embedder.name}
     stats = StageStats(VECTOR_SEARCH, info=info, provenance=record.provenance())
-    candidates = search_vectors(_to_vector(questions, out), embedder, index, k2, stats)
+    pending = _to_vector(questions, out)
+    candidates = search_vectors(pending, embedder, index, k2, stats, token_index=token_index)
     write_records(out.vector_candidates, candidates)
     stats.write(out.stats(VECTOR_SEARCH))
     return stats

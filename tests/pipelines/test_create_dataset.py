@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import configparser
 import json
 import shutil
 from pathlib import Path
@@ -50,6 +51,34 @@ def test_every_label_equals_its_label_by_construction(clean_run: Path) -> None:
             assert row.evidence.doc_id == item.fact_doc_id
     judged = {r.id: r for r in rows.values() if r.label == "discarded"}
     assert all(r.total_matches and r.total_matches > 20 for r in judged.values())
+
+
+def test_the_candidate_vector_stage_gives_the_full_index_s_labels(
+    clean_run: Path, tmp_path: Path
+) -> None:
+    config = luigi_config(tmp_path, vector_index={"backend": "candidates"})
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(config)
+    parser.remove_option("vector_index", "kind")
+    with open(config, "w") as handle:
+        parser.write(handle)
+    result = run_luigi(config, "CreateDataset")
+    assert result.returncode == 0, result.stderr[-3000:]
+    full, mine = partition_rows(clean_run, "t"), partition_rows(tmp_path, "t")
+    assert {q: (r.label, r.stage) for q, r in mine.items()} == {
+        q: (r.label, r.stage) for q, r in full.items()
+    }
+    run = tmp_path / "outputs" / "t"
+    searched = [
+        read_json(p) for p in sorted(run.glob("pools/dev/shards/*/vector_search.stats.json"))
+    ]
+    embedded = sum(s["counts"].get("chunks_embedded", 0) for s in searched)
+    corpus_chunks = read_json(clean_run / "outputs" / "t" / "index" / "vector.stats.json")
+    assert 0 < embedded < corpus_chunks["counts"]["index.chunks"]
+    assert (
+        "`candidates`: the chunks of the first 100 documents"
+        in (run / "hub" / "README.md").read_text()
+    )
 
 
 def test_outputs_stats_and_dataset_dict(clean_run: Path) -> None:

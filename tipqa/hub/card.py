@@ -223,6 +223,19 @@ def rules_warning(params: dict[str, Any]) -> str | None:
     )
 
 
+def _vector_stage(params: dict[str, Any]) -> str:
+    """The vector stage: a full index of the corpus, or the chunks of BM25 candidates only."""
+    backend = params.get("vector_index")
+    search = params.get("vector_search") or {}
+    if backend != "candidates":
+        return f"`{backend}` index of every chunk of the corpus"
+    query = "the question" if search.get("query") == "question" else "the question and answers"
+    return (
+        f"`candidates`: the chunks of the first {search.get('candidates')} documents by the token "
+        f"index's BM25 over {query}, embedded on demand; exact nearest chunks among them"
+    )
+
+
 def parameters_section(params: dict[str, Any]) -> str:
     """The construction parameters, as the build's steps recorded them."""
     embedder = params["embedder"]
@@ -235,7 +248,7 @@ def parameters_section(params: dict[str, Any]) -> str:
         ["k2 (vector-stage chunks judged)", params.get("k2")],
         ["corpus", _corpus(params["corpus"])],
         ["token index", f"`{params.get('token_index')}`"],
-        ["vector index", f"`{params.get('vector_index')}`"],
+        ["vector stage", _vector_stage(params)],
         ["embedder", embedding],
         ["keyword extractor", _llm(params["keywords"])],
         ["relevance judge", _llm(judge)],

@@ -18,18 +18,28 @@ from tipqa.records import (
     VectorInstance,
 )
 from tipqa.stats import StageStats
-from tipqa.vector_index.base import VectorIndex
+from tipqa.token_index.base import TokenIndex
+from tipqa.vector_index.base import EmbedsOnDemand, VectorIndex
 
 
 def search_vectors(
     questions: list[Question],
     embedder: Embedder,
-    index: VectorIndex,
+    index: VectorIndex | EmbedsOnDemand,
     k2: int,
     stats: StageStats,
     batch_size: int = 64,
+    token_index: TokenIndex | None = None,
 ) -> list[VectorCandidates]:
-    """Embed the questions (query prefix included) and fetch their k2 nearest chunks."""
+    """Embed the questions (query prefix included) and fetch their k2 nearest chunks.
+
+    A stage that embeds on demand searches among the chunks of each question's candidates
+    from `token_index`.
+    """
+    if isinstance(index, EmbedsOnDemand):
+        if token_index is None:
+            raise ValueError("a vector stage that embeds on demand needs the token index")
+        return index.search_questions(questions, token_index, embedder, k2, stats)
     out: list[VectorCandidates] = []
     for start in tqdm(range(0, len(questions), batch_size), desc="vector search", leave=False):
         batch = questions[start : start + batch_size]

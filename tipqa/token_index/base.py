@@ -5,13 +5,16 @@ least one answer alias as a phrase. Hits are ranked by *frequency*: the number o
 query's phrases (every keyword and every alias) occur in the document, counted on the tokens
 of `tipqa.text.tokenize`; ties go to the smaller document id. `total` is the exact number of
 matching documents, which Algorithm 1 needs to tell "all k1 judged" from "more remain".
+
+A token index may also rank documents for free text by BM25 (`RanksText`), for the vector
+stage that embeds only the token index's best documents for each question.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from tipqa.records import Document, TokenHit
 from tipqa.registry import Registry
@@ -45,6 +48,26 @@ class TokenIndex(Protocol):
 
     def count(self) -> int:
         """Number of documents in the index."""
+        ...
+
+
+@runtime_checkable
+class RanksText(Protocol):
+    """A token index that ranks its documents by BM25 for a free text.
+
+    A text is the OR of its distinct tokens (`tipqa.text.tokenize`, as the index analyses
+    text); a document's score is the sum over those tokens t that it contains of
+    idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)), with k1 = 1.2 and b = 0.75
+    (the defaults of tantivy and of Lucene, hence Elasticsearch), idf(t) =
+    ln(1 + (N - df + 0.5) / (df + 0.5)) over the N documents of the index, tf the token's
+    frequency in the document, dl the document's length in tokens and avgdl its mean. Both
+    engines store dl in one byte (exact up to 40 tokens, within 1/16 above) and Lucene drops
+    the constant factor k1 + 1, which changes no order. A text without a token, or whose
+    tokens no document has, gets []; n < 1 is a ConfigError.
+    """
+
+    def rank_texts(self, texts: list[str], n: int) -> list[list[str]]:
+        """Per text, the ids of its n best documents by BM25, ties by smaller id; n >= 1."""
         ...
 
 

@@ -17,6 +17,16 @@ backend counts it. The scores are small integers, exact in floats, and the sort 
 descending, then `doc_id` ascending) is exact across shards: the ranking is exact at any
 depth (no rank pool is needed, unlike the tantivy backend), and `track_total_hits: true`
 makes the total exact.
+
+BM25 (`rank_texts`, `tipqa.token_index.base.RanksText`): `text` scores frequency and has no
+length norms, so it cannot rank by BM25. The index therefore maps a sub-field `text.bm25`:
+the same analyzer, term frequencies without positions, length norms, and Elasticsearch's
+BM25 (k1 = 1.2, b = 0.75). A text is a `match` query on it (its distinct tokens joined by
+spaces; any may match), sorted by `_score` descending, then `doc_id` ascending, sent in
+`_msearch` requests of RANK_BATCH searches with `dfs_query_then_fetch`, so that idf and the
+average length are those of the whole index (as tantivy computes them), not of each shard.
+An index made before the sub-field existed is refused by `rank_texts`; a rebuild adds it,
+or a `PUT _mapping` of the sub-field followed by an `_update_by_query` of the index.
 """
 
 from __future__ import annotations
@@ -37,6 +47,7 @@ from tipqa.es.lifecycle import EsBuildSettings, EsIndexBase
 from tipqa.place import IndexPlace
 from tipqa.records import Document, TokenHit
 from tipqa.settings import setting
+from tipqa.text import tokenize
 from tipqa.token_index.base import TokenResult
 
 log = logging.getLogger(__name__)
@@ -46,6 +57,9 @@ GET_BATCH = 500
 PAGE_SIZE = queries.MAX_RESULT_WINDOW
 SINGLE_SHARD = "all"
 MAX_SKIP_LOGS = 20
+RANK_BATCH = 64
+BM25_SUBFIELD = "bm25"
+BM25_FIELD = f"{queries.TEXT_FIELD}.{BM25_SUBFIELD}"
 
 
 @dataclass(frozen=True)
@@ -78,6 +92,7 @@ class ElasticsearchTokenIndex(EsIndexBase):
     ) -> None:
         super().__init__(settings.index, settings.shards, settings, place, client)
         self.progress = progress
+        self._has_bm25 = False
 
     @classmethod
     def named(
@@ -89,7 +104,7 @@ class ElasticsearchTokenIndex(EsIndexBase):
 
     def _creation_body(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """Settings and mappings of a new token index."""
-        return mappings.token_index_settings(self.shards), mappings.token_index_mappings()
+        return mappings.token_index_settings(self.shards), token_mappings()
 
     def _expected_meta(self) -> dict[str, Any]:
         """The `_meta.tipqa` of a token index."""
@@ -228,3 +243,90 @@ class ElasticsearchTokenIndex(EsIndexBase):
                 raise self.missing_index() from exc
             found.update(queries.parse_mget(body(response)))
         return found
+
+    def rank_texts(self, texts: list[str], n: int) -> list[list[str]]:
+        """Per text, the ids of its n best documents by BM25 (`text.bm25`), ties by smaller id."""
+        if not 1 <= n <= queries.MAX_RESULT_WINDOW:
+            raise ConfigError(f"n must be between 1 and {queries.MAX_RESULT_WINDOW}, got {n}")
+        asked = [(i, tokens) for i, text in enumerate(texts) if (tokens := distinct_tokens(text))]
+        ranked: list[list[str]] = [[] for _ in texts]
+        if asked:
+            self._check_bm25()
+        for start in range(0, len(asked), RANK_BATCH):
+            batch = asked[start : start + RANK_BATCH]
+            bodies = [bm25_search_body(tokens, n) for _, tokens in batch]
+            try:
+                response = self.client.msearch(
+                    index=self.index,
+                    searches=queries.msearch_lines(bodies),
+                    search_type="dfs_query_then_fetch",
+                )
+            except self._es.NotFoundError as exc:
+                raise self.missing_index() from exc
+            found = parse_ranked_ids(body(response), len(bodies))
+            for (position, _), ids in zip(batch, found, strict=True):
+                ranked[position] = ids
+        return ranked
+
+    def _check_bm25(self) -> None:
+        """Raise ConfigError when the index has no `text.bm25` sub-field (made before it)."""
+        if self._has_bm25:
+            return
+        try:
+            mapping = body(self.client.indices.get_mapping(index=self.index))
+        except self._es.NotFoundError as exc:
+            raise self.missing_index() from exc
+        index_mapping: dict[str, Any] = next(iter(mapping.values()), {})
+        fields = index_mapping.get("mappings", {}).get("properties", {})
+        if BM25_SUBFIELD not in fields.get(queries.TEXT_FIELD, {}).get("fields", {}):
+            raise ConfigError(
+                f"Elasticsearch index {self.index!r} has no {BM25_FIELD} field to rank by BM25 "
+                "(it was made before that field existed): rebuild it, or add the field with "
+                "PUT _mapping and an _update_by_query"
+            )
+        self._has_bm25 = True
+
+
+def token_mappings() -> dict[str, Any]:
+    """The token index's mappings (`tipqa.es.mappings`) with the BM25 sub-field of `text`."""
+    mapping = mappings.token_index_mappings()
+    mapping["properties"][queries.TEXT_FIELD]["fields"] = {
+        BM25_SUBFIELD: {
+            "type": "text",
+            "analyzer": mappings.ANALYZER,
+            "index_options": "freqs",
+            "similarity": "BM25",
+        }
+    }
+    return mapping
+
+
+def distinct_tokens(text: str) -> list[str]:
+    """The distinct tokens of `text` (`tipqa.text.tokenize`), in first-seen order."""
+    return list(dict.fromkeys(tokenize(text)))
+
+
+def bm25_search_body(tokens: list[str], n: int) -> dict[str, Any]:
+    """A search for the n best documents by BM25 for any of `tokens`, ties by `doc_id`."""
+    return {
+        "query": {"match": {BM25_FIELD: {"query": " ".join(tokens)}}},
+        "size": n,
+        "sort": [{"_score": {"order": "desc"}}, {"doc_id": {"order": "asc"}}],
+        "track_total_hits": False,
+        "_source": False,
+    }
+
+
+def parse_ranked_ids(response: dict[str, Any], searches: int) -> list[list[str]]:
+    """The hit ids of each search of an msearch response, in rank order."""
+    try:
+        items = response["responses"]
+        for number, item in enumerate(items):
+            if "error" in item:
+                raise queries.ResponseError(f"BM25 search {number} failed: {item['error']}")
+        ranked = [[str(hit["_id"]) for hit in item["hits"]["hits"]] for item in items]
+    except (KeyError, TypeError) as exc:
+        raise queries.ResponseError(f"unexpected msearch response: {exc!r}") from exc
+    if len(ranked) != searches:
+        raise queries.ResponseError(f"msearch answered {len(ranked)} of {searches} searches")
+    return ranked

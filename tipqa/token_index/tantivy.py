@@ -7,6 +7,9 @@ frequency in each document is indexed as well (`tantivy_schema`), so that freque
 runs inside tantivy, exact at any number of matches (`tantivy_rank`). The original text is
 stored apart, as UTF-8 bytes.
 
+`rank_texts` ranks documents for free text by tantivy's own BM25 on the `text` field
+(`tipqa.token_index.base.RanksText`).
+
 The build uses `threads` worker processes, each writing a part of the index, joined into one
 index at the end (`tantivy_build`, `tantivy_assemble`).
 
@@ -37,6 +40,7 @@ from tipqa.jsonl import read_json, write_json
 from tipqa.place import IndexPlace
 from tipqa.records import Document
 from tipqa.settings import Settings, knob, search_only
+from tipqa.text import tokenize
 from tipqa.token_index import tantivy_schema as fields
 from tipqa.token_index.base import TokenResult
 from tipqa.token_index.tantivy_analysis import analyzer, tokenization
@@ -57,6 +61,7 @@ FORMAT = "tipqa-tantivy"
 FORMAT_VERSION = 2
 MARKER = "tipqa-index.json"
 _GET_BATCH = 1024
+_TIE_MARGIN = 16  # BM25 hits fetched beyond n, so that ties at the cut are seen
 
 
 @dataclass(frozen=True)
@@ -95,7 +100,10 @@ class TantivySettings(Settings):
 
 
 class TantivyTokenIndex:
-    """A `TokenIndex` in a tantivy folder; phrase queries with exact counts, frequency ranking."""
+    """A `TokenIndex` in a tantivy folder; phrase queries with exact counts, frequency ranking.
+
+    Also `RanksText`: BM25 ranking of free text.
+    """
 
     def __init__(self, settings: TantivySettings, place: IndexPlace) -> None:
         self.settings = settings
@@ -259,6 +267,52 @@ class TantivyTokenIndex:
     def count(self) -> int:
         """Number of documents in the index."""
         return self._open().searcher().num_docs
+
+    def rank_texts(self, texts: list[str], n: int) -> list[list[str]]:
+        """Per text, the ids of its n best documents by tantivy's BM25, ties by smaller id.
+
+        A text is a boolean query of `Should` term queries, one per distinct token of
+        `tokenize(text)`, scored by tantivy (BM25, k1 = 1.2, b = 0.75; see `RanksText`).
+        tantivy orders equal scores by its own document addresses, so n + 16 hits are fetched,
+        and more (twice as many each time) while the last one fetched still scores as high as
+        the n-th: then every document tied with the n-th is among the hits, which are ordered
+        by score, then id, and cut at n.
+        """
+        if n < 1:
+            raise ConfigError(f"n must be at least 1, got {n}")
+        index = self._open()
+        assert self._ids is not None
+        searcher = index.searcher()
+        ranked = []
+        for text in texts:
+            tokens = list(dict.fromkeys(tokenize(text)))
+            ranked.append(_bm25_best(searcher, index.schema, self._ids, tokens, n))
+        return ranked
+
+
+def _bm25_best(searcher: Any, schema: Any, table: IdTable, tokens: list[str], n: int) -> list[str]:
+    """The ids of the n best documents by BM25 for any of `tokens`, ties by smaller id."""
+    if not tokens:
+        return []
+    tantivy = fields.import_tantivy()
+    should = tantivy.Occur.Should
+    query = tantivy.Query.boolean_query(
+        [
+            (should, tantivy.Query.term_query(schema, fields.TEXT, t, index_option="freq"))
+            for t in tokens
+        ]
+    )
+    limit = n + _TIE_MARGIN
+    while True:
+        hits = searcher.search(query, limit, count=False).hits
+        if len(hits) < limit or hits[-1][0] < hits[n - 1][0]:
+            break
+        limit *= 2
+    if not hits:
+        return []
+    rows = searcher.fast_field_values(fields.ROW, [address for _, address in hits])
+    scored = sorted(zip([-score for score, _ in hits], table.ids(rows), strict=True))
+    return [doc_id for _, doc_id in scored[:n]]
 
 
 def _batches(items: list[str], size: int) -> Iterator[list[str]]:

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from tipqa.errors import InputError
-from tipqa.records import Chunk, VectorHit
+from tipqa.records import Chunk, Document, Question, VectorCandidates, VectorHit
 from tipqa.registry import Registry
+
+if TYPE_CHECKING:
+    from tipqa.embedders.base import Embedder
+    from tipqa.stats import StageStats
+    from tipqa.token_index.base import TokenIndex
 
 
 def as_matrix(vectors: np.ndarray, dimension: int, rows: int | None, what: str) -> np.ndarray:
@@ -53,11 +59,41 @@ class VectorIndex(Protocol):
         ...
 
 
-VECTOR_INDEXES: Registry[VectorIndex] = Registry("vector index")
+@runtime_checkable
+class EmbedsOnDemand(Protocol):
+    """A vector stage that embeds, per question, only the chunks of its token candidates."""
+
+    def prepare(
+        self, sample: Sequence[Document], embedder: Embedder, overlap_tokens: int
+    ) -> dict[str, float]:
+        """Calibrate the chunking on the corpus's first documents (the stage's "build")."""
+        ...
+
+    def search_questions(
+        self,
+        questions: list[Question],
+        token_index: TokenIndex,
+        embedder: Embedder,
+        k: int,
+        stats: StageStats,
+    ) -> list[VectorCandidates]:
+        """The k nearest chunks of each question among those of its candidates."""
+        ...
+
+
+CANDIDATES = "candidates"
+"""The vector stage that embeds only what the open questions need."""
+
+VECTOR_INDEXES: Registry[VectorIndex | EmbedsOnDemand] = Registry("vector index")
 VECTOR_INDEXES.add(
     "faiss",
     "tipqa.vector_index.faiss:FaissVectorIndex",
     settings="tipqa.vector_index.faiss:FaissSettings",
+)
+VECTOR_INDEXES.add(
+    CANDIDATES,
+    "tipqa.vector_index.candidates:CandidateVectorIndex",
+    settings="tipqa.vector_index.candidates:CandidateSettings",
 )
 VECTOR_INDEXES.add(
     "elasticsearch",

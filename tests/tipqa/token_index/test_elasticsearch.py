@@ -1,17 +1,25 @@
-"""ElasticsearchTokenIndex without a server: options, input checks, and requests not sent.
+"""ElasticsearchTokenIndex without a cluster: options, input checks, requests not sent, and
+the BM25 requests as a recording stand-in of a node receives them.
 
 The tests against a real cluster are in test_elasticsearch_contract.py.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import pytest
+from fake_elasticsearch import FakeElasticsearch
 
 from tipqa.errors import ConfigError, InputError
+from tipqa.es import mappings
+from tipqa.es.queries import ResponseError
 from tipqa.records import Document
-from tipqa.token_index.base import TOKEN_INDEXES, TokenResult
+from tipqa.token_index import elasticsearch as es_module
+from tipqa.token_index.base import TOKEN_INDEXES, RanksText, TokenResult
 from tipqa.token_index.elasticsearch import ElasticsearchTokenIndex
 
 pytestmark = pytest.mark.needs("elasticsearch")
@@ -105,3 +113,101 @@ def test_bad_ids_and_texts_raise_naming_the_document(document: Document, message
     with pytest.raises(InputError, match=message) as error:
         list(index()._actions([Document("first", "ok"), document], {"bytes": 0}))
     assert "document 2" in str(error.value)
+
+
+class SearchingNode(FakeElasticsearch):
+    """The recording node, also answering `_msearch`: search i gets the hits `answers[i]`."""
+
+    def __init__(self, answers: list[list[str]]) -> None:
+        super().__init__()
+        self.answers = iter(answers)
+
+    def handle(self, method: str, target: str, raw: bytes) -> tuple[int, Any]:
+        """Record an `_msearch` (its target with the query string, its NDJSON lines) and
+        answer it; pass any other request on."""
+        if not unquote(urlsplit(target).path).endswith("/_msearch"):
+            return super().handle(method, target, raw)
+        lines = [json.loads(line) for line in raw.decode().splitlines() if line.strip()]
+        with self._lock:
+            self.requests.append((method, target, lines))
+            hits = [next(self.answers) for _ in lines[1::2]]
+        responses = [
+            {"hits": {"hits": [{"_id": i, "_score": None, "sort": [1.0, i]} for i in ids]}}
+            for ids in hits
+        ]
+        return 200, {"responses": responses}
+
+
+@pytest.fixture
+def node(monkeypatch: pytest.MonkeyPatch) -> Iterator[SearchingNode]:
+    """A node whose three BM25 searches are answered with these hits, at TIPQA_ES_URL."""
+    with SearchingNode([["d2", "d1"], [], ["d9"]]) as running:
+        monkeypatch.setenv("TIPQA_ES_URL", running.url)
+        yield running
+
+
+def bm25_body(query: str) -> dict[str, Any]:
+    """The search of one text, with n = 3."""
+    return {
+        "query": {"match": {"text.bm25": {"query": query}}},
+        "size": 3,
+        "sort": [{"_score": {"order": "desc"}}, {"doc_id": {"order": "asc"}}],
+        "track_total_hits": False,
+        "_source": False,
+    }
+
+
+def test_rank_texts_sends_one_msearch_per_batch(
+    node: SearchingNode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(es_module, "RANK_BATCH", 2)
+    index = ElasticsearchTokenIndex.named("pile-tokens", progress=False)
+    assert isinstance(index, RanksText)
+    index._ensure_index()
+    created = next(body for method, _, body in node.requests if method == "PUT")
+    assert created["mappings"]["properties"]["text"]["fields"] == {
+        "bm25": {
+            "type": "text",
+            "analyzer": mappings.ANALYZER,
+            "index_options": "freqs",
+            "similarity": "BM25",
+        }
+    }
+    texts = ["Marie CURIE, marie!", "?!", "Nobel prize", "Paris"]
+    assert index.rank_texts(texts, 3) == [["d2", "d1"], [], [], ["d9"]]
+    searches = [(target, lines) for _, target, lines in node.requests if "_msearch" in target]
+    assert [urlsplit(target).query for target, _ in searches] == [
+        "search_type=dfs_query_then_fetch"
+    ] * 2
+    assert [lines for _, lines in searches] == [
+        [{}, bm25_body("marie curie"), {}, bm25_body("nobel prize")],
+        [{}, bm25_body("paris")],
+    ]
+
+
+def test_rank_texts_refuses_an_index_without_the_bm25_field(node: SearchingNode) -> None:
+    index = ElasticsearchTokenIndex.named("old-tokens", progress=False)
+    index.client.indices.create(index="old-tokens", mappings=mappings.token_index_mappings())
+    with pytest.raises(ConfigError, match=r"no text\.bm25 field"):
+        index.rank_texts(["Paris"], 3)
+    assert not any("_msearch" in target for _, target, _ in node.requests)
+
+
+def test_rank_texts_checks_n_and_sends_nothing_without_tokens() -> None:
+    assert index().rank_texts(["!!!", ""], 5) == [[], []]
+    for n in (0, 10_001):
+        with pytest.raises(ConfigError, match="n must be"):
+            index().rank_texts(["Paris"], n)
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        {"responses": [{"error": {"type": "search_phase_execution_exception"}}]},
+        {},
+        {"responses": []},
+    ],
+)
+def test_bad_msearch_responses_are_response_errors(response: dict) -> None:
+    with pytest.raises(ResponseError):
+        es_module.parse_ranked_ids(response, 1)

@@ -2,7 +2,8 @@
 
 The same authored corpus and queries (tests/contract_support.py) go to Elasticsearch,
 to the definition in `tipqa.text` (tests/token_oracle.py) and to the tantivy backend: document
-sets, totals, frequencies and rank order must agree. Skipped unless TIPQA_ES_URL is set
+sets, totals, frequencies and rank order must agree, and so must the BM25 rankings of free text
+(`rank_texts`) of Elasticsearch and tantivy. Skipped unless TIPQA_ES_URL is set
 (and ES_API_KEY if the cluster needs one).
 """
 
@@ -50,6 +51,17 @@ def built() -> Iterator[tuple[ElasticsearchTokenIndex, dict[str, float]]]:
         _drop(index)
 
 
+@pytest.fixture(scope="module")
+def embedded(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The corpus in the tantivy backend."""
+    tantivy_module = pytest.importorskip("tipqa.token_index.tantivy")
+    index = tantivy_module.TantivyTokenIndex.at(
+        tmp_path_factory.mktemp("tantivy") / "index", threads=1
+    )
+    index.build(CORPUS)
+    return index
+
+
 def test_build_counts_and_completion(built: tuple) -> None:
     index, counts = built
     assert counts["documents"] == 22
@@ -77,16 +89,28 @@ def test_search_equals_the_definition(built: tuple, keywords: list, aliases: lis
     assert index.search(keywords, aliases, 0).total == oracle(CORPUS, keywords, aliases, 0).total
 
 
-def test_search_equals_tantivy(built: tuple, tmp_path_factory: pytest.TempPathFactory) -> None:
-    tantivy_module = pytest.importorskip("tipqa.token_index.tantivy")
+def test_search_equals_tantivy(built: tuple, embedded: Any) -> None:
     index, _ = built
-    embedded = tantivy_module.TantivyTokenIndex.at(
-        tmp_path_factory.mktemp("tantivy") / "index", threads=1
-    )
-    embedded.build(CORPUS)
     for keywords, aliases in QUERIES:
         assert index.search(keywords, aliases, 100) == embedded.search(keywords, aliases, 100)
     assert index.count() == embedded.count()
+
+
+def test_bm25_ranking_equals_tantivy(built: tuple, embedded: Any) -> None:
+    index, _ = built
+    texts = [
+        "When was the Eiffel Tower completed?",
+        "Who walked on the Moon during Apollo 11?",
+        "Mount Everest in Nepal",
+        "Victor Hugo wrote Notre-Dame de Paris",
+        "Istanbul or Constantinople",
+        "the",
+        "!!! Atlantis",
+    ]
+    for n in (2, 100):
+        ranked = index.rank_texts(texts, n)
+        assert ranked == embedded.rank_texts(texts, n)
+    assert ranked[0][:2] == ["d01", "d03"] and ranked[-1] == []
 
 
 def test_paging_with_search_after(built: tuple, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,124 @@
+"""The chunks and vectors of the documents a candidate vector stage embedded, in one SQLite file.
+
+A document is stored under a key of its id and the hash of its text (a changed document is a
+new key), with all its chunks and their vectors in one row, so a document is either wholly in
+the store or not at all. The store of one build holds one chunking and one embedder (the
+build's folder is named by their fingerprint); rows are committed per embedding batch, so a
+kill loses at most the batch being embedded, and a rerun embeds only what is missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import orjson
+
+from tipqa.errors import InputError
+from tipqa.records import Chunk, Document
+
+_CREATE = (
+    "CREATE TABLE IF NOT EXISTS documents ("
+    "key TEXT PRIMARY KEY, doc_id TEXT NOT NULL, chunks BLOB NOT NULL, vectors BLOB NOT NULL"
+    ") WITHOUT ROWID"
+)
+_CHUNK = 500
+
+
+def document_key(document: Document) -> str:
+    """The store's key of a document: its id and the hash of its text."""
+    digest = hashlib.blake2b(document.text.encode("utf-8", "surrogatepass"), digest_size=16)
+    return f"{document.id}\x00{digest.hexdigest()}"
+
+
+@dataclass
+class StoredDocument:
+    """A document's chunks and their vectors (one row per chunk, in chunk order)."""
+
+    chunks: list[Chunk]
+    vectors: np.ndarray
+
+
+class ChunkStore:
+    """Document key → its chunks and their vectors, on SQLite (WAL: safe across processes)."""
+
+    def __init__(self, path: str | os.PathLike[str], dimension: int) -> None:
+        self.path = Path(path)
+        self.dimension = dimension
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._db.execute(_CREATE)
+        except sqlite3.DatabaseError as exc:
+            raise InputError(f"not a usable chunk store: {exc}", path=str(self.path)) from exc
+
+    def keys_present(self, keys: Iterable[str]) -> set[str]:
+        """The keys among `keys` that the store holds."""
+        wanted = list(dict.fromkeys(keys))
+        found: set[str] = set()
+        for start in range(0, len(wanted), _CHUNK):
+            chunk = wanted[start : start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(f"SELECT key FROM documents WHERE key IN ({marks})", chunk)
+            found.update(key for (key,) in rows)
+        return found
+
+    def put(self, rows: Sequence[tuple[str, list[Chunk], np.ndarray]]) -> None:
+        """Store (key, chunks, vectors) rows in one transaction."""
+        values = []
+        for key, chunks, vectors in rows:
+            matrix = np.ascontiguousarray(vectors, dtype=np.float32)
+            if matrix.shape != (len(chunks), self.dimension):
+                raise InputError(
+                    f"chunk store: {len(chunks)} chunks but vectors of shape {matrix.shape}",
+                    path=str(self.path),
+                )
+            encoded = orjson.dumps([[c.id, c.doc_id, c.index, c.text] for c in chunks])
+            values.append((key, chunks[0].doc_id if chunks else key, encoded, matrix.tobytes()))
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO documents (key, doc_id, chunks, vectors) VALUES (?,?,?,?)",
+                values,
+            )
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def get(self, keys: Iterable[str]) -> dict[str, StoredDocument]:
+        """The stored documents of those keys that are present."""
+        wanted = list(dict.fromkeys(keys))
+        found: dict[str, StoredDocument] = {}
+        for start in range(0, len(wanted), _CHUNK):
+            chunk = wanted[start : start + _CHUNK]
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT key, chunks, vectors FROM documents WHERE key IN ({marks})"
+            for key, chunks, vectors in self._db.execute(query, chunk):
+                listed = [
+                    Chunk(id=c[0], doc_id=c[1], index=c[2], text=c[3]) for c in orjson.loads(chunks)
+                ]
+                matrix = np.frombuffer(vectors, dtype=np.float32).reshape(-1, self.dimension)
+                found[key] = StoredDocument(listed, matrix)
+        return found
+
+    def __len__(self) -> int:
+        return int(self._db.execute("SELECT COUNT(*) FROM documents").fetchone()[0])
+
+    def chunk_count(self) -> int:
+        """Chunks stored, over every document."""
+        total = 0
+        for (vectors,) in self._db.execute("SELECT length(vectors) FROM documents"):
+            total += int(vectors) // (4 * self.dimension)
+        return total
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
