@@ -115,7 +115,7 @@ def embedded(folder: Path) -> int:
     )
 
 
-def compare(world: str, sections: dict, counts: list[int], workdir: Path) -> list[dict]:
+def compare(world: str, sections: dict, counts: list[int], query: str, workdir: Path) -> list[dict]:
     """The full build, then one build per candidate count, compared with it."""
     base = {**sections, "build": {"k2": K2}}
     full_dir = workdir / world / "full"
@@ -132,7 +132,7 @@ def compare(world: str, sections: dict, counts: list[int], workdir: Path) -> lis
     rows = [full]
     for count in counts:
         folder = workdir / world / f"candidates-{count}"
-        vector = {"backend": "candidates", "candidates": str(count)}
+        vector = {"backend": "candidates", "candidates": str(count), "query": query}
         row = {
             "world": world,
             "stage": f"candidates {count}",
@@ -162,16 +162,18 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=2000)
     parser.add_argument("--counts", type=int, nargs="+", default=[10, 30, 100, 300])
     parser.add_argument("--no-real", action="store_true", help="the demo world only")
+    parser.add_argument("--query", choices=["question", "question+answers"], default="question")
     parser.add_argument("--workdir", type=Path, default=DEFAULT_WORKDIR / "candidates")
     parser.add_argument("--results", type=Path, default=RESULTS)
     args = parser.parse_args()
     rows = []
     for world, sections in worlds(args.documents, not args.no_real).items():
-        rows += compare(world, sections, args.counts, args.workdir)
+        rows += compare(world, sections, args.counts, args.query, args.workdir)
     columns = ["world", "stage", "wall_s", "cpu_s", "chunks_embedded", "share", "recall"]
     markdown = table(rows, [*columns, "labels_changed", "speedup"])
     print(markdown)
     settings = {"documents": args.documents, "counts": args.counts, "k2": int(K2)}
+    settings["query"] = args.query
     keep(save("candidates", {"settings": settings, "rows": rows}, args.results), markdown)
 
 
