@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import orjson
@@ -29,9 +29,10 @@ from tipqa.records import Chunk, Document, Question, VectorCandidates, VectorHit
 from tipqa.settings import Settings, knob, search_only
 from tipqa.stats import StageStats
 from tipqa.token_index.base import RanksText, TokenIndex
-from tipqa.vector_index.chunk_store import ChunkStore, document_key
+from tipqa.vector_index.chunk_store import ChunkStore, StoredDocument, document_key
 
 STORE, SPLITTER = "chunks.sqlite", "splitter.json"
+MISSING_NAMED = 100  # candidates the token index could not return, named in the stats
 
 
 @dataclass(frozen=True)
@@ -115,10 +116,11 @@ class CandidateVectorIndex:
         )
         wanted = list(dict.fromkeys(doc_id for ids in ranked for doc_id in ids))
         documents = token_index.get(wanted)
-        for doc_id in wanted:
-            if doc_id not in documents:
-                stats.error("candidate_missing")
-                stats.info.setdefault("candidates_missing", []).append(doc_id)
+        missing = [doc_id for doc_id in wanted if doc_id not in documents]
+        if missing:
+            stats.error("candidate_missing", len(missing))
+            named = stats.info.setdefault("candidates_missing", [])
+            named.extend(missing[: MISSING_NAMED - len(named)])
         stored = self._embedded(list(documents.values()), embedder, stats)
         vectors = embedder.encode_queries([q.text for q in questions])
         out = []
@@ -143,7 +145,7 @@ class CandidateVectorIndex:
 
     def _embedded(
         self, documents: list[Document], embedder: Embedder, stats: StageStats
-    ) -> dict[str, Any]:
+    ) -> dict[str, StoredDocument]:
         """The stored chunks of `documents`, embedding (and storing) those not yet stored."""
         keys = {document_key(document): document for document in documents}
         present = self.store.keys_present(keys)
@@ -159,7 +161,8 @@ class CandidateVectorIndex:
                     rows, start = [], 0
                     for key, pieces in group:
                         part = matrix[start : start + len(pieces)] if matrix is not None else None
-                        rows.append((key, pieces, _or_empty(part, self.dimension)))
+                        vectors = _or_empty(part, self.dimension)
+                        rows.append((key, keys[key].id, pieces, vectors))
                         start += len(pieces)
                     self.store.put(rows)
                     total += len(chunks)
@@ -187,7 +190,7 @@ class CandidateVectorIndex:
             yield group
 
     def _nearest(
-        self, vector: np.ndarray, chunks: list[Chunk], pieces: list[Any], k: int
+        self, vector: np.ndarray, chunks: list[Chunk], pieces: list[StoredDocument], k: int
     ) -> list[VectorHit]:
         """The k chunks nearest to `vector` (exactly), nearest first; ties by chunk id."""
         if not chunks:

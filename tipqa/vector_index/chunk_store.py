@@ -70,10 +70,10 @@ class ChunkStore:
             found.update(key for (key,) in rows)
         return found
 
-    def put(self, rows: Sequence[tuple[str, list[Chunk], np.ndarray]]) -> None:
-        """Store (key, chunks, vectors) rows in one transaction."""
+    def put(self, rows: Sequence[tuple[str, str, list[Chunk], np.ndarray]]) -> None:
+        """Store (key, document id, chunks, vectors) rows in one transaction."""
         values = []
-        for key, chunks, vectors in rows:
+        for key, doc_id, chunks, vectors in rows:
             matrix = np.ascontiguousarray(vectors, dtype=np.float32)
             if matrix.shape != (len(chunks), self.dimension):
                 raise InputError(
@@ -81,7 +81,7 @@ class ChunkStore:
                     path=str(self.path),
                 )
             encoded = orjson.dumps([[c.id, c.doc_id, c.index, c.text] for c in chunks])
-            values.append((key, chunks[0].doc_id if chunks else key, encoded, matrix.tobytes()))
+            values.append((key, doc_id, encoded, matrix.tobytes()))
         self._db.execute("BEGIN IMMEDIATE")
         try:
             self._db.executemany(
