@@ -15,6 +15,7 @@ from tipqa.components import make_judge, make_keyword_extractor, window_settings
 from tipqa.fingerprint import StepRecord
 from tipqa.layout import ShardLayout
 from tipqa.records import Question
+from tipqa.vector_index.base import EmbedsOnDemand
 
 
 class ShardTask(Step):
@@ -107,7 +108,7 @@ class VectorSearch(ShardTask):
     def run(self) -> None:
         embedder, index = vector_index(self.config, self.plan)
         k2, out, record = self.config.build.k2, self.shard_layout(), self.record()
-        tokens = token_index(self.config, self.plan)
+        tokens = token_index(self.config, self.plan) if isinstance(index, EmbedsOnDemand) else None
         steps.vector_search(self.questions(), embedder, index, k2, out, record, tokens)
 
 

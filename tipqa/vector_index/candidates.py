@@ -106,6 +106,8 @@ class CandidateVectorIndex:
         stats: StageStats,
     ) -> list[VectorCandidates]:
         """The exact k nearest chunks of each question among its BM25 candidates' chunks."""
+        if not questions:
+            return []
         if not isinstance(token_index, RanksText):
             raise ConfigError(
                 f"[vector_index] backend = candidates needs a token index that ranks texts by "

@@ -218,3 +218,14 @@ def test_the_candidate_count_reruns_vector_search_and_keeps_the_store() -> None:
     assert search[0] != search[1]
     assert other.vector_index.fingerprint != base.vector_index.fingerprint, "re-embedded"
     assert TOKEN_INDEX in base.pool_step("dev", VECTOR_SEARCH).inputs
+
+
+def test_a_shard_with_no_open_question_embeds_nothing(
+    tmp_path: Path, token_index: TantivyTokenIndex
+) -> None:
+    embedder = CountingEmbedder(tmp_path / "embedded.txt")
+    stats = StageStats("vector_search")
+    found = prepared(tmp_path / "candidates", embedder).search_questions(
+        [], token_index, embedder, 3, stats
+    )
+    assert found == [] and embedder.calls == 0 and not stats.counts
