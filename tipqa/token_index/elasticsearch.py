@@ -18,15 +18,17 @@ descending, then `doc_id` ascending) is exact across shards: the ranking is exac
 depth (no rank pool is needed, unlike the tantivy backend), and `track_total_hits: true`
 makes the total exact.
 
-BM25 (`rank_texts`, `tipqa.token_index.base.RanksText`): `text` scores frequency and has no
-length norms, so it cannot rank by BM25. The index therefore maps a sub-field `text.bm25`:
-the same analyzer, term frequencies without positions, length norms, and Elasticsearch's
-BM25 (k1 = 1.2, b = 0.75). A text is a `match` query on it (its distinct tokens joined by
-spaces; any may match), sorted by `_score` descending, then `doc_id` ascending, sent in
-`_msearch` requests of RANK_BATCH searches with `dfs_query_then_fetch`, so that idf and the
-average length are those of the whole index (as tantivy computes them), not of each shard.
-An index made before the sub-field existed is refused by `rank_texts`; a rebuild adds it,
-or a `PUT _mapping` of the sub-field followed by an `_update_by_query` of the index.
+BM25 (`rank_texts`, `tipqa.token_index.base.RanksText`, for `[vector_index] backend =
+candidates`): `text` scores frequency and has no length norms, so it cannot rank by BM25. With
+`bm25 = true` the index also maps a sub-field `text.bm25`: the same analyzer, term frequencies
+without positions, length norms, and Elasticsearch's BM25 (k1 = 1.2, b = 0.75). It is off by
+default because only the candidate vector stage reads it and it adds a second inverted index of
+the text (without positions, the larger part of the first). A text is a `match` query on it
+(its distinct tokens joined by spaces; any may match), sorted by `_score` descending, then
+`doc_id` ascending, sent in `_msearch` requests of RANK_BATCH searches with
+`dfs_query_then_fetch`, so that idf and the average length are those of the whole index (as
+tantivy computes them), not of each shard. `rank_texts` on an index without the sub-field is
+refused with what to do.
 """
 
 from __future__ import annotations
@@ -69,6 +71,9 @@ class ElasticsearchTokenSettings(EsBuildSettings):
     index: str = setting("tipqa-token", doc="the index's name")
     shards: int = setting(1, doc="primary shards")
     max_doc_bytes: int = setting(50_000_000, doc="skip larger documents (counted)")
+    bm25: bool = setting(
+        False, doc="also index text.bm25, the BM25 field of [vector_index] backend = candidates"
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -104,7 +109,7 @@ class ElasticsearchTokenIndex(EsIndexBase):
 
     def _creation_body(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """Settings and mappings of a new token index."""
-        return mappings.token_index_settings(self.shards), token_mappings()
+        return mappings.token_index_settings(self.shards), token_mappings(self.settings.bm25)
 
     def _expected_meta(self) -> dict[str, Any]:
         """The `_meta.tipqa` of a token index."""
@@ -269,7 +274,7 @@ class ElasticsearchTokenIndex(EsIndexBase):
         return ranked
 
     def _check_bm25(self) -> None:
-        """Raise ConfigError when the index has no `text.bm25` sub-field (made before it)."""
+        """Raise ConfigError when the index has no `text.bm25` sub-field."""
         if self._has_bm25:
             return
         try:
@@ -280,16 +285,19 @@ class ElasticsearchTokenIndex(EsIndexBase):
         fields = index_mapping.get("mappings", {}).get("properties", {})
         if BM25_SUBFIELD not in fields.get(queries.TEXT_FIELD, {}).get("fields", {}):
             raise ConfigError(
-                f"Elasticsearch index {self.index!r} has no {BM25_FIELD} field to rank by BM25 "
-                "(it was made before that field existed): rebuild it, or add the field with "
+                f"Elasticsearch index {self.index!r} has no {BM25_FIELD} field to rank by BM25: "
+                "set [token_index] bm25 = true and rebuild it, or add the field with "
                 "PUT _mapping and an _update_by_query"
             )
         self._has_bm25 = True
 
 
-def token_mappings() -> dict[str, Any]:
-    """The token index's mappings (`tipqa.es.mappings`) with the BM25 sub-field of `text`."""
+def token_mappings(bm25: bool) -> dict[str, Any]:
+    """The token index's mappings (`tipqa.es.mappings`), with the BM25 sub-field of `text` if
+    `bm25`."""
     mapping = mappings.token_index_mappings()
+    if not bm25:
+        return mapping
     mapping["properties"][queries.TEXT_FIELD]["fields"] = {
         BM25_SUBFIELD: {
             "type": "text",

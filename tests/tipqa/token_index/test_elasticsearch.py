@@ -20,7 +20,7 @@ from tipqa.es.queries import ResponseError
 from tipqa.records import Document
 from tipqa.token_index import elasticsearch as es_module
 from tipqa.token_index.base import TOKEN_INDEXES, RanksText, TokenResult
-from tipqa.token_index.elasticsearch import ElasticsearchTokenIndex
+from tipqa.token_index.elasticsearch import ElasticsearchTokenIndex, ElasticsearchTokenSettings
 
 pytestmark = pytest.mark.needs("elasticsearch")
 
@@ -161,7 +161,7 @@ def test_rank_texts_sends_one_msearch_per_batch(
     node: SearchingNode, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(es_module, "RANK_BATCH", 2)
-    index = ElasticsearchTokenIndex.named("pile-tokens", progress=False)
+    index = ElasticsearchTokenIndex.named("pile-tokens", progress=False, bm25=True)
     assert isinstance(index, RanksText)
     index._ensure_index()
     created = next(body for method, _, body in node.requests if method == "PUT")
@@ -185,10 +185,19 @@ def test_rank_texts_sends_one_msearch_per_batch(
     ]
 
 
+def test_the_bm25_field_is_only_mapped_when_asked_for(node: SearchingNode) -> None:
+    index = ElasticsearchTokenIndex.named("plain-tokens", progress=False)
+    index._ensure_index()
+    created = next(body for method, _, body in node.requests if method == "PUT")
+    assert created["mappings"]["properties"] == mappings.token_index_mappings()["properties"]
+    plain, bm25 = ElasticsearchTokenSettings(), ElasticsearchTokenSettings(bm25=True)
+    assert plain.identity() != bm25.identity()
+
+
 def test_rank_texts_refuses_an_index_without_the_bm25_field(node: SearchingNode) -> None:
     index = ElasticsearchTokenIndex.named("old-tokens", progress=False)
     index.client.indices.create(index="old-tokens", mappings=mappings.token_index_mappings())
-    with pytest.raises(ConfigError, match=r"no text\.bm25 field"):
+    with pytest.raises(ConfigError, match=r"no text\.bm25 field.*bm25 = true"):
         index.rank_texts(["Paris"], 3)
     assert not any("_msearch" in target for _, target, _ in node.requests)
 

@@ -43,7 +43,11 @@ def _drop(index: ElasticsearchTokenIndex) -> None:
 def built() -> Iterator[tuple[ElasticsearchTokenIndex, dict[str, float]]]:
     """The corpus built once into a fresh index (deleted afterwards)."""
     index = ElasticsearchTokenIndex.named(
-        f"tipqa-test-{uuid.uuid4().hex[:12]}", threads=2, bulk_chunk_docs=7, progress=False
+        f"tipqa-test-{uuid.uuid4().hex[:12]}",
+        threads=2,
+        bulk_chunk_docs=7,
+        bm25=True,
+        progress=False,
     )
     try:
         yield index, index.build(CORPUS)
@@ -131,7 +135,7 @@ def test_get_returns_stored_documents(built: tuple) -> None:
 def test_rebuild_is_reused_and_shards_never_duplicate(built: tuple) -> None:
     index, _ = built
     assert index.build(CORPUS) == {"documents": 22.0, "reused": 1}
-    again = ElasticsearchTokenIndex.named(index.index, progress=False)
+    again = ElasticsearchTokenIndex.named(index.index, bm25=True, progress=False)
     counts = again.build_shard(CORPUS, "again")
     assert counts["documents"] == 0 and counts["duplicates"] == 23
     assert again.build_shard([], "again")["reused"] == 1
