@@ -1,15 +1,19 @@
 """The candidate vector stage against the full index, side by side, as whole builds.
 
     python -m benchmarks.candidates [--documents 2000] [--counts 10 30 100 300] [--no-real]
+        [--mixed N] [--reuse]
 
 For each world (the demo world of `--documents` documents; the real sample in ../shared/data:
 Wikipedia passages and TriviaQA's evidence files as two corpus groups, TriviaQA's official
-sample as questions), `CreateDataset` runs once with the full index (FAISS `flat`: exact) and
-once per candidate count with `[vector_index] backend = candidates`, each in a folder of its
-own, with the offline rules for keywords and judge. Reported per build: wall and CPU seconds
+sample as questions; with `--mixed N`, the real sample with the N documents of a demo world
+beside it as a third group, so that real questions meet a large corpus), `CreateDataset`
+runs once with the full index (FAISS `flat`: exact) and once per candidate count with
+`[vector_index] backend = candidates`, each in a folder of its own, with the offline rules
+for keywords and judge. Reported per build: wall and CPU seconds
 of the whole build (the luigi process and its children), chunks embedded and their share of
 the corpus's chunks (the full index embeds all of them), and against the full build: the
-recall of its exact top-k2 chunks per question that reached the vector stage, and the
+recall of its exact top-k2 chunks per question that reached the vector stage, the recall of
+those among them that the judge found relevant (the chunks that can make a label), and the
 questions whose label changed.
 """
 
@@ -32,14 +36,25 @@ from benchmarks.common import (
     table,
     write_luigi_config,
 )
-from tipqa.jsonl import read_json, read_records
-from tipqa.records import LABELS, LabeledQuestion, VectorCandidates
+from tipqa.demo.world import WorldSpec, write_world
+from tipqa.jsonl import read_json, read_records, write_json
+from tipqa.records import LABELS, Judgment, LabeledQuestion, VectorCandidates
 
 SHARED = ROOT.parent / "shared" / "data"
 K2 = "10"
 
 
-def worlds(documents: int, real: bool) -> dict[str, dict[str, dict[str, str]]]:
+def filler(documents: int, workdir: Path) -> Path:
+    """The corpus folder of a demo world of `documents` documents, written once."""
+    folder = workdir / f"filler-{documents}"
+    if not (folder / "world.json").exists():
+        write_world(WorldSpec(documents=documents, seed=5, files=4), folder)
+    return folder / "corpus"
+
+
+def worlds(
+    documents: int, real: bool, mixed: int, workdir: Path
+) -> dict[str, dict[str, dict[str, str]]]:
     """The config sections of each world, without the vector stage."""
     found = {
         "demo": {
@@ -47,7 +62,7 @@ def worlds(documents: int, real: bool) -> dict[str, dict[str, dict[str, str]]]:
             "pool.dev": {"source": "demo"},
         }
     }
-    if real and SHARED.is_dir():
+    if (real or mixed) and SHARED.is_dir():
         found["real"] = {
             "corpus": {"source": "files"},
             "corpus.passages": {
@@ -63,11 +78,25 @@ def worlds(documents: int, real: bool) -> dict[str, dict[str, dict[str, str]]]:
                 "paths": str(SHARED / "triviaqa" / "official-sample" / "qa"),
             },
         }
+        if mixed:
+            found[f"mixed {mixed}"] = {
+                **found["real"],
+                "corpus.filler": {"paths": str(filler(mixed, workdir))},
+            }
+        if not real:
+            del found["real"]
     return found
 
 
-def build(folder: Path, sections: dict[str, dict[str, str]]) -> dict[str, Any]:
-    """Run `CreateDataset` in `folder`; its wall and CPU seconds (children included)."""
+def build(folder: Path, sections: dict[str, dict[str, str]], reuse: bool) -> dict[str, Any]:
+    """Run `CreateDataset` in `folder`; its wall and CPU seconds (children included).
+
+    With `reuse`, a folder whose build finished under the same sections is measured again
+    from the times it recorded instead of being rebuilt.
+    """
+    times = folder / "times.json"
+    if reuse and times.exists() and read_json(times)["sections"] == sections:
+        return read_json(times)["times"]
     shutil.rmtree(folder, ignore_errors=True)
     config = write_luigi_config(folder, sections)
     before, began = os.times(), time.perf_counter()
@@ -79,7 +108,9 @@ def build(folder: Path, sections: dict[str, dict[str, str]]) -> dict[str, Any]:
     cpu = (after.children_user - before.children_user) + (
         after.children_system - before.children_system
     )
-    return {"wall_s": round(time.perf_counter() - began, 1), "cpu_s": round(cpu, 1)}
+    measured = {"wall_s": round(time.perf_counter() - began, 1), "cpu_s": round(cpu, 1)}
+    write_json(times, {"sections": sections, "times": measured})
+    return measured
 
 
 def run_folder(folder: Path) -> Path:
@@ -106,6 +137,24 @@ def hits(folder: Path) -> dict[str, list[str]]:
     }
 
 
+def relevant(folder: Path) -> dict[str, set[str]]:
+    """The chunk ids of each question's vector hits that the judge found relevant."""
+    shards = sorted((run_folder(folder) / "pools" / "dev" / "shards").iterdir())
+    found: dict[str, set[str]] = {}
+    for shard in shards:
+        for judged in read_records(shard / "vector_judgments.jsonl", Judgment):
+            if judged.label == "yes":
+                found.setdefault(judged.question_id, set()).add(judged.unit_id)
+    return found
+
+
+def recall(wanted: dict[str, set[str]], mine: dict[str, list[str]]) -> float | None:
+    """The share of the wanted chunk ids, over all questions, that `mine` found."""
+    total = sum(len(ids) for ids in wanted.values())
+    found = sum(len(ids & set(mine.get(q, []))) for q, ids in wanted.items())
+    return round(found / total, 4) if total else None
+
+
 def embedded(folder: Path) -> int:
     """Chunks the candidate stage embedded, over every shard."""
     shards = sorted((run_folder(folder) / "pools" / "dev" / "shards").iterdir())
@@ -115,38 +164,41 @@ def embedded(folder: Path) -> int:
     )
 
 
-def compare(world: str, sections: dict, counts: list[int], query: str, workdir: Path) -> list[dict]:
+def compare(
+    world: str, sections: dict, counts: list[int], query: str, workdir: Path, reuse: bool
+) -> list[dict]:
     """The full build, then one build per candidate count, compared with it."""
     base = {**sections, "build": {"k2": K2}}
-    full_dir = workdir / world / "full"
+    full_dir = workdir / world.replace(" ", "-") / "full"
     full = {
         "world": world,
         "stage": "full (flat)",
-        **build(full_dir, {**base, "vector_index": {"kind": "flat"}}),
+        **build(full_dir, {**base, "vector_index": {"backend": "faiss", "kind": "flat"}}, reuse),
     }
     corpus_chunks = read_json(run_folder(full_dir) / "index" / "vector.stats.json")["counts"][
         "index.chunks"
     ]
-    full.update(chunks_embedded=corpus_chunks, share=1.0, recall=1.0, labels_changed=0)
-    exact, truth = hits(full_dir), labels(full_dir)
+    full.update(
+        chunks_embedded=corpus_chunks, share=1.0, recall=1.0, relevant_recall=1.0, labels_changed=0
+    )
+    exact, truth, judged = hits(full_dir), labels(full_dir), relevant(full_dir)
+    wanted = {q: set(ids) for q, ids in exact.items() if ids}
     rows = [full]
     for count in counts:
-        folder = workdir / world / f"candidates-{count}"
+        folder = workdir / world.replace(" ", "-") / f"candidates-{count}"
         vector = {"backend": "candidates", "candidates": str(count), "query": query}
         row = {
             "world": world,
             "stage": f"candidates {count}",
-            **build(folder, {**base, "vector_index": vector}),
+            **build(folder, {**base, "vector_index": vector}, reuse),
         }
         mine = hits(folder)
-        wanted = [(q, set(ids)) for q, ids in exact.items() if ids]
-        found = sum(len(ids & set(mine.get(q, []))) for q, ids in wanted)
-        total = sum(len(ids) for _, ids in wanted)
         chunks = embedded(folder)
         row.update(
             chunks_embedded=chunks,
             share=round(chunks / corpus_chunks, 4),
-            recall=round(found / total, 4) if total else None,
+            recall=recall(wanted, mine),
+            relevant_recall=recall(judged, mine),
             labels_changed=sum(labels(folder)[q] != label for q, label in truth.items()),
             questions=len(truth),
             vector_questions=len(wanted),
@@ -161,20 +213,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--documents", type=int, default=2000)
     parser.add_argument("--counts", type=int, nargs="+", default=[10, 30, 100, 300])
-    parser.add_argument("--no-real", action="store_true", help="the demo world only")
+    parser.add_argument("--no-real", action="store_true", help="without the real sample alone")
+    parser.add_argument(
+        "--mixed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also the real sample with N demo documents beside it as a third corpus group",
+    )
     parser.add_argument("--query", choices=["question", "question+answers"], default="question")
     parser.add_argument("--workdir", type=Path, default=DEFAULT_WORKDIR / "candidates")
+    parser.add_argument("--name", default="candidates", help="the results' file name")
     parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--reuse", action="store_true", help="keep builds already finished under the same config"
+    )
     args = parser.parse_args()
     rows = []
-    for world, sections in worlds(args.documents, not args.no_real).items():
-        rows += compare(world, sections, args.counts, args.query, args.workdir)
+    found = worlds(args.documents, not args.no_real, args.mixed, args.workdir)
+    for world, sections in found.items():
+        rows += compare(world, sections, args.counts, args.query, args.workdir, args.reuse)
     columns = ["world", "stage", "wall_s", "cpu_s", "chunks_embedded", "share", "recall"]
-    markdown = table(rows, [*columns, "labels_changed", "speedup"])
+    markdown = table(rows, [*columns, "relevant_recall", "labels_changed", "speedup"])
     print(markdown)
     settings = {"documents": args.documents, "counts": args.counts, "k2": int(K2)}
+    settings["mixed"] = args.mixed
     settings["query"] = args.query
-    keep(save("candidates", {"settings": settings, "rows": rows}, args.results), markdown)
+    keep(save(args.name, {"settings": settings, "rows": rows}, args.results), markdown)
 
 
 if __name__ == "__main__":

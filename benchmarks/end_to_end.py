@@ -45,7 +45,7 @@ def config_for(world: Path, folder: Path, kind: str, runtime: str, shard_size: i
             "questions": {"pools": json.dumps(pools)},
             "corpus": {"source": "files", "paths": json.dumps([str(world / "corpus")])},
             "embedder": {"runtime": runtime},
-            "vector_index": {"kind": kind},
+            "vector_index": {"backend": "faiss", "kind": kind},
         },
     )
 

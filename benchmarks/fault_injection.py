@@ -151,7 +151,7 @@ def config_for(folder: Path, server: CountingServer, documents: int, shard_size:
             "build": {"shard_size": str(shard_size), "k1": "20", "k2": "10"},
             "demo": {"documents": str(documents), "seed": "5", "files": "3"},
             "pool.dev": {"source": "demo"},
-            "vector_index": {"kind": "flat"},
+            "vector_index": {"backend": "faiss", "kind": "flat"},
             "keywords": server.settings(),
             "judge": {**server.settings(), "cache": "true"},
         },

@@ -60,6 +60,7 @@ def base(inputs: dict[str, Path]) -> dict[str, dict[str, str]]:
         "pool.dev": {"source": "tipqa-jsonl", "paths": str(inputs["questions"])},
         "judge": {"backend": "openai", "model": "judge-a", "base_url": LOCAL,
                   "prompt": str(inputs["prompt"])},
+        "vector_index": {"backend": "faiss"},
     }  # fmt: skip
 
 

@@ -19,7 +19,7 @@ SMALL_WORLD = {
     "build": {"name": "t", "shard_size": "7", "k1": "20", "k2": "10"},
     "demo": {"documents": "700", "seed": "5", "files": "3"},
     "pool.dev": {"source": "demo"},
-    "vector_index": {"kind": "flat"},
+    "vector_index": {"backend": "faiss", "kind": "flat"},
 }
 
 

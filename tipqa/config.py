@@ -185,7 +185,7 @@ SIMPLE_SECTIONS: dict[str, type[Settings]] = {
 SEAMS: dict[str, tuple[Registry[Any], str, str, type[Settings] | None]] = {
     "token_index": (TOKEN_INDEXES, "backend", "tantivy", None),
     "embedder": (EMBEDDERS, "backend", "sentence-transformers", None),
-    "vector_index": (VECTOR_INDEXES, "backend", "faiss", VectorStepSettings),
+    "vector_index": (VECTOR_INDEXES, "backend", "candidates", VectorStepSettings),
     "keywords": (KEYWORD_EXTRACTORS, "backend", "rules", None),
     "judge": (JUDGES, "backend", "rules", WindowStepSettings),
     "training_order": (TRAINING_ORDERS, "backend", "megatron", None),
@@ -208,6 +208,7 @@ def read_config(sections: Sections) -> Config:
     boundary = section(BoundarySettings, "boundary")
     training_order = seams["training_order"][0] if "training_order" in sections else None
     check_boundary(boundary, training_order)
+    check_candidate_source(seams["token_index"][0], seams["vector_index"][0])
     assert isinstance(vector_build, VectorStepSettings) and isinstance(windows, WindowStepSettings)
     return Config(
         build=section(BuildSettings, "build"),
@@ -244,6 +245,18 @@ def check_boundary(boundary: BoundarySettings, training_order: Choice | None) ->
         raise ConfigError(
             "[boundary] checkpoints need a [training_order] section (backend = megatron or "
             "table) to date the evidence"
+        )
+
+
+def check_candidate_source(token_index: Choice, vector_index: Choice) -> None:
+    """The candidate vector stage needs a token index that ranks by BM25."""
+    if vector_index.backend != "candidates" or token_index.backend != "elasticsearch":
+        return
+    if not token_index.settings.bm25:
+        raise ConfigError(
+            "[vector_index] backend = candidates ranks the Elasticsearch token index by BM25: "
+            "set [token_index] bm25 = true (it adds the text.bm25 field: a new token index), "
+            "or embed the whole corpus with [vector_index] backend = elasticsearch or faiss"
         )
 
 

@@ -54,7 +54,7 @@ def test_llm_judge_is_wrapped_in_the_cache(tmp_path: Path) -> None:
     assert isinstance(judge, CachedJudge)
     assert isinstance(judge.inner, OpenAIJudge)
     assert judge.inner.model == "judge-model"
-    assert judge.inner.client.base_url == LOCAL
+    assert judge.inner.chat.client.base_url == LOCAL
 
 
 @pytest.mark.needs("openai")
@@ -100,7 +100,7 @@ class Dims:
 
 
 def test_vector_index_is_sized_to_the_embedder(tmp_path: Path) -> None:
-    choice = config(vector_index={"kind": "flat"}).vector_index
+    choice = config(vector_index={"backend": "faiss", "kind": "flat"}).vector_index
     index = make_vector_index(choice, IndexPlace(tmp_path / "vec"), Dims())
     assert index.dimension == 8
     assert index.similarity == "dot_product"

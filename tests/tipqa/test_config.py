@@ -24,7 +24,7 @@ def error(sections: dict[str, dict[str, str]]) -> str:
 def test_defaults_are_the_offline_demo() -> None:
     config = read_config({})
     assert config.judge.backend == "rules" and config.keywords.backend == "rules"
-    assert config.token_index.backend == "tantivy" and config.vector_index.backend == "faiss"
+    assert config.token_index.backend == "tantivy" and config.vector_index.backend == "candidates"
     assert config.corpus.backend == "demo" and config.pool_names == ["dev"]
     assert (config.build.k1, config.build.k2) == (100, 10)
 
@@ -33,6 +33,15 @@ def test_a_misspelled_key_names_section_key_and_the_closest_one() -> None:
     message = error({"judge": {"bakend": "openai"}})
     assert "[judge] unknown key 'bakend'; did you mean 'backend'?" in message
     assert "[build] unknown key 'kk1'; did you mean 'k1'?" in error({"build": {"kk1": "5"}})
+
+
+def test_candidates_from_elasticsearch_need_its_bm25_field() -> None:
+    token_index = {"backend": "elasticsearch", "index": "tokens"}
+    assert "set [token_index] bm25 = true" in error({"token_index": token_index})
+    config = read_config({"token_index": {**token_index, "bm25": "true"}})
+    assert config.vector_index.backend == "candidates"
+    full = read_config({"token_index": token_index, "vector_index": {"backend": "faiss"}})
+    assert full.vector_index.backend == "faiss"
 
 
 def test_a_key_of_another_backend_says_whose_it_is() -> None:
@@ -87,6 +96,7 @@ def test_every_knob_of_a_backend_is_settable() -> None:
                 "backend": "elasticsearch",
                 "bulk_max_bytes": "1000",
                 "max_retries": "2",
+                "bm25": "true",
             },
             "elasticsearch": {"url": "http://127.0.0.1:9200", "request_timeout": "30"},
         }
@@ -177,5 +187,6 @@ def test_the_extras_of_the_selected_backends_are_checked(monkeypatch: pytest.Mon
         ("token_index", "elasticsearch", "elasticsearch"),
         ("vector_index", "elasticsearch", "elasticsearch"),
     ]:
+        values = {"backend": backend, **({"bm25": "true"} if section == "token_index" else {})}
         with pytest.raises(MissingExtraError, match=rf"pip install 'tipqa\[{extra}\]'"):
-            read_config({section: {"backend": backend}}).check_extras()
+            read_config({section: values}).check_extras()

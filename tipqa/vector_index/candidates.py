@@ -37,7 +37,7 @@ MISSING_NAMED = 100  # candidates the token index could not return, named in the
 
 @dataclass(frozen=True)
 class CandidateSettings(Settings):
-    """[vector_index] backend = candidates: embed the chunks of BM25 candidates only."""
+    """[vector_index] of the candidate stage: embed the chunks of BM25 candidates only."""
 
     candidates: int = search_only(100, doc="documents per question, by the token index's BM25")
     query: Literal["question", "question+answers"] = search_only(
