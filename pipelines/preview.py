@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import luigi
 
@@ -19,7 +19,7 @@ from tipqa.embedders.base import KnowsSequenceLength
 from tipqa.errors import ConfigError
 from tipqa.fingerprint import StepRecord
 from tipqa.inputs import shard_count
-from tipqa.judges.base import Prompted
+from tipqa.judges.base import JUDGES, Prompted
 from tipqa.llm.prompts import load_template
 from tipqa.text import word_count
 
@@ -47,7 +47,8 @@ class PreviewCost(Step):
         if not isinstance(embedder, KnowsSequenceLength):
             raise ConfigError(f"embedder {config.embedder.backend!r} cannot tell its chunk size")
         judge = config.judge.settings
-        prompt = load_template(judge.prompt).text if isinstance(judge, Prompted) else ""
+        prompted = JUDGES.has(config.judge.backend, "prompted")
+        prompt = load_template(cast(Prompted, judge).prompt).text if prompted else ""
         preview = preview_pool(
             steps.pool_shards(pool, count),
             token_index(config, self.plan).get,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from tipqa.config import Choice
 from tipqa.embedders.base import EMBEDDERS, Embedder
@@ -40,23 +41,23 @@ def make_vector_index(
 def make_keyword_extractor(choice: Choice, cache: Path | None) -> KeywordExtractor:
     """The keyword extractor of `choice`; an LLM one has its answers cached at `cache`."""
     extractor: KeywordExtractor = KEYWORD_EXTRACTORS.create(choice.backend, choice.settings)
-    if cache is None or not isinstance(extractor, CacheableExtractor):
+    if cache is None or not KEYWORD_EXTRACTORS.has(choice.backend, "cacheable"):
         return extractor
     from tipqa.judges.cached import CachedKeywordExtractor
     from tipqa.llm.cache import LLMCache
 
-    return CachedKeywordExtractor(extractor, LLMCache(cache))
+    return CachedKeywordExtractor(cast(CacheableExtractor, extractor), LLMCache(cache))
 
 
 def make_judge(choice: Choice, cache: Path | None) -> RelevanceJudge:
     """The relevance judge of `choice`; an LLM one has its answers cached at `cache`."""
     judge: RelevanceJudge = JUDGES.create(choice.backend, choice.settings)
-    if cache is None or not isinstance(judge, CacheableJudge):
+    if cache is None or not JUDGES.has(choice.backend, "cacheable"):
         return judge
     from tipqa.judges.cached import CachedJudge
     from tipqa.llm.cache import LLMCache
 
-    return CachedJudge(judge, LLMCache(cache))
+    return CachedJudge(cast(CacheableJudge, judge), LLMCache(cache))
 
 
 def window_settings(step: WindowStepSettings, judge: Choice) -> WindowSettings:
@@ -65,6 +66,6 @@ def window_settings(step: WindowStepSettings, judge: Choice) -> WindowSettings:
     Judge settings that know their context length (the vLLM judge's) say how many words fit,
     without loading the model; other judges get the paper's 30,000 words.
     """
-    if step.max_words is None and isinstance(judge.settings, KnowsContext):
-        return step.resolve(judge.settings.window_words())
+    if step.max_words is None and JUDGES.has(judge.backend, "knows_context"):
+        return step.resolve(cast(KnowsContext, judge.settings).window_words())
     return step.resolve(None)

@@ -35,6 +35,7 @@ from tipqa.registry import Registry
 from tipqa.settings import Settings, knob, parse, setting
 from tipqa.splits import SplitSettings
 from tipqa.token_index.base import TOKEN_INDEXES
+from tipqa.token_index.elasticsearch import ElasticsearchTokenSettings
 from tipqa.training_order.base import TRAINING_ORDERS
 from tipqa.vector_index.base import VECTOR_INDEXES
 from tipqa.windows import WindowStepSettings
@@ -250,9 +251,10 @@ def check_boundary(boundary: BoundarySettings, training_order: Choice | None) ->
 
 def check_candidate_source(token_index: Choice, vector_index: Choice) -> None:
     """The candidate vector stage needs a token index that ranks by BM25."""
-    if vector_index.backend != "candidates" or token_index.backend != "elasticsearch":
+    settings = token_index.settings
+    if vector_index.backend != "candidates" or not isinstance(settings, ElasticsearchTokenSettings):
         return
-    if not token_index.settings.bm25:
+    if not settings.bm25:
         raise ConfigError(
             "[vector_index] backend = candidates ranks the Elasticsearch token index by BM25: "
             "set [token_index] bm25 = true (it adds the text.bm25 field: a new token index), "

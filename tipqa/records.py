@@ -179,6 +179,32 @@ class Judgment(Record):
     p_yes: float | None = None
     cached: bool = False
 
+    @classmethod
+    def of(
+        cls,
+        request: JudgeRequest,
+        *,
+        label: Relevance | None,
+        raw: str,
+        judge: str,
+        error: str | None = None,
+        p_yes: float | None = None,
+        cached: bool = False,
+    ) -> Judgment:
+        """The verdict on `request`, attributed to its question, stage, document and unit."""
+        return cls(
+            question_id=request.question_id,
+            stage=request.stage,
+            doc_id=request.doc_id,
+            unit_id=request.unit_id,
+            label=label,
+            raw=raw,
+            judge=judge,
+            error=error,
+            p_yes=p_yes,
+            cached=cached,
+        )
+
     @property
     def failed(self) -> bool:
         """True when no yes/no label was obtained."""

@@ -5,6 +5,11 @@ choosing the embedded default never imports vllm, openai or elasticsearch. Every
 implementation is constructed the same way: `cls(settings, **runtime)`, where `settings` is a
 frozen `tipqa.settings.Settings` read strictly from the seam's config section and `runtime`
 holds what only the caller knows (a path, a vector dimension, a client).
+
+A seam may name optional capabilities (say, "cacheable"), each with a check of the class and its
+settings class; a backend declares those it has where it is registered (`add(...,
+capabilities=...)`), callers ask `has(name, capability)`, and `check(name)` says where a
+declaration and the class disagree (one test runs it over every entry of every registry).
 """
 
 from __future__ import annotations
@@ -12,21 +17,61 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from tipqa.errors import ConfigError
 from tipqa.settings import Settings, parse
 
 T = TypeVar("T")
+Check = Callable[[Any, type[Settings]], bool]
+"""Whether an implementation (a class or factory) and its settings class have a capability."""
 
 
 @dataclass(frozen=True)
 class Entry:
-    """A registered implementation and its settings class, each as "module:attribute"."""
+    """A registered implementation, its settings class and its declared capabilities."""
 
     target: str | type
     settings: str | type[Settings]
+    capabilities: frozenset[str] = field(default_factory=frozenset)
+
+
+def declares(cls: Any, member: str) -> bool:
+    """True when a class defines `member` or annotates it (an attribute set in `__init__`)."""
+    if not isinstance(cls, type):
+        return False
+    return any(
+        member in vars(klass) or member in vars(klass).get("__annotations__", {})
+        for klass in cls.__mro__
+    )
+
+
+def has_methods(*names: str) -> Check:
+    """A check that the implementation class has each of these methods."""
+
+    def check(target: Any, settings: type[Settings]) -> bool:
+        return all(callable(getattr(target, name, None)) for name in names)
+
+    return check
+
+
+def has_attribute(name: str) -> Check:
+    """A check that the implementation class defines or annotates `name`."""
+
+    def check(target: Any, settings: type[Settings]) -> bool:
+        return declares(target, name)
+
+    return check
+
+
+def settings_have(name: str) -> Check:
+    """A check that the settings class has `name` (a field or a method)."""
+
+    def check(target: Any, settings: type[Settings]) -> bool:
+        return name in settings.field_names() or callable(getattr(settings, name, None))
+
+    return check
 
 
 def _load(target: str | type) -> Any:
@@ -40,16 +85,55 @@ def _load(target: str | type) -> Any:
 class Registry(Generic[T]):
     """Named implementations of one seam, each with its settings class."""
 
-    def __init__(self, seam: str) -> None:
+    def __init__(self, seam: str, capabilities: Mapping[str, Check] | None = None) -> None:
         self.seam = seam
+        self.capabilities: dict[str, Check] = dict(capabilities or {})
         self._entries: dict[str, Entry] = {}
 
-    def add(self, name: str, target: str | type, settings: str | type[Settings]) -> None:
-        """Register `target` and its settings class (each "module:Attribute", or the class)."""
-        entry = Entry(target, settings)
+    def add(
+        self,
+        name: str,
+        target: str | type,
+        settings: str | type[Settings],
+        *,
+        capabilities: Collection[str] = (),
+    ) -> None:
+        """Register `target`, its settings class (each "module:Attribute", or the class) and
+        the optional capabilities it has."""
+        unknown = sorted(set(capabilities) - set(self.capabilities))
+        if unknown:
+            known = ", ".join(sorted(self.capabilities)) or "none"
+            raise ConfigError(f"{self.seam} {name!r}: unknown capability {unknown}; known: {known}")
+        entry = Entry(target, settings, frozenset(capabilities))
         if name in self._entries and self._entries[name] != entry:
             raise ConfigError(f"{self.seam}: {name!r} is already registered")
         self._entries[name] = entry
+
+    def remove(self, name: str) -> None:
+        """Forget the implementation registered under `name`."""
+        self._entry(name)
+        del self._entries[name]
+
+    def has(self, name: str, capability: str) -> bool:
+        """Whether `name` is registered with `capability` (nothing is imported)."""
+        if capability not in self.capabilities:
+            raise ConfigError(f"{self.seam}: no capability {capability!r}")
+        return capability in self._entry(name).capabilities
+
+    def check(self, name: str) -> list[str]:
+        """Where the declared capabilities of `name` and its classes disagree (imports it)."""
+        entry = self._entry(name)
+        target, settings = self.resolve(name), self.settings_class(name)
+        problems = []
+        if not (isinstance(settings, type) and issubclass(settings, Settings)):
+            problems.append(f"{self.seam} {name!r}: settings {settings!r} are not Settings")
+            return problems
+        for capability, check in sorted(self.capabilities.items()):
+            found, declared = check(target, settings), capability in entry.capabilities
+            if found != declared:
+                said = "declared but missing" if declared else "present but not declared"
+                problems.append(f"{self.seam} {name!r}: capability {capability!r} {said}")
+        return problems
 
     @property
     def names(self) -> list[str]:

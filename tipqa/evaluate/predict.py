@@ -2,8 +2,8 @@
 
 The predictions have a fingerprint (`record`: the answerer's settings and the split). Every
 answered question is appended at once to the partial file of that fingerprint (flushed and
-synced per batch) and its answer stored in the LLM cache (key: backend, model, prompt-template
-hash, the question, the decoding settings). A rerun after a failure reads the partial file (a
+synced per batch) and its answer stored in the LLM cache as soon as it arrives (key: the
+answerer's settings identity and the question). A rerun after a failure reads the partial file (a
 line cut by a crash is skipped and counted) and asks only for the questions not in it; a
 question whose answer failed is left out of it, so it is asked again. When every question has
 an answer the predictions file is written whole (in gold order, atomically; the old stats file
@@ -33,7 +33,7 @@ from tipqa.evaluate.gold import GoldSet
 from tipqa.evaluate.predictions import Prediction, parse_prediction, write_predictions
 from tipqa.fingerprint import StepRecord
 from tipqa.layout import PREDICTIONS, EvaluationLayout
-from tipqa.llm.cache import LLMCache, cache_key
+from tipqa.llm.cache import LLMCache
 from tipqa.llm.usage import Usage
 from tipqa.records import LabeledQuestion
 from tipqa.stats import StageStats, recorded_fingerprint
@@ -79,42 +79,36 @@ def read_done(path: Path, gold_ids: set[str], stats: StageStats) -> dict[str, Pr
 
 
 class CachedAnswers:
-    """Answers from the LLM cache where present; the misses from the answerer, then stored."""
+    """Answers from the LLM cache where present; each miss from the answerer, stored at once."""
 
     def __init__(self, answerer: Answerer, cache: LLMCache | None, stats: StageStats) -> None:
         self.answerer = answerer
         self.cache = cache
         self.stats = stats
-        self.decoding = answerer.decoding()
 
     def key(self, question: str) -> str:
         """The cache key of one question for this answerer."""
-        return cache_key(
-            self.answerer.backend,
-            self.answerer.model,
-            self.answerer.template.sha256,
-            {"question": question},
-            self.decoding,
-        )
+        return self.answerer.cache_key(question)
 
     def answer(self, questions: Sequence[str]) -> list[Answer]:
-        """One answer per question, in order."""
+        """One answer per question, in order; each good fresh answer is committed as it comes."""
         keys = [self.key(question) for question in questions]
         stored = self.cache.get_many(keys) if self.cache is not None else {}
         answers: list[Answer | None] = [_from_entry(stored.get(key)) for key in keys]
         misses = [i for i, answer in enumerate(answers) if answer is None]
         self.stats.add("cache_hits", len(questions) - len(misses))
         if misses:
-            fresh = self.answerer.answer([questions[i] for i in misses])
+
+            def keep(position: int, answer: Answer) -> None:
+                if self.cache is not None and answer.ok:
+                    self.cache.put(keys[misses[position]], self.answerer.backend, _entry(answer))
+                    self.stats.add("cache_stored")
+
+            fresh = self.answerer.answer([questions[i] for i in misses], keep)
             if len(fresh) != len(misses):
                 raise TipqaError(f"answerer gave {len(fresh)} answers to {len(misses)} questions")
-            rows = []
             for i, answer in zip(misses, fresh, strict=True):
                 answers[i] = answer
-                if answer.ok:
-                    rows.append((keys[i], self.answerer.backend, _entry(answer)))
-            if self.cache is not None:
-                self.stats.add("cache_stored", self.cache.put_many(rows))
         return [answer for answer in answers if answer is not None]
 
 

@@ -7,7 +7,7 @@ from typing import Protocol, runtime_checkable
 
 from tipqa.llm.usage import CacheableBackend, Usage
 from tipqa.records import JudgeRequest, Judgment
-from tipqa.registry import Registry
+from tipqa.registry import Registry, has_attribute, has_methods, settings_have
 
 Judged = Callable[[int, Judgment, Usage], None]
 """Hears a final judgment as it arrives: the request's index, the judgment, its tokens."""
@@ -31,8 +31,8 @@ class CacheableJudge(CacheableBackend, Protocol):
         """One judgment per request, in order."""
         ...
 
-    def cache_inputs(self, request: JudgeRequest) -> dict[str, str]:
-        """The parts of a request that the prompt uses (the cache key's inputs)."""
+    def cache_key(self, request: JudgeRequest) -> str:
+        """The cache key of one request."""
         ...
 
     def judge_with_usage(
@@ -61,9 +61,28 @@ class Prompted(Protocol):
 JUDGE_SLOTS = ("document", "question", "answer")
 """The slots every judge prompt template must have."""
 
-JUDGES: Registry[RelevanceJudge] = Registry("relevance judge")
+JUDGE_CAPABILITIES = {
+    "cacheable": has_methods("cache_key", "judge_with_usage"),
+    "counted": has_attribute("stats"),
+    "knows_context": settings_have("window_words"),
+    "prompted": settings_have("prompt"),
+}
+"""The optional capabilities of a judge: `CachedJudge` may wrap it (`CacheableJudge`), it counts
+its work (`Counted`), its settings know the window that fits (`KnowsContext`), it sends a
+prompt template (`Prompted`)."""
+LLM_JUDGE = ("cacheable", "counted", "prompted")
+
+JUDGES: Registry[RelevanceJudge] = Registry("relevance judge", JUDGE_CAPABILITIES)
 JUDGES.add("rules", "tipqa.judges.rules:RuleJudge", settings="tipqa.judges.rules:RuleJudgeSettings")
 JUDGES.add(
-    "openai", "tipqa.judges.openai:OpenAIJudge", settings="tipqa.judges.openai:OpenAIJudgeSettings"
+    "openai",
+    "tipqa.judges.openai:OpenAIJudge",
+    settings="tipqa.judges.openai:OpenAIJudgeSettings",
+    capabilities=LLM_JUDGE,
 )
-JUDGES.add("vllm", "tipqa.judges.vllm:VLLMJudge", settings="tipqa.judges.vllm:VLLMJudgeSettings")
+JUDGES.add(
+    "vllm",
+    "tipqa.judges.vllm:VLLMJudge",
+    settings="tipqa.judges.vllm:VLLMJudgeSettings",
+    capabilities=(*LLM_JUDGE, "knows_context"),
+)

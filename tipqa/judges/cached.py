@@ -3,9 +3,8 @@
 All requests of a batch are looked up first; the misses (each distinct prompt once) go to the
 inner backend in one batch; each successful result is stored as soon as the backend has it (a
 commit per answer: a kill loses no answer received), failures are not (a rerun retries them).
-The key is built from what the inner backend declares (`CacheableBackend`): `name`, `model`,
-`prompt_sha256`, `cache_config` and `cache_inputs(item)`, so it changes with the model,
-template or settings.
+The key is the inner task's `cache_key(item)`: its settings' identity (model, template hash,
+decoding) and the item's inputs, so it changes with any of them.
 """
 
 from __future__ import annotations
@@ -17,15 +16,10 @@ from typing import Any
 from tipqa.errors import TipqaError
 from tipqa.judges.base import CacheableJudge
 from tipqa.keywords.base import CacheableExtractor
-from tipqa.llm.cache import LLMCache, cache_key
+from tipqa.llm.cache import LLMCache
 from tipqa.llm.usage import CacheableBackend, Usage
 from tipqa.records import JudgeRequest, Judgment, Keywords, Question
 from tipqa.stats import StageStats
-
-
-def _key(inner: CacheableBackend, inputs: Mapping[str, Any]) -> str:
-    """The cache key of one item for `inner`."""
-    return cache_key(inner.name, inner.model, inner.prompt_sha256, inputs, inner.cache_config)
 
 
 def _checked(inner: CacheableBackend, results: list[Any], items: list[Any]) -> list[Any]:
@@ -69,7 +63,7 @@ class CachedJudge(_CacheCounter):
 
     def key(self, request: JudgeRequest) -> str:
         """The cache key of one request."""
-        return _key(self.inner, self.inner.cache_inputs(request))
+        return self.inner.cache_key(request)
 
     def judge(self, requests: list[JudgeRequest]) -> list[Judgment]:
         """One judgment per request, in order; hits are marked `cached=True`."""
@@ -111,11 +105,8 @@ class CachedJudge(_CacheCounter):
         ):
             self.cache_stats.error("cache_bad_entry")
             return None
-        return Judgment(
-            question_id=request.question_id,
-            stage=request.stage,
-            doc_id=request.doc_id,
-            unit_id=request.unit_id,
+        return Judgment.of(
+            request,
             label=label,
             raw=raw,
             judge=str(entry.get("judge", self.name)),
@@ -135,7 +126,7 @@ class CachedKeywordExtractor(_CacheCounter):
 
     def key(self, question: Question) -> str:
         """The cache key of one question."""
-        return _key(self.inner, self.inner.cache_inputs(question))
+        return self.inner.cache_key(question)
 
     def extract(self, questions: list[Question]) -> list[Keywords]:
         """Keywords for each question, in order, from the cache where possible."""

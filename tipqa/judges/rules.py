@@ -68,15 +68,5 @@ class RuleJudge:
         judgments = []
         for r in requests:
             label: Relevance = "yes" if is_relevant(r) else "no"
-            judgments.append(
-                Judgment(
-                    question_id=r.question_id,
-                    stage=r.stage,
-                    doc_id=r.doc_id,
-                    unit_id=r.unit_id,
-                    label=label,
-                    raw=label,
-                    judge=self.name,
-                )
-            )
+            judgments.append(Judgment.of(r, label=label, raw=label, judge=self.name))
         return judgments

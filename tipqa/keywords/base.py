@@ -7,7 +7,7 @@ from typing import Protocol, runtime_checkable
 
 from tipqa.llm.usage import CacheableBackend, Usage
 from tipqa.records import Keywords, Question
-from tipqa.registry import Registry
+from tipqa.registry import Registry, has_attribute, has_methods
 
 Extracted = Callable[[int, Keywords, Usage], None]
 """Hears an extraction as it arrives: the question's index, the keywords, their tokens."""
@@ -31,8 +31,8 @@ class CacheableExtractor(CacheableBackend, Protocol):
         """Keywords for each question, in order."""
         ...
 
-    def cache_inputs(self, question: Question) -> dict[str, str]:
-        """The parts of a question that the prompt uses (the cache key's inputs)."""
+    def cache_key(self, question: Question) -> str:
+        """The cache key of one question."""
         ...
 
     def extract_with_usage(
@@ -42,7 +42,15 @@ class CacheableExtractor(CacheableBackend, Protocol):
         ...
 
 
-KEYWORD_EXTRACTORS: Registry[KeywordExtractor] = Registry("keyword extractor")
+KEYWORD_CAPABILITIES = {
+    "cacheable": has_methods("cache_key", "extract_with_usage"),
+    "counted": has_attribute("stats"),
+}
+"""The optional capabilities of a keyword extractor: `CachedKeywordExtractor` may wrap it
+(`CacheableExtractor`), it counts its work (`Counted`)."""
+LLM_EXTRACTOR = ("cacheable", "counted")
+
+KEYWORD_EXTRACTORS: Registry[KeywordExtractor] = Registry("keyword extractor", KEYWORD_CAPABILITIES)
 KEYWORD_EXTRACTORS.add(
     "rules",
     "tipqa.keywords.rules:RuleKeywordExtractor",
@@ -52,4 +60,11 @@ KEYWORD_EXTRACTORS.add(
     "openai",
     "tipqa.keywords.openai:OpenAIKeywordExtractor",
     settings="tipqa.keywords.openai:OpenAIKeywordSettings",
+    capabilities=LLM_EXTRACTOR,
+)
+KEYWORD_EXTRACTORS.add(
+    "vllm",
+    "tipqa.keywords.vllm:VLLMKeywordExtractor",
+    settings="tipqa.keywords.vllm:VLLMKeywordSettings",
+    capabilities=LLM_EXTRACTOR,
 )

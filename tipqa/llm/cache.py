@@ -1,7 +1,9 @@
 """A persistent cache of LLM outputs in one SQLite file, shared by worker processes.
 
-The key is the SHA-256 of (backend name, model, prompt template hash, backend settings, exact
-inputs), so a change of model, template or settings never reuses an answer. The database runs in
+The key is the SHA-256 of (`CACHE_VERSION`, the task, the settings' `identity()`, which holds the
+model and the prompt template's hash, and the exact inputs), so a change of model, template or
+any setting that decides an answer never reuses one; knobs (concurrency, batch size) do not count.
+A cache file of another `SCHEMA` is refused with the path to move away. The database runs in
 WAL mode with a busy timeout: several processes may read and write it at once. Each process (and
 each fork) opens its own connection.
 """
@@ -24,7 +26,8 @@ from tipqa.errors import InputError
 
 log = logging.getLogger(__name__)
 
-SCHEMA = 1
+SCHEMA = 2
+CACHE_VERSION = 2
 _CHUNK = 500
 _CREATE = (
     "CREATE TABLE IF NOT EXISTS llm_cache ("
@@ -33,19 +36,12 @@ _CREATE = (
 )
 
 
-def cache_key(
-    backend: str,
-    model: str,
-    template_sha256: str,
-    inputs: Mapping[str, Any],
-    config: Mapping[str, Any] | None = None,
-) -> str:
-    """Hex SHA-256 of the backend, model, template hash, settings and inputs (order-free)."""
+def cache_key(task: str, identity: Mapping[str, Any], inputs: Mapping[str, Any]) -> str:
+    """Hex SHA-256 of `CACHE_VERSION`, the task, the settings' identity and the inputs."""
     payload = {
-        "backend": backend,
-        "model": model,
-        "template": template_sha256,
-        "config": dict(config or {}),
+        "version": CACHE_VERSION,
+        "task": task,
+        "settings": dict(identity),
         "inputs": dict(inputs),
     }
     return hashlib.sha256(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)).hexdigest()
@@ -89,7 +85,10 @@ class LLMCache:
                 conn.execute(f"PRAGMA user_version = {SCHEMA}")
             elif version != SCHEMA:
                 raise InputError(
-                    f"LLM cache schema {version}, this version reads {SCHEMA}", path=str(self.path)
+                    f"LLM cache schema {version}, this version reads {SCHEMA}: its keys cannot "
+                    "be matched, so none of its answers can be reused; move the file away or "
+                    "delete it (a new one is made)",
+                    path=str(self.path),
                 )
         except sqlite3.DatabaseError as exc:
             raise InputError(f"not a usable SQLite cache: {exc}", path=str(self.path)) from exc

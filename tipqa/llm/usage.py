@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -50,17 +49,10 @@ class Counted(Protocol):
 
 @runtime_checkable
 class CacheableBackend(Counted, Protocol):
-    """An LLM backend whose answers may be cached: what identifies its answers.
+    """An LLM task whose answers may be cached: it names itself and keys each item.
 
-    The cache key of an item is made from `name`, `model`, `prompt_sha256`, `cache_config`
-    and the backend's `cache_inputs(item)`, so a change of any of them never reuses an answer.
+    The key of an item is made of the task, the settings' `identity()` (model, prompt template
+    hash, decoding) and the item's inputs (`tipqa.llm.cache.cache_key`).
     """
 
     name: str
-    model: str
-    prompt_sha256: str
-
-    @property
-    def cache_config(self) -> Mapping[str, Any]:
-        """The backend settings that change its answers (decoding, mode, context)."""
-        ...

@@ -12,11 +12,12 @@ from openai_server import FakeOpenAIServer
 from tipqa.errors import TipqaError
 from tipqa.evaluate.answerers.openai import OpenAIAnswerer, OpenAIAnswererSettings
 from tipqa.evaluate.gold import load_gold
-from tipqa.evaluate.predict import answerer_record, make_predictions
+from tipqa.evaluate.predict import CachedAnswers, answerer_record, make_predictions
 from tipqa.evaluate.predictions import read_predictions
 from tipqa.jsonl import read_json
 from tipqa.layout import EvaluationLayout
 from tipqa.llm.cache import LLMCache
+from tipqa.stats import StageStats
 
 pytestmark = pytest.mark.needs("openai")
 
@@ -141,3 +142,25 @@ def test_a_line_cut_by_a_crash_is_skipped_and_redone(tmp_path: Path, gold) -> No
     predictions = read_predictions(folder.predictions, gold.ids).by_id
     assert predictions["a1"].confidence == 0.8
     assert predictions["a3"].prediction == "The Nile"
+
+
+class StopsAfterOneAnswer(OpenAIAnswerer):
+    """An answerer stopped (as by a kill) right after its first answer has been heard."""
+
+    def answer(self, questions, on_answer=None):
+        def first_then_stop(index, answer):
+            on_answer(index, answer)
+            raise KeyboardInterrupt
+
+        return super().answer(questions, first_then_stop)
+
+
+def test_each_answer_is_committed_as_it_arrives(tmp_path: Path) -> None:
+    questions = ["What is the capital of France?", "Which river is longest?"]
+    stats = StageStats("predictions")
+    with FakeOpenAIServer(table_rule(TABLE)) as server, LLMCache(tmp_path / "c.sqlite") as cache:
+        settings = OpenAIAnswererSettings(model="table", base_url=server.base_url, max_retries=0)
+        stopped = StopsAfterOneAnswer(settings, progress=False)
+        with pytest.raises(KeyboardInterrupt):
+            CachedAnswers(stopped, cache, stats).answer(questions)
+        assert len(cache) == 1 and stats.counts["cache_stored"] == 1

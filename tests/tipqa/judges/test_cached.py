@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sqlite3
 
 import openai_server as fake
 import pytest
+from judge_support import judge_request
 
 from tipqa.judges.cached import CachedJudge, CachedKeywordExtractor
 from tipqa.judges.openai import OpenAIJudge, OpenAIJudgeSettings
 from tipqa.keywords.openai import OpenAIKeywordExtractor, OpenAIKeywordSettings
 from tipqa.llm.cache import LLMCache
-from tipqa.records import JudgeRequest, Question
+from tipqa.records import Question
 
 pytestmark = pytest.mark.needs("openai")
 
@@ -23,18 +25,14 @@ def judge_for(server, model: str = "judge-model", **options) -> OpenAIJudge:
     return OpenAIJudge(settings, progress=False)
 
 
-def request(text: str, index: int, answer: str = "Harrowgate") -> JudgeRequest:
-    return JudgeRequest(
-        question_id=f"q{index}",
-        question="Which town hosted the first Lantern Fair?",
-        answer=answer,
-        aliases=[answer],
-        keywords=["Lantern Fair"],
-        stage="vector",
-        doc_id=f"d{index}",
-        unit_id=f"c{index}",
-        text=text,
-    )
+request = functools.partial(
+    judge_request,
+    question="Which town hosted the first Lantern Fair?",
+    answer="Harrowgate",
+    keywords=["Lantern Fair"],
+    stage="vector",
+    unit="c{index}",
+)
 
 
 REQUESTS = [

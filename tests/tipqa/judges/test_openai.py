@@ -2,29 +2,26 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
+from judge_support import judge_request
 
 from tipqa.errors import ConfigError
 from tipqa.judges.base import JUDGES
-from tipqa.judges.openai import OpenAIJudge, OpenAIJudgeSettings, p_yes_from_logprobs
+from tipqa.judges.openai import OpenAIJudge, OpenAIJudgeSettings
+from tipqa.llm.chat import p_yes
 from tipqa.llm.prompts import load_template
-from tipqa.records import JudgeRequest
 
 pytestmark = pytest.mark.needs("openai")
 
 
-def request(text: str, answer: str = "Marlow Bay", index: int = 0) -> JudgeRequest:
-    return JudgeRequest(
-        question_id=f"q{index}",
-        question="Where did the schooner Wren run aground?",
-        answer=answer,
-        aliases=[answer],
-        keywords=["Wren"],
-        stage="token",
-        doc_id=f"d{index}",
-        unit_id=f"d{index}#0",
-        text=text,
-    )
+request = functools.partial(
+    judge_request,
+    question="Where did the schooner Wren run aground?",
+    answer="Marlow Bay",
+    keywords=["Wren"],
+)
 
 
 def make_judge(server, **options) -> OpenAIJudge:
@@ -53,7 +50,7 @@ def test_prompt_and_parameters_sent(server) -> None:
     assert judgment.cached is False
 
 
-def test_labels_and_p_yes_from_logprobs(server) -> None:
+def test_labels_and_p_yes(server) -> None:
     judge = make_judge(server)
     yes, no = judge.judge([request("Wreck at Marlow Bay."), request("Nothing here.", index=1)])
     assert yes.label == "yes" and yes.p_yes == pytest.approx(0.8)
@@ -93,8 +90,10 @@ def test_extra_body_is_sent_and_keys_the_cache(server) -> None:
     judge = make_judge(server, extra_body={"reasoning_effort": "none"})
     judge.judge([request("Marlow Bay")])
     assert server.bodies[0]["reasoning_effort"] == "none"
-    assert judge.cache_config["extra_body"] == {"reasoning_effort": "none"}
-    assert make_judge(server).cache_config == {"max_tokens": 2, "logprobs": True, "choice": False}
+    assert judge.identity["extra_body"] == {"reasoning_effort": "none"}
+    plain = make_judge(server)
+    assert judge.cache_key(request("x")) != plain.cache_key(request("x"))
+    assert make_judge(server, timeout=9.0).cache_key(request("x")) == plain.cache_key(request("x"))
 
 
 @pytest.mark.parametrize(
@@ -214,7 +213,7 @@ def test_created_from_a_config_section_strictly(server) -> None:
 
 
 def test_p_yes_from_logprobs_merges_case_and_skips_positions() -> None:
-    assert p_yes_from_logprobs([]) is None
-    assert p_yes_from_logprobs([[("\n", -0.1)], [("Yes", -1.0), ("no", -1.0)]]) == 0.5
-    assert p_yes_from_logprobs([[(" yes", 0.0)]]) == 1.0
-    assert p_yes_from_logprobs([[("maybe", 0.0)]]) is None
+    assert p_yes([]) is None
+    assert p_yes([[("\n", -0.1)], [("Yes", -1.0), ("no", -1.0)]]) == 0.5
+    assert p_yes([[(" yes", 0.0)]]) == 1.0
+    assert p_yes([[("maybe", 0.0)]]) is None

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import functools
+
 import openai_server as fake
 import pytest
+from judge_support import judge_request
 
-from tipqa.judges.openai import REASONING_HINT, OpenAIJudge, OpenAIJudgeSettings
+from tipqa.judges.llm import REASONING_HINT
+from tipqa.judges.openai import OpenAIJudge, OpenAIJudgeSettings
 from tipqa.keywords.openai import OpenAIKeywordExtractor, OpenAIKeywordSettings
-from tipqa.records import JudgeRequest, Question
+from tipqa.records import Question
 
 pytestmark = pytest.mark.needs("openai")
 
@@ -20,18 +24,12 @@ def _no_openai_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def request(text: str, index: int) -> JudgeRequest:
-    return JudgeRequest(
-        question_id=f"q{index}",
-        question="Which harbour did the ketch Saltwren leave from?",
-        answer="Port Ellery",
-        aliases=["Port Ellery"],
-        keywords=["Saltwren"],
-        stage="token",
-        doc_id=f"d{index}",
-        unit_id=f"d{index}#0",
-        text=text,
-    )
+request = functools.partial(
+    judge_request,
+    question="Which harbour did the ketch Saltwren leave from?",
+    answer="Port Ellery",
+    keywords=["Saltwren"],
+)
 
 
 REQUESTS = [

@@ -2,31 +2,22 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
+from judge_support import judge_request
 
 from tipqa.judges.base import JUDGES
 from tipqa.judges.rules import RuleJudge, is_relevant
-from tipqa.records import JudgeRequest
 
-
-def request(
-    text: str,
-    keywords: list[str] | None = None,
-    aliases: list[str] | None = None,
-    question: str = "In which city was Kellan Dusk born?",
-    index: int = 0,
-) -> JudgeRequest:
-    return JudgeRequest(
-        question_id=f"q{index}",
-        question=question,
-        answer="Varnholt",
-        aliases=["Varnholt", "City of Varnholt"] if aliases is None else aliases,
-        keywords=["Kellan Dusk"] if keywords is None else keywords,
-        stage="token",
-        doc_id=f"d{index}",
-        unit_id=f"d{index}@w0",
-        text=text,
-    )
+request = functools.partial(
+    judge_request,
+    question="In which city was Kellan Dusk born?",
+    answer="Varnholt",
+    aliases=["Varnholt", "City of Varnholt"],
+    keywords=["Kellan Dusk"],
+    unit="d{index}@w0",
+)
 
 
 @pytest.mark.parametrize(

@@ -15,15 +15,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from judge_support import judge_request
 
 from tipqa.errors import ConfigError, MissingExtraError
 from tipqa.judges.base import JUDGES
-from tipqa.judges.vllm import (
-    VLLMJudge,
-    max_window_words,
-    p_yes_from_candidates,
-)
+from tipqa.judges.vllm import VLLMJudge, max_window_words
 from tipqa.llm import vllm_engine
+from tipqa.llm.chat import p_yes
 from tipqa.llm.prompts import load_template
 from tipqa.llm.vllm_engine import shutdown_engine
 from tipqa.records import JudgeRequest
@@ -47,16 +45,14 @@ SENTENCES = [
 
 def request(index: int, text: str | None = None, question: str | None = None) -> JudgeRequest:
     """A judge request with a text that differs from one index to the next."""
-    return JudgeRequest(
-        question_id=f"q{index}",
+    return judge_request(
+        text if text is not None else " ".join(SENTENCES[: 1 + index % 6]) + f" ({index})",
+        index,
         question=question or f"Who painted the harbour wall in {1900 + index}?",
         answer="the lighthouse keeper",
         aliases=["lighthouse keeper"],
         keywords=["harbour wall"],
-        stage="token",
-        doc_id=f"d{index}",
-        unit_id=f"d{index}#{index}",
-        text=text if text is not None else " ".join(SENTENCES[: 1 + index % 6]) + f" ({index})",
+        unit="d{index}#{index}",
     )
 
 
@@ -73,19 +69,19 @@ def test_max_window_words_follows_the_paper() -> None:
 
 def test_p_yes_from_candidates_exact_words() -> None:
     candidates = [(" Yes", math.log(0.3)), ("yes", math.log(0.1)), ("NO", math.log(0.2))]
-    assert p_yes_from_candidates(candidates) == pytest.approx(0.4 / 0.6)
-    assert p_yes_from_candidates([("y", 0.0), ("maybe", -1.0)]) is None
-    assert p_yes_from_candidates([("no", 0.0), ("yes", float("-inf"))]) == 0.0
-    assert p_yes_from_candidates([]) is None
-    assert p_yes_from_candidates([("", -0.1), (" ", -0.2)]) is None
+    assert p_yes([candidates]) == pytest.approx(0.4 / 0.6)
+    assert p_yes([[("y", 0.0), ("maybe", -1.0)]]) is None
+    assert p_yes([[("no", 0.0), ("yes", float("-inf"))]]) == 0.0
+    assert p_yes([[]]) is None
+    assert p_yes([[("", -0.1), (" ", -0.2)]]) is None
 
 
 def test_p_yes_from_candidates_prefixes_under_choice() -> None:
     candidates = [("y", math.log(0.3)), ("yes", math.log(0.2)), ("n", math.log(0.4))]
     candidates.append(("no", math.log(0.1)))
-    assert p_yes_from_candidates(candidates, prefixes=True) == pytest.approx(0.5)
-    assert p_yes_from_candidates(candidates) == pytest.approx(0.2 / 0.3)
-    assert p_yes_from_candidates([("ye", 0.0), ("x", -1.0)], prefixes=True) == 1.0
+    assert p_yes([candidates], prefixes=True) == pytest.approx(0.5)
+    assert p_yes([candidates]) == pytest.approx(0.2 / 0.3)
+    assert p_yes([[("ye", 0.0), ("x", -1.0)]], prefixes=True) == 1.0
 
 
 def test_settings_are_checked_and_named() -> None:

@@ -10,11 +10,8 @@ import pytest
 
 from tipqa.errors import ConfigError
 from tipqa.keywords.base import KEYWORD_EXTRACTORS
-from tipqa.keywords.openai import (
-    OpenAIKeywordExtractor,
-    OpenAIKeywordSettings,
-    parse_keywords,
-)
+from tipqa.keywords.llm import parse_keywords
+from tipqa.keywords.openai import OpenAIKeywordExtractor, OpenAIKeywordSettings
 from tipqa.llm.prompts import load_template
 from tipqa.records import Question
 

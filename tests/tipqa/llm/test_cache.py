@@ -12,19 +12,34 @@ from tipqa.errors import InputError
 from tipqa.llm.cache import LLMCache, cache_key
 
 
-def test_key_depends_on_every_part_but_not_on_input_order() -> None:
-    base = cache_key("openai:m:abc", "m", "abc", {"question": "q", "answer": "a"}, {"t": 1})
-    same = cache_key("openai:m:abc", "m", "abc", {"answer": "a", "question": "q"}, {"t": 1})
+def test_key_depends_on_every_part_but_not_on_order() -> None:
+    identity = {"model": "m", "prompt_sha256": "abc", "t": 1}
+    base = cache_key("judge:openai", identity, {"question": "q", "answer": "a"})
+    same = cache_key(
+        "judge:openai", dict(reversed(identity.items())), {"answer": "a", "question": "q"}
+    )
     assert base == same and len(base) == 64
     variants = [
-        cache_key("openai:n:abc", "m", "abc", {"question": "q", "answer": "a"}, {"t": 1}),
-        cache_key("openai:m:abc", "n", "abc", {"question": "q", "answer": "a"}, {"t": 1}),
-        cache_key("openai:m:abc", "m", "abd", {"question": "q", "answer": "a"}, {"t": 1}),
-        cache_key("openai:m:abc", "m", "abc", {"question": "q", "answer": "b"}, {"t": 1}),
-        cache_key("openai:m:abc", "m", "abc", {"question": "q", "answer": "a"}, {"t": 2}),
-        cache_key("openai:m:abc", "m", "abc", {"question": "q", "answer": "a"}),
+        cache_key("keywords:openai", identity, {"question": "q", "answer": "a"}),
+        cache_key("judge:openai", {**identity, "model": "n"}, {"question": "q", "answer": "a"}),
+        cache_key(
+            "judge:openai", {**identity, "prompt_sha256": "abd"}, {"question": "q", "answer": "a"}
+        ),
+        cache_key("judge:openai", identity, {"question": "q", "answer": "b"}),
+        cache_key("judge:openai", {**identity, "t": 2}, {"question": "q", "answer": "a"}),
+        cache_key(
+            "judge:openai", {"model": "m", "prompt_sha256": "abc"}, {"question": "q", "answer": "a"}
+        ),
     ]
     assert len({base, *variants}) == len(variants) + 1
+
+
+def test_a_cache_of_another_schema_is_refused_with_its_path(tmp_path) -> None:
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA user_version = 1")
+    with pytest.raises(InputError, match=r"schema 1, this version reads 2.*move the file away"):
+        LLMCache(path)
 
 
 def test_round_trip_and_persistence(tmp_path) -> None:

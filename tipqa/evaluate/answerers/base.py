@@ -8,7 +8,7 @@ the backend reports none).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -64,11 +64,17 @@ class Answerer(Protocol):
     stats: StageStats
 
     def decoding(self) -> dict[str, Any]:
-        """The settings that shape the answers (part of the cache key)."""
+        """The settings that shape the answers (recorded with the predictions)."""
         ...
 
-    def answer(self, questions: Sequence[str]) -> list[Answer]:
-        """One answer per question text, in order."""
+    def cache_key(self, question: str) -> str:
+        """The cache key of one question's answer."""
+        ...
+
+    def answer(
+        self, questions: Sequence[str], on_answer: Callable[[int, Answer], None] | None = None
+    ) -> list[Answer]:
+        """One answer per question text, in order; `on_answer` hears each as it arrives."""
         ...
 
     def close(self) -> None:

@@ -1,0 +1,71 @@
+"""Every entry of every registry resolves, and its declared capabilities are what it has."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+import tipqa
+from tipqa.errors import ConfigError, MissingExtraError
+from tipqa.registry import Registry, has_methods
+
+DEFINITION = re.compile(r"^(\w+): Registry\[.*\] = Registry\(", re.MULTILINE)
+ROOT = Path(tipqa.__file__).parent
+
+
+def registries() -> list[tuple[str, Registry]]:
+    """Each registry defined in tipqa (found in the source), as "module:NAME" and the object."""
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        for name in DEFINITION.findall(path.read_text(encoding="utf-8")):
+            parts = path.relative_to(ROOT.parent).with_suffix("").parts
+            module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found.append((f"{module}:{name}", getattr(importlib.import_module(module), name)))
+    return found
+
+
+ENTRIES = [(label, registry, name) for label, registry in registries() for name in registry.names]
+
+
+def test_every_registry_is_found() -> None:
+    seams = {registry.seam for _, registry in registries()}
+    assert {"relevance judge", "keyword extractor", "answerer", "token index"} <= seams
+    assert len(seams) >= 9
+
+
+@pytest.mark.parametrize(
+    ("registry", "name"),
+    [(registry, name) for _, registry, name in ENTRIES],
+    ids=[f"{label}[{name}]" for label, _, name in ENTRIES],
+)
+def test_entry_resolves_with_the_capabilities_it_declares(registry: Registry, name: str) -> None:
+    try:
+        problems = registry.check(name)
+    except (ImportError, MissingExtraError) as exc:
+        pytest.skip(f"{registry.seam} {name!r} needs a package not installed here: {exc}")
+    assert problems == []
+
+
+def test_a_wrong_declaration_is_named() -> None:
+    registry: Registry = Registry("demo", {"cacheable": has_methods("cache_key")})
+    registry.add("plain", "tipqa.judges.rules:RuleJudge", "tipqa.judges.rules:RuleJudgeSettings")
+    registry.add(
+        "liar",
+        "tipqa.judges.rules:RuleJudge",
+        "tipqa.judges.rules:RuleJudgeSettings",
+        capabilities=("cacheable",),
+    )
+    assert registry.check("plain") == [] and not registry.has("plain", "cacheable")
+    assert registry.check("liar") == ["demo 'liar': capability 'cacheable' declared but missing"]
+    registry.add("llm", "tipqa.judges.llm:LLMJudge", "tipqa.judges.openai:OpenAIJudgeSettings")
+    assert registry.check("llm") == ["demo 'llm': capability 'cacheable' present but not declared"]
+    with pytest.raises(ConfigError, match="unknown capability"):
+        registry.add(
+            "x",
+            "tipqa.judges.rules:RuleJudge",
+            "tipqa.judges.rules:RuleJudgeSettings",
+            capabilities=("fast",),
+        )

@@ -1,0 +1,39 @@
+"""The settings every LLM task shares: a prompt template, a model, and the transport to ask."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from tipqa.llm.chat import ChatModel
+from tipqa.llm.prompts import PromptTemplate, load_template
+from tipqa.settings import Settings
+from tipqa.stats import StageStats
+
+
+class PromptedSettings(Settings):
+    """Settings that send a prompt template: its content hash joins their identity."""
+
+    prompt: str
+
+    def identity(self) -> dict[str, Any]:
+        """The settings that decide the answers, with the prompt template's content hash."""
+        return {**super().identity(), "prompt_sha256": load_template(self.prompt).sha256}
+
+
+class LLMSettings(PromptedSettings):
+    """Settings of an LLM task on one provider: its model and how to reach it.
+
+    A provider's settings name it (`provider`) and build its transport (`chat_model`); the task
+    settings on top add the task's own fields. The task's cache key is made of `identity()`.
+    """
+
+    provider: ClassVar[str]
+    model: str
+
+    def chat_model(self, stats: StageStats, *, progress: bool = True) -> ChatModel:
+        """The transport these settings ask, counting into `stats`."""
+        raise NotImplementedError(f"{type(self).__name__} names no transport")
+
+    def tag(self, template: PromptTemplate) -> str:
+        """The task's name in records: provider, model and the template's short hash."""
+        return f"{self.provider}:{self.model}:{template.short_hash}"
