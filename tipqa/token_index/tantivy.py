@@ -68,7 +68,7 @@ _TIE_MARGIN = 16  # BM25 hits fetched beyond n, so that ties at the cut are seen
 class TantivySettings(Settings):
     """[token_index] of the tantivy backend.
 
-    `ranking = "bm25-pool"` is the former approximation: the `rank_pool` best matches by
+    `ranking = "bm25-pool"` is an approximation: the `rank_pool` best matches by
     tantivy's BM25, ranked by frequency (exact only up to `rank_pool` matches).
     """
 

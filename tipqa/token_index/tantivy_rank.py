@@ -301,7 +301,7 @@ class Ranker:
         rows = self.searcher.fast_field_values(fields.ROW, addresses)
         return {address_key(a): i for a, i in zip(addresses, self.table.ids(rows), strict=True)}
 
-    # the former approximation
+    # ranking = "bm25-pool"
 
     def pooled_search(
         self, keywords: list[Phrase], aliases: list[Phrase], k: int, pool: int
