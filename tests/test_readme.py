@@ -1,16 +1,43 @@
-"""The README's configuration reference is what the settings classes say."""
+"""The README: short, its links lead somewhere, and its install is the documentation's."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from tipqa.config_reference import in_readme, reference
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+LINK = re.compile(r"\]\(([^)#\s]+)(#[^)\s]*)?\)")
+FENCE = re.compile(r"```bash\n(.*?)\n```", re.S)
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+
+def test_every_relative_link_of_the_readme_leads_to_a_file() -> None:
+    targets = [target for target, _ in LINK.findall(README.read_text())]
+    local = [target for target in targets if "://" not in target]
+    assert local, "the README links into the documentation"
+    missing = [target for target in local if not (ROOT / target).exists()]
+    assert missing == []
 
 
-def test_the_configuration_reference_is_up_to_date() -> None:
-    text = README.read_text()
-    assert in_readme(text, reference()) == text, (
-        "run: python -m tipqa.config_reference --readme README.md"
-    )
+def slug(heading: str) -> str:
+    """A heading's anchor as MkDocs (and GitHub, for these headings) make it."""
+    words = re.sub(r"[^\w\s-]", "", heading.strip().lower())
+    return re.sub(r"\s+", "-", words)
+
+
+def test_every_anchor_of_the_readme_is_a_heading_of_its_page() -> None:
+    for target, anchor in LINK.findall(README.read_text()):
+        if not anchor or "://" in target:
+            continue
+        headings = re.findall(r"^#+ (.+)$", (ROOT / target).read_text(), re.M)
+        assert anchor[1:] in {slug(heading) for heading in headings}, f"{target}{anchor}"
+
+
+def test_the_readme_install_is_the_getting_started_install() -> None:
+    readme_install = FENCE.findall(README.read_text())[0]
+    guide = (ROOT / "docs" / "getting-started.md").read_text()
+    assert readme_install in FENCE.findall(guide)
+
+
+def test_the_readme_is_short() -> None:
+    assert len(README.read_text().splitlines()) <= 250

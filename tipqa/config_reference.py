@@ -2,7 +2,9 @@
 
 `python -m tipqa.config_reference` prints every section, backend and key with its type, its
 default and whether it is a knob (changes how a step runs, not what it writes: a change
-reruns nothing); `--readme README.md` writes it between the README's reference markers.
+reruns nothing); `--write docs/configuration/reference.md` writes it between that page's
+reference markers, and `--write-schemas docs/outputs.md` the records a run writes (tests check
+that both pages hold the current text).
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import typing
 from collections.abc import Iterator
 from typing import Any
 
-from tipqa.config import CORPUS_GROUP_PREFIX, SEAMS, SIMPLE_SECTIONS
+from tipqa import records
+from tipqa.config import CORPUS_GROUP_PREFIX, SEAMS, SELECTOR, SIMPLE_SECTIONS
 from tipqa.config_pools import PoolLimit
 from tipqa.corpus.base import CORPUS_READERS
 from tipqa.corpus.files import FileGroupSettings
@@ -64,10 +67,10 @@ def _backends(section: str, registry: Registry[Any], selector: str) -> list[str]
 def reference() -> str:
     """The whole reference, as Markdown."""
     parts = [table(f"[{name}]", cls) for name, cls in SIMPLE_SECTIONS.items()]
-    for name, (registry, selector, _, step) in SEAMS.items():
-        if step is not None:
-            parts.append(table(f"[{name}] (every backend)", step))
-        parts += _backends(name, registry, selector)
+    for name, seam in SEAMS.items():
+        if seam.step is not None:
+            parts.append(table(f"[{name}] (every backend)", seam.step))
+        parts += _backends(name, seam.registry, SELECTOR)
     parts += _backends("corpus", CORPUS_READERS, "source")
     parts.append(table(f"[{CORPUS_GROUP_PREFIX}NAME] (source = files)", FileGroupSettings))
     parts.append(table("[pool.NAME] (every source, `demo` too)", PoolLimit))
@@ -80,21 +83,61 @@ def reference() -> str:
 
 
 START, END = "<!-- reference:start -->", "<!-- reference:end -->"
+RECORDS_START, RECORDS_END = "<!-- records:start -->", "<!-- records:end -->"
+OUTPUT_RECORDS = (
+    ("questions.jsonl (pools, shards)", records.Question),
+    ("keywords.jsonl", records.Keywords),
+    ("token_candidates.jsonl", records.TokenCandidates),
+    ("token_judgments.jsonl, vector_judgments.jsonl", records.Judgment),
+    ("token_decisions.jsonl, vector_decisions.jsonl", records.Decision),
+    ("vector_candidates.jsonl", records.VectorCandidates),
+    ("instances.jsonl", records.VectorInstance),
+    ("judged_units.jsonl", records.JudgedUnit),
+    ("answerable.jsonl, ..., the splits' questions.jsonl", records.LabeledQuestion),
+    ("evidence (inside a decision or a labelled question)", records.Evidence),
+)
+"""The JSON-lines files of a run and the record each line holds."""
 
 
-def in_readme(text: str, block: str) -> str:
-    """`text` (a README) with `block` between its reference markers."""
-    head, _, rest = text.partition(START)
-    _, _, tail = rest.partition(END)
-    return f"{head}{START}\n{block}{END}{tail}"
+def record_schemas() -> str:
+    """Every record a run writes as JSON lines: its file, fields and their types."""
+    parts = [f"Schema version {records.SCHEMA_VERSION} (`tipqa.records`).", ""]
+    for files, cls in OUTPUT_RECORDS:
+        hints = typing.get_type_hints(cls)
+        doc = (cls.__doc__ or "").strip().splitlines()[0]
+        fields = ", ".join(f"`{f.name}` ({_type(hints[f.name])})" for f in dataclasses.fields(cls))
+        parts += [f"**{files}** — `{cls.__name__}`: {doc}", "", fields, ""]
+    return "\n".join(parts)
+
+
+def between(text: str, start: str, end: str, block: str) -> str:
+    """`text` with `block` between its `start` and `end` markers (an error if one is missing)."""
+    if text.count(start) != 1 or text.count(end) != 1:
+        raise ValueError(f"the page needs one {start} and one {end} marker")
+    head, _, rest = text.partition(start)
+    _, _, tail = rest.partition(end)
+    return f"{head}{start}\n{block}{end}{tail}"
+
+
+def in_page(text: str, block: str) -> str:
+    """`text` (a page) with `block` between its reference markers."""
+    return between(text, START, END, block)
+
+
+def with_schemas(text: str) -> str:
+    """`text` (the outputs page) with the record schemas between their markers."""
+    return between(text, RECORDS_START, RECORDS_END, record_schemas())
 
 
 if __name__ == "__main__":
     import sys
     from pathlib import Path
 
-    if sys.argv[1:2] == ["--readme"]:
-        readme = Path(sys.argv[2])
-        readme.write_text(in_readme(readme.read_text(), reference()))
+    if sys.argv[1:2] == ["--write"]:
+        page = Path(sys.argv[2])
+        page.write_text(in_page(page.read_text(), reference()))
+    elif sys.argv[1:2] == ["--write-schemas"]:
+        page = Path(sys.argv[2])
+        page.write_text(with_schemas(page.read_text()))
     else:
         print(reference())
