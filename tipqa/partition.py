@@ -11,6 +11,7 @@ from tipqa.errors import InputError
 from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_records, write_records
 from tipqa.layout import PARTITION, ShardLayout
+from tipqa.qrels import shard_units, write_relevance
 from tipqa.records import (
     LABELS,
     Decision,
@@ -20,7 +21,7 @@ from tipqa.records import (
     VectorInstance,
 )
 from tipqa.retry import shard_failures
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 
 def label_questions(questions: list[Question], shard: ShardLayout) -> list[LabeledQuestion]:
@@ -68,16 +69,18 @@ def write_partition(
     out: Path,
     record: StepRecord,
     build: dict[str, Any],
-) -> StageStats:
-    """Write one JSONL file per label, the vector instances, stats, and a DatasetDict.
+) -> StepStats:
+    """Write one JSONL file per label, the vector instances, the relevance files
+    (`tipqa.qrels`), stats, and a DatasetDict.
 
     `build` is how the shards were made (`tipqa.provenance.pool_provenance`), kept in the
     stats for the splits and the dataset card.
     """
-    stats = StageStats(PARTITION, info={"build": build}, provenance=record.provenance())
+    stats = StepStats(PARTITION, info={"build": build}, provenance=record.provenance())
     rows: list[LabeledQuestion] = []
     instances: list[VectorInstance] = []
     failures: Counter[str] = Counter()
+    relevance: Counter[str] = Counter()
     for questions, shard in shards:
         rows.extend(label_questions(questions, shard))
         instances.extend(read_records(shard.instances, VectorInstance))
@@ -91,6 +94,9 @@ def write_partition(
     write_records(out / "instances.jsonl", instances)
     stats.add("questions", len(rows))
     stats.add("instances", len(instances))
+    groups = (shard_units(shard, relevance) for _, shard in shards)
+    relevance.update(write_relevance(groups, out))
+    stats.info["relevance"] = dict(sorted(relevance.items()))
     stage_counts = Counter(f"{r.label}_{r.stage}" for r in rows)
     stats.info["by_stage"] = dict(sorted(stage_counts.items()))
     stats.info["llm_failures"] = dict(sorted(failures.items()))

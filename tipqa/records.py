@@ -91,13 +91,19 @@ class Chunk(Record):
 
 @dataclass
 class Window(Record):
-    """A span of a document's paragraphs shown to the judge (appendix A.2 of the paper)."""
+    """A span of a document's paragraphs shown to the judge (appendix A.2 of the paper).
+
+    `start` and `end` are the character offsets in the document's text of the span the window
+    shows (`text` is that span with its whitespace normalised).
+    """
 
     doc_id: str
     index: int
     first_paragraph: int
     last_paragraph: int
     text: str
+    start: int | None = None
+    end: int | None = None
 
 
 @dataclass
@@ -162,11 +168,16 @@ class JudgeRequest(Record):
     doc_id: str
     unit_id: str
     text: str
+    start: int | None = None
+    end: int | None = None
 
 
 @dataclass
 class Judgment(Record):
-    """A judge's verdict on one request. `label` is None when it could not be obtained."""
+    """A judge's verdict on one request. `label` is None when it could not be obtained.
+
+    `start` and `end` are the judged text's character offsets in its document, where known.
+    """
 
     question_id: str
     stage: Stage
@@ -178,6 +189,8 @@ class Judgment(Record):
     error: str | None = None
     p_yes: float | None = None
     cached: bool = False
+    start: int | None = None
+    end: int | None = None
 
     @classmethod
     def of(
@@ -203,12 +216,33 @@ class Judgment(Record):
             error=error,
             p_yes=p_yes,
             cached=cached,
+            start=request.start,
+            end=request.end,
         )
 
     @property
     def failed(self) -> bool:
         """True when no yes/no label was obtained."""
         return self.label is None
+
+
+@dataclass
+class JudgedUnit(Record):
+    """One judged window or chunk of a question, as the relevance files keep it.
+
+    `relevance` is 1 for a "yes", 0 for a "no"; `start` and `end` are the unit's character
+    offsets in the document (None where the stage does not record them).
+    """
+
+    question_id: str
+    stage: Stage
+    doc_id: str
+    unit_id: str
+    relevance: int
+    p_yes: float | None
+    judge: str
+    start: int | None = None
+    end: int | None = None
 
 
 @dataclass

@@ -8,8 +8,9 @@ split is the rest of that pool. Discarded and undetermined questions stay out of
 are counted. Without a train pool only the test split is made.
 
 Files under the splits folder: `<split>/questions.jsonl` (`LabeledQuestion`),
-`<split>/instances.jsonl` (the vector-stage `VectorInstance`s of the split's questions) and
-`stats.json`, written last.
+`<split>/instances.jsonl` (the vector-stage `VectorInstance`s of the split's questions),
+`<split>/qrels.txt` and `<split>/judged_units.jsonl` (the relevance files of `tipqa.qrels`)
+and `stats.json`, written last.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import logging
 import random
 import shutil
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,9 +33,10 @@ from tipqa.jsonl import atomic_open, iter_records
 from tipqa.layout import SPLITS as SPLITS_STEP
 from tipqa.layout import RunLayout
 from tipqa.provenance import REMEDY, construction_parameters, shared_steps
+from tipqa.qrels import split_relevance
 from tipqa.records import LABELS, LabeledQuestion, VectorInstance
 from tipqa.settings import Settings, setting
-from tipqa.stats import StageStats, read_stats
+from tipqa.stats import StepStats, read_stats
 
 log = logging.getLogger(__name__)
 
@@ -278,17 +280,28 @@ def agreed_parameters(pools: list[PoolIndex]) -> dict[str, Any]:
     return construction_parameters(builds[0])
 
 
-def make_splits(run: RunLayout, plan: SplitPlan, record: StepRecord) -> StageStats:
-    """Read the pools' partitions, write every split's questions and instances, then stats."""
+def make_splits(
+    run: RunLayout,
+    plan: SplitPlan,
+    record: StepRecord,
+    *,
+    evaluation: Callable[[Path], object] | None = None,
+) -> StepStats:
+    """Read the pools' partitions, write every split's questions and instances, then stats.
+
+    `evaluation` writes files that evaluate the test split into the splits folder before the
+    stats file (the lm-evaluation-harness task, `tipqa.lmeval_task.write_task_folder`).
+    """
     pools = [read_pool(name, run.pool(name).partition) for name in plan.used_pools]
     parameters = agreed_parameters(pools)
     membership, validation = assign_splits(pools[0], pools[1] if len(pools) > 1 else None, plan)
     layout = SplitsLayout(run.splits)
     names = plan.splits
     counts = write_split_files(pools, membership, names, layout)
+    judged = split_relevance([pool.folder for pool in pools], membership, names, layout.root)
     for stale in set(SPLITS) - set(names):
         shutil.rmtree(layout.root / stale, ignore_errors=True)
-    stats = StageStats(SPLITS_STEP, provenance=record.provenance())
+    stats = StepStats(SPLITS_STEP, provenance=record.provenance())
     sources = {"test": plan.test_pool, "train": plan.train_pool}
     sources["validation"] = plan.train_pool
     summary: dict[str, Any] = {}
@@ -317,14 +330,17 @@ def make_splits(run: RunLayout, plan: SplitPlan, record: StepRecord) -> StageSta
         pools={pool.name: pool.summary() for pool in pools},
         validation=validation,
         parameters=parameters,
+        relevance=judged,
     )
     if validation and validation["short"]:
         _report_short(stats, validation)
+    if evaluation is not None and summary.get("test", {}).get("questions"):
+        evaluation(layout.root)
     stats.write(layout.stats)
     return stats
 
 
-def _report_short(stats: StageStats, validation: dict[str, Any]) -> None:
+def _report_short(stats: StepStats, validation: dict[str, Any]) -> None:
     """Count and log a validation sample smaller than asked for."""
     missing = validation["requested_per_label"] - validation["taken_per_label"]
     stats.add("validation.short_per_label", missing)

@@ -59,6 +59,22 @@ def split_paragraphs(text: str) -> list[str]:
     return [p for p in (part.strip() for part in parts) if p]
 
 
+def paragraph_spans(text: str) -> list[tuple[int, int]]:
+    """The character offsets [start, end) in `text` of the paragraphs `split_paragraphs` gives."""
+    breaks = [(m.start(), m.end()) for m in _PARAGRAPH_BREAK.finditer(text)]
+    if not breaks:
+        breaks = [(i, i + 1) for i, c in enumerate(text) if c == "\n"]
+    bounds = [0, *(b for pair in breaks for b in pair), len(text)]
+    spans = []
+    for start, end in zip(bounds[::2], bounds[1::2], strict=True):
+        part = text[start:end]
+        stripped = part.strip()
+        if stripped:
+            first = start + len(part) - len(part.lstrip())
+            spans.append((first, first + len(stripped)))
+    return spans
+
+
 def split_sentences(text: str) -> list[str]:
     """Rough sentences: a split after . ! ? followed by a capital or digit, and at newlines."""
     return [s for s in (part.strip() for part in _SENTENCE_END.split(text)) if s]

@@ -10,12 +10,13 @@ boundary, say), the whole document is cut into pieces instead, so nothing is lef
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from tipqa.errors import ConfigError
 from tipqa.records import Document, Window
 from tipqa.settings import Settings, knob, setting
-from tipqa.text import contains_phrase, split_paragraphs, tokenize
+from tipqa.text import contains_phrase, paragraph_spans, split_paragraphs, tokenize
 
 DEFAULT_MAX_WORDS = 30_000
 
@@ -95,6 +96,20 @@ def split_words(text: str, max_words: int) -> list[str]:
     return [" ".join(words[i : i + max_words]) for i in range(0, len(words), max_words)]
 
 
+_WORD = re.compile(r"\S+")
+
+
+def piece_spans(text: str, start: int, end: int, max_words: int) -> list[tuple[int, int]]:
+    """The offsets in `text` of the pieces `split_words` cuts `text[start:end]` into."""
+    words = [m.span() for m in _WORD.finditer(text, start, end)]
+    if len(words) <= max_words:
+        return [(start, end)]
+    return [
+        (words[i][0], words[min(i + max_words, len(words)) - 1][1])
+        for i in range(0, len(words), max_words)
+    ]
+
+
 def judge_windows(
     document: Document,
     keywords: list[str],
@@ -110,10 +125,13 @@ def judge_windows(
     spans = minimal_spans(present, needed) if needed else []
     if not spans:
         spans = [(0, len(paragraphs) - 1)] if paragraphs else []
+    offsets = paragraph_spans(document.text)
     windows: list[Window] = []
     for first, last in spans:
         text = "\n\n".join(paragraphs[first : last + 1])
-        for piece in split_words(text, settings.max_words):
-            windows.append(Window(document.id, len(windows), first, last, piece))
+        pieces = split_words(text, settings.max_words)
+        where = piece_spans(document.text, offsets[first][0], offsets[last][1], settings.max_words)
+        for piece, (start, end) in zip(pieces, where, strict=True):
+            windows.append(Window(document.id, len(windows), first, last, piece, start, end))
     truncated = len(windows) > settings.max_windows
     return windows[: settings.max_windows], truncated

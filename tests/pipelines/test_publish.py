@@ -115,7 +115,7 @@ def test_publish_dataset_uploads_once_and_keeps_the_token_out(built: Path) -> No
         config = two_pool_config(built, hub={"endpoint": hub.url})
         planned = run_with_hub(config, home, "PublishDataset", "--dry-run")
         assert planned.returncode == 0, planned.stderr[-3000:]
-        assert "would upload 7 file(s)" in planned.stderr and REPO not in hub.repos
+        assert "would upload 15 file(s)" in planned.stderr and REPO not in hub.repos
 
         first = run_with_hub(config, home, "PublishDataset")
         assert first.returncode == 0, first.stderr[-3000:]

@@ -39,6 +39,8 @@ def shard_with(
     write_records(shard.vector_decisions, vector)
     write_records(shard.keywords, [Keywords(d.question_id, [f"kw {d.question_id}"]) for d in token])
     write_records(shard.instances, list(instances))
+    write_records(shard.token_judgments, [])
+    write_records(shard.vector_judgments, [])
     return shard
 
 

@@ -13,6 +13,7 @@ from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_json, read_records, write_records
 from tipqa.layout import SPLITS, RunLayout
 from tipqa.llm.prompts import load_template
+from tipqa.lmeval_task.task_files import write_task_folder
 from tipqa.provenance import construction_parameters
 from tipqa.records import LabeledQuestion, VectorInstance
 from tipqa.splits import SplitPlan, SplitSettings, SplitsLayout, make_splits, sample_validation
@@ -129,6 +130,15 @@ def test_without_a_train_pool_only_test_is_made(run: RunLayout) -> None:
     assert list(stats.info["splits"]) == ["test"]
     assert stats.info["validation"] is None and list(stats.info["pools"]) == ["dev"]
     assert sorted(p.name for p in run.splits.iterdir()) == ["stats.json", "test"]
+
+
+def test_the_evaluation_files_are_written_before_the_stats(run: RunLayout) -> None:
+    def evaluation(folder: Path) -> None:
+        assert not (folder / "stats.json").exists()
+        write_task_folder(folder)
+
+    make_splits(run, SplitPlan("dev", None, 0, 0), RECORD, evaluation=evaluation)
+    assert sorted(p.name for p in run.splits.iterdir()) == ["lm_eval_tasks", "stats.json", "test"]
 
 
 def test_pools_sharing_questions_are_refused(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from tipqa.text import (
     MAX_TOKEN_CHARS,
     contains_phrase,
     count_phrase,
+    paragraph_spans,
     split_paragraphs,
     split_sentences,
     tokenize,
@@ -72,3 +73,10 @@ def test_split_sentences_without_terminal_punctuation() -> None:
 def test_word_count_counts_whitespace_words() -> None:
     assert word_count("one two\tthree\n\nfour  five-six") == 5
     assert word_count("") == 0
+
+
+def test_paragraph_spans_are_where_the_paragraphs_are() -> None:
+    for text in ["  a b\n \n\nc\n\n  ", "one\ntwo\n\n", "x", "", "\n \n", "p\r\n\r\nq"]:
+        spans = paragraph_spans(text)
+        assert [text[start:end] for start, end in spans] == split_paragraphs(text), text
+    assert paragraph_spans("  a b\n \n\nc") == [(2, 5), (9, 10)]

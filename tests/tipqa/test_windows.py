@@ -127,3 +127,25 @@ def test_no_keywords_and_no_aliases_judge_the_whole_document() -> None:
 
 def test_empty_document_has_no_windows() -> None:
     assert judge_windows(Document("e", ""), [KW], [ALIAS]) == ([], False)
+
+
+def test_windows_record_their_character_offsets_in_the_document() -> None:
+    text = "  Intro line.\n\n\nKellan Dusk lived\n  in Varnholt.  \n\nOther.\n\n"
+    text += "Varnholt, Kellan Dusk."
+    windows, _ = judge_windows(Document("d1", text), [KW], [ALIAS])
+    assert [(w.start, w.end) for w in windows] == [(16, 48), (60, 82)]
+    assert [text[w.start : w.end] for w in windows] == [
+        "Kellan Dusk lived\n  in Varnholt.",
+        "Varnholt, Kellan Dusk.",
+    ]
+
+
+def test_pieces_of_a_long_window_have_the_offsets_of_their_words() -> None:
+    text = "Kellan  Dusk one two\nthree Varnholt four"
+    windows, _ = judge_windows(Document("d1", text), [KW], [ALIAS], WindowSettings(max_words=3))
+    assert [w.text for w in windows] == ["Kellan Dusk one", "two three Varnholt", "four"]
+    assert [text[w.start : w.end] for w in windows] == [
+        "Kellan  Dusk one",
+        "two\nthree Varnholt",
+        "four",
+    ]

@@ -1,5 +1,8 @@
 """`python -m tipqa.evaluate GOLD PREDICTIONS` and `python -m tipqa.evaluate compare GOLD A B ...`.
 
+`recall` (a retriever's TREC run against the qrels) and `uabench` (three-way UA-Bench
+predictions) are in `tipqa.evaluate.commands`.
+
 Prints one JSON object (the scores, or the comparison) and, with `--out`, writes it there with
 the Markdown report and figures. Bad input exits with status 2 and the error naming file and
 line.
@@ -15,7 +18,8 @@ from pathlib import Path
 
 import orjson
 
-from tipqa.errors import TipqaError
+from tipqa import cli
+from tipqa.evaluate.commands import COMMANDS, run_command
 from tipqa.evaluate.gold import load_gold
 from tipqa.evaluate.refusal import DEFAULT_THRESHOLD, RefusalDetector, RefusalSettings
 from tipqa.evaluate.report import render_comparison
@@ -72,7 +76,9 @@ def parser_for(command: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m tipqa.evaluate",
         description="Score predictions on a TIP-style split (EM-F1, PM-F1, calibration).",
-        epilog="python -m tipqa.evaluate compare GOLD A.jsonl B.jsonl ... compares systems.",
+        epilog="python -m tipqa.evaluate compare GOLD A.jsonl B.jsonl ... compares systems; "
+        "recall --run RUN --qrels QRELS scores a retriever; uabench GOLD PREDICTIONS scores "
+        "three-way abstention predictions.",
     )
     _common(parser)
     parser.add_argument("predictions", help="predictions JSONL: {id, prediction[, confidence]}")
@@ -97,6 +103,10 @@ def make_detector(args: argparse.Namespace) -> RefusalDetector:
 
 def run(argv: Sequence[str]) -> int:
     """Run the command line; return the exit status."""
+    if argv[:1] and argv[0] in COMMANDS:
+        result = run_command(argv[0], argv[1:])
+        sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return 0
     command = "compare" if argv[:1] == ["compare"] else "score"
     args = parser_for(command).parse_args(argv[1:] if command == "compare" else argv)
     settings = ScoringSettings(bins=args.bins, bootstrap=args.bootstrap, seed=args.seed)
@@ -128,16 +138,5 @@ def run(argv: Sequence[str]) -> int:
     return 0
 
 
-def main() -> None:
-    """Entry point: errors of bad input exit with status 2 and one clear line."""
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    try:
-        status = run(sys.argv[1:])
-    except TipqaError as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        status = 2
-    sys.exit(status)
-
-
 if __name__ == "__main__":
-    main()
+    cli.main(run)

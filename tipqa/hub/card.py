@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tipqa.corpus_reading import CorpusReading
-from tipqa.hub.folder import HubFolderStats
+from tipqa.hub.folder_stats import HubFolderStats
 from tipqa.provenance import OFFLINE_BACKENDS, offline_backends
 from tipqa.splits import SPLITS
 
@@ -55,6 +55,17 @@ FIELDS = {
         ("text", "the chunk's text"),
         ("score", "similarity of the chunk to the question"),
         ("relevant", "the judge's verdict (null when no verdict could be obtained)"),
+    ],
+    "relevance": [
+        ("question_id", "id of the question (in the same split of `questions`)"),
+        ("stage", "`token` (a window of a keyword-search document) or `vector` (a chunk)"),
+        ("doc_id", "corpus id of the judged document"),
+        ("unit_id", "the judged window or chunk"),
+        ("relevance", "1: judged relevant, 0: judged not relevant"),
+        ("p_yes", "the judge's probability of relevant (null when the judge gives none)"),
+        ("judge", "the judge that gave the verdict"),
+        ("start", "character offset in the document where the window or chunk starts"),
+        ("end", "character offset in the document where it ends (exclusive)"),
     ],
 }
 
@@ -327,7 +338,15 @@ def render_card(
         "relevance (Algorithm 1 of the paper cited below). Built with tipqa.\n\n"
         f"Configurations: {configs}. `questions` holds the labelled questions with their evidence; "
         "`instances` holds every (question, answer, document, relevance) instance of the vector "
-        "stage, the data that trains an answerability classifier.\n\n" + usage
+        "stage, the data that trains an answerability classifier."
+        + (
+            " `relevance` holds every judged window and chunk of both stages (TREC qrels of "
+            "the same judgments: `relevance/<split>.qrels.txt`)."
+            if "relevance" in files
+            else ""
+        )
+        + "\n\n"
+        + usage
     )
     sections = [
         intro,

@@ -21,16 +21,21 @@ from tqdm import tqdm
 
 from tipqa.errors import InputError
 from tipqa.fingerprint import StepRecord
+from tipqa.hub.card import render_card
+from tipqa.hub.folder_stats import HubFolderStats
 from tipqa.hub.settings import HubSettings
 from tipqa.jsonl import iter_records
 from tipqa.layout import HUB_FOLDER, RunLayout
+from tipqa.lmeval_task.task_files import card_section as lm_eval_section
+from tipqa.lmeval_task.task_files import checkpoint_steps, write_task_folder
 from tipqa.provenance import REMEDY
-from tipqa.records import SCHEMA_VERSION, LabeledQuestion, VectorInstance
+from tipqa.qrels import QRELS_FILE, UNITS_FILE
+from tipqa.records import SCHEMA_VERSION, JudgedUnit, LabeledQuestion, VectorInstance
 from tipqa.splits import SPLITS, SplitsLayout
-from tipqa.stats import StageStats, read_stats
+from tipqa.stats import StepStats, read_stats
 
 BATCH_ROWS = 1000
-CONFIGS: tuple[str, ...] = ("questions", "instances")
+CONFIGS: tuple[str, ...] = ("questions", "instances", "relevance")
 
 
 def question_schema() -> Any:
@@ -78,6 +83,27 @@ def instance_schema() -> Any:
     )
 
 
+def relevance_schema() -> Any:
+    """Arrow schema of the `relevance` configuration: every judged window or chunk."""
+    import pyarrow as pa
+
+    string = pa.string()
+    return pa.schema(
+        [
+            ("question_id", string),
+            ("stage", string),
+            ("doc_id", string),
+            ("unit_id", string),
+            ("relevance", pa.int64()),
+            ("p_yes", pa.float64()),
+            ("judge", string),
+            ("start", pa.int64()),
+            ("end", pa.int64()),
+        ],
+        metadata={"tipqa_schema_version": str(SCHEMA_VERSION)},
+    )
+
+
 def question_row(item: LabeledQuestion) -> dict[str, Any]:
     """A flat row of the `questions` configuration."""
     row = item.to_dict()
@@ -118,11 +144,16 @@ class ConfigSpec:
 
     def source(self, splits: SplitsLayout, split: str) -> Path:
         """The JSONL file of `split` that this configuration reads."""
+        if self.name == "relevance":
+            return splits.root / split / UNITS_FILE
         return splits.questions(split) if self.name == "questions" else splits.instances(split)
 
     def count(self, splits: SplitsLayout, split: str) -> int:
-        """The lines of the split's JSONL file."""
-        return count_lines(self.source(splits, split))
+        """The lines of the split's JSONL file (0 for relevance files a build lacks)."""
+        path = self.source(splits, split)
+        if self.name == "relevance" and not path.is_file():
+            return 0
+        return count_lines(path)
 
     def rows(self, splits: SplitsLayout, split: str) -> Iterator[dict[str, Any]]:
         """The configuration's rows from its JSONL file."""
@@ -130,6 +161,9 @@ class ConfigSpec:
         if self.name == "questions":
             for question in iter_records(path, LabeledQuestion):
                 yield question_row(question)
+        elif self.name == "relevance":
+            for unit in iter_records(path, JudgedUnit):
+                yield unit.to_dict()
         else:
             for instance in iter_records(path, VectorInstance):
                 yield instance.to_dict()
@@ -137,7 +171,11 @@ class ConfigSpec:
 
 def config_specs() -> list[ConfigSpec]:
     """The configurations of the folder, in card order (the first is the default)."""
-    return [ConfigSpec("questions", question_schema()), ConfigSpec("instances", instance_schema())]
+    return [
+        ConfigSpec("questions", question_schema()),
+        ConfigSpec("instances", instance_schema()),
+        ConfigSpec("relevance", relevance_schema()),
+    ]
 
 
 class FolderExtension(Protocol):
@@ -183,14 +221,6 @@ def write_parquet_split(
     return written
 
 
-@dataclass
-class HubFolderStats:
-    """What the folder holds: rows per configuration and split, and the files."""
-
-    rows: dict[str, dict[str, int]]
-    files: dict[str, dict[str, list[str]]]
-
-
 def write_data_files(
     splits: SplitsLayout,
     out: Path,
@@ -211,6 +241,15 @@ def write_data_files(
     return HubFolderStats(rows, files)
 
 
+def copy_qrels(splits: SplitsLayout, out: Path, folder: HubFolderStats) -> None:
+    """Put each split's TREC qrels beside its `relevance` Parquet files
+    (`relevance/<split>.qrels.txt`)."""
+    for split in folder.rows.get("relevance", {}):
+        source = splits.root / split / QRELS_FILE
+        if source.is_file():
+            shutil.copyfile(source, out / "relevance" / f"{split}.qrels.txt")
+
+
 def build_hub_folder(
     run: RunLayout,
     settings: HubSettings,
@@ -221,8 +260,6 @@ def build_hub_folder(
 
     An `extension` adds configurations and card sections (the boundary over training time).
     """
-    from tipqa.hub.card import render_card
-
     layout = SplitsLayout(run.splits)
     stats = read_stats(layout.stats, REMEDY)
     if not isinstance(stats.get("info"), dict):
@@ -233,10 +270,15 @@ def build_hub_folder(
     staging = out.with_name(out.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    step = StageStats(HUB_FOLDER, provenance=record.provenance())
+    step = StepStats(HUB_FOLDER, provenance=record.provenance())
     extra = extension.configs(stats["info"]) if extension is not None else []
     folder = write_data_files(layout, staging, available, rows_per_file, extra)
+    copy_qrels(layout, staging, folder)
     sections = extension.card_sections(stats["info"], folder.rows) if extension else []
+    if folder.rows.get("questions", {}).get("test"):
+        steps = checkpoint_steps(folder.rows)
+        write_task_folder(staging, steps)
+        sections = [*sections, lm_eval_section(steps, settings.repo_id)]
     card = render_card(stats, folder, settings.card(), sections)
     (staging / "README.md").write_text(card, encoding="utf-8")
     shutil.rmtree(out, ignore_errors=True)

@@ -23,7 +23,7 @@ class HubSettings(Settings):
     repo_id: str = knob("", doc="owner/name of the dataset repository")
     private: bool = knob(True, doc="create the repository private")
     endpoint: str = knob("", doc="Hub URL (default: HF_ENDPOINT or the Hub)")
-    revision: str = knob("main")
+    revision: str = knob("main", doc="the branch to publish to")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -19,7 +19,7 @@ from tipqa.keywords.base import CacheableExtractor
 from tipqa.llm.cache import LLMCache
 from tipqa.llm.usage import CacheableBackend, Usage
 from tipqa.records import JudgeRequest, Judgment, Keywords, Question
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 
 def _checked(inner: CacheableBackend, results: list[Any], items: list[Any]) -> list[Any]:
@@ -33,13 +33,13 @@ class _CacheCounter:
     """Shared counting of hits, misses, stores and saved tokens."""
 
     def __init__(self, stage: str, inner: CacheableBackend) -> None:
-        self.cache_stats = StageStats(stage)
+        self.cache_stats = StepStats(stage)
         self._inner_stats = inner
 
     @property
-    def stats(self) -> StageStats:
+    def stats(self) -> StepStats:
         """A snapshot of the cache's counters together with the inner backend's (calls, tokens)."""
-        merged = StageStats(self.cache_stats.stage)
+        merged = StepStats(self.cache_stats.step)
         merged.merge(self._inner_stats.stats)
         merged.merge(self.cache_stats)
         return merged
@@ -180,6 +180,8 @@ def _relabel(judgment: Judgment, request: JudgeRequest) -> Judgment:
         stage=request.stage,
         doc_id=request.doc_id,
         unit_id=request.unit_id,
+        start=request.start,
+        end=request.end,
     )
 
 

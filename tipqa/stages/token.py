@@ -23,7 +23,7 @@ from tipqa.records import (
     Question,
     TokenCandidates,
 )
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.token_index.base import FetchDocuments, TokenIndex
 from tipqa.windows import WindowSettings, judge_windows
 
@@ -33,7 +33,7 @@ def search_tokens(
     keywords: dict[str, Keywords],
     index: TokenIndex,
     k1: int,
-    stats: StageStats,
+    stats: StepStats,
 ) -> list[TokenCandidates]:
     """Run the token query of every question; keep the first k1 hits and the total."""
     out = []
@@ -64,6 +64,8 @@ def _requests(
             doc_id=document.id,
             unit_id=f"{document.id}@w{w.index}",
             text=w.text,
+            start=w.start,
+            end=w.end,
         )
         for w in found
     ]
@@ -83,7 +85,7 @@ def judge_token_candidates(
     judge: RelevanceJudge,
     k1: int,
     windows: WindowSettings,
-    stats: StageStats,
+    stats: StepStats,
     *,
     judge_all: bool = False,
 ) -> tuple[list[Decision], list[Judgment]]:
@@ -146,7 +148,7 @@ def _apply_round(
     results: list[Judgment],
     evidence: dict[str, Evidence],
     failures: dict[str, list[str]],
-    stats: StageStats,
+    stats: StepStats,
 ) -> None:
     """Record the round's first "yes" per question and the documents that failed."""
     verdicts: dict[tuple[str, str], list[Judgment]] = {}

@@ -8,6 +8,7 @@ from tipqa.embedders.base import Embedder
 from tipqa.judges.base import RelevanceJudge
 from tipqa.records import (
     Decision,
+    Document,
     Evidence,
     JudgeRequest,
     Judgment,
@@ -17,8 +18,8 @@ from tipqa.records import (
     VectorHit,
     VectorInstance,
 )
-from tipqa.stats import StageStats
-from tipqa.token_index.base import TokenIndex
+from tipqa.stats import StepStats
+from tipqa.token_index.base import FetchDocuments, TokenIndex
 from tipqa.vector_index.base import EmbedsOnDemand, VectorIndex
 
 
@@ -27,7 +28,7 @@ def search_vectors(
     embedder: Embedder,
     index: VectorIndex | EmbedsOnDemand,
     k2: int,
-    stats: StageStats,
+    stats: StepStats,
     batch_size: int = 64,
     token_index: TokenIndex | None = None,
 ) -> list[VectorCandidates]:
@@ -51,14 +52,46 @@ def search_vectors(
     return out
 
 
+def chunk_offsets(document: Document | None, text: str) -> tuple[int | None, int | None]:
+    """Where a chunk's text first occurs in its document, or (None, None) when it does not."""
+    start = document.text.find(text) if document is not None and text else -1
+    return (start, start + len(text)) if start >= 0 else (None, None)
+
+
+def _located(
+    questions: list[Question],
+    candidates: dict[str, VectorCandidates],
+    fetch: FetchDocuments | None,
+    stats: StepStats,
+) -> dict[tuple[str, str], tuple[int | None, int | None]]:
+    """The character offsets of every hit's chunk in its document (fetched once each)."""
+    hits = [hit for q in questions for hit in candidates[q.id].hits]
+    if fetch is None or not hits:
+        return {}
+    documents = fetch(sorted({hit.doc_id for hit in hits}))
+    offsets = {}
+    for hit in hits:
+        found = chunk_offsets(documents.get(hit.doc_id), hit.text)
+        offsets[(hit.doc_id, hit.chunk_id)] = found
+        stats.add("chunks_located" if found[0] is not None else "chunks_not_located")
+    return offsets
+
+
 def judge_vector_candidates(
     questions: list[Question],
     candidates: dict[str, VectorCandidates],
     keywords: dict[str, Keywords],
     judge: RelevanceJudge,
-    stats: StageStats,
+    stats: StepStats,
+    fetch: FetchDocuments | None = None,
 ) -> tuple[list[Decision], list[Judgment], list[VectorInstance]]:
-    """Judge every retrieved chunk; record each (q, a, d, r) instance and decide."""
+    """Judge every retrieved chunk; record each (q, a, d, r) instance and decide.
+
+    With `fetch` (the token index's documents), each chunk's character offsets in its
+    document go with its judgment.
+    """
+    offsets = _located(questions, candidates, fetch, stats)
+    unknown = (None, None)
     requests = [
         JudgeRequest(
             question_id=q.id,
@@ -70,6 +103,8 @@ def judge_vector_candidates(
             doc_id=hit.doc_id,
             unit_id=hit.chunk_id,
             text=hit.text,
+            start=offsets.get((hit.doc_id, hit.chunk_id), unknown)[0],
+            end=offsets.get((hit.doc_id, hit.chunk_id), unknown)[1],
         )
         for q in questions
         for hit in candidates[q.id].hits

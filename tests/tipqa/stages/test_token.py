@@ -17,7 +17,7 @@ from tipqa.records import (
     TokenHit,
 )
 from tipqa.stages.token import judge_token_candidates, search_tokens
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.token_index.tantivy import TantivyTokenIndex
 from tipqa.windows import WindowSettings, judge_windows
 
@@ -149,7 +149,7 @@ def test_early_exit_labels_equal_judging_every_candidate() -> None:
     saved = 0
     for case in range(400):
         questions, cands, documents, table, k1 = random_case(rng)
-        judge, store, stats = TableJudge(table), Store(documents.values()), StageStats("t")
+        judge, store, stats = TableJudge(table), Store(documents.values()), StepStats("t")
         decisions, judgments = judge_token_candidates(
             questions, cands, store, judge, k1, WINDOWS, stats
         )
@@ -187,9 +187,9 @@ def test_judging_all_candidates_keeps_the_early_exit_labels_and_evidence() -> No
         questions, cands, documents, table, k1 = random_case(rng)
         store = Store(documents.values())
         early, _ = judge_token_candidates(
-            questions, cands, store, TableJudge(table), k1, WINDOWS, StageStats("t")
+            questions, cands, store, TableJudge(table), k1, WINDOWS, StepStats("t")
         )
-        judge, stats = TableJudge(table), StageStats("t")
+        judge, stats = TableJudge(table), StepStats("t")
         every, judgments = judge_token_candidates(
             questions, cands, store, judge, k1, WINDOWS, stats, judge_all=True
         )
@@ -218,7 +218,7 @@ def test_missing_document_is_undetermined_never_no() -> None:
     cands = {q.id: candidates(q.id, ["gone", "d1"], total=50)}
     store = Store([Document("d1", f"{KW} travelled to {ALIAS}.")])
     judge = TableJudge({(q.id, "d1"): ("no",)})
-    stats = StageStats("t")
+    stats = StepStats("t")
     [decision], judgments = judge_token_candidates([q], cands, store, judge, 5, WINDOWS, stats)
     assert decision.label == "undetermined"
     assert "gone: missing_document" in decision.reason
@@ -234,7 +234,7 @@ def test_missing_document_then_yes_is_answerable() -> None:
     cands = {q.id: candidates(q.id, ["gone", "d1"])}
     store = Store([Document("d1", f"{KW} was born in {ALIAS}.")])
     judge = TableJudge({(q.id, "d1"): ("yes",)})
-    [decision], _ = judge_token_candidates([q], cands, store, judge, 5, WINDOWS, StageStats("t"))
+    [decision], _ = judge_token_candidates([q], cands, store, judge, 5, WINDOWS, StepStats("t"))
     assert decision.label == "answerable"
     assert decision.evidence is not None and decision.evidence.doc_id == "d1"
 
@@ -244,7 +244,7 @@ def test_failed_judgment_is_undetermined_with_its_error() -> None:
     cands = {q.id: candidates(q.id, ["d1", "d2"], total=500)}
     store = Store([Document("d1", "Text one."), Document("d2", "Text two.")])
     judge = TableJudge({(q.id, "d1"): ("no",), (q.id, "d2"): ("fail",)})
-    stats = StageStats("t")
+    stats = StepStats("t")
     [decision], _ = judge_token_candidates([q], cands, store, judge, 2, WINDOWS, stats)
     assert decision.label == "undetermined"
     assert "d2: server_error: 503" in decision.reason
@@ -257,7 +257,7 @@ def test_k1_smaller_than_the_hits_judges_only_k1() -> None:
     cands = {q.id: candidates(q.id, ids)}
     store = Store([Document(d, f"{KW} left {ALIAS}. Then more.") for d in ids])
     judge = TableJudge({(q.id, d): ("no",) for d in ids[:5]} | {(q.id, "d5"): ("yes",)})
-    stats = StageStats("t")
+    stats = StepStats("t")
     [decision], _ = judge_token_candidates([q], cands, store, judge, 2, WINDOWS, stats)
     assert decision.label == "discarded"
     assert decision.judged == 2
@@ -273,7 +273,7 @@ def test_early_exit_stops_at_the_first_yes() -> None:
     table = {(qa.id, "d1"): ("yes",), (qb.id, "d1"): ("no",), (qb.id, "d3"): ("no",)}
     judge = TableJudge(table)
     decisions, _ = judge_token_candidates(
-        [qa, qb], cands, store, judge, 10, WINDOWS, StageStats("t")
+        [qa, qb], cands, store, judge, 10, WINDOWS, StepStats("t")
     )
     assert [(d.label, d.judged) for d in decisions] == [("answerable", 1), ("to_vector", 2)]
     assert store.asked == [["d1"], ["d3"]]
@@ -284,7 +284,7 @@ def test_no_candidates_go_to_vector_without_judging() -> None:
     q = question(0)
     judge = TableJudge({})
     [decision], judgments = judge_token_candidates(
-        [q], {q.id: candidates(q.id, [])}, Store([]), judge, 5, WINDOWS, StageStats("t")
+        [q], {q.id: candidates(q.id, [])}, Store([]), judge, 5, WINDOWS, StepStats("t")
     )
     assert (decision.label, decision.judged, decision.total_matches) == ("to_vector", 0, 0)
     assert "no document contains" in decision.reason
@@ -303,10 +303,24 @@ def test_search_tokens_keeps_k1_hits_and_the_total(tmp_path: Path) -> None:
     )
     qa, qb = question(0), Question("q1", "Where is Orla Venn?", "x", ["Nowhere"])
     keywords = {qa.id: Keywords(qa.id, [KW]), qb.id: Keywords(qb.id, ["Orla Venn"])}
-    stats = StageStats("t")
+    stats = StepStats("t")
     found = search_tokens([qa, qb], keywords, index, 2, stats)
     assert found[0] == TokenCandidates(qa.id, [KW], 3, [TokenHit("c", 5.0), TokenHit("a", 3.0)])
     assert found[1] == TokenCandidates(qb.id, ["Orla Venn"], 0, [])
     assert stats.counts == {
         "questions": 2, "hits_returned": 2, "over_k1": 1, "within_k1": 1, "no_match": 1,
     }  # fmt: skip
+
+
+def test_judgments_keep_the_offsets_of_their_windows() -> None:
+    from tipqa.judges.rules import RuleJudge
+
+    q = question(0)
+    text = "Filler words.\n\nKellan Dusk was born in Varnholt.\n\nMore filler."
+    store = Store([Document("d0", text)])
+    _, judgments = judge_token_candidates(
+        [q], {q.id: candidates(q.id, ["d0"])}, store, RuleJudge(), 10, WINDOWS, StepStats("t")
+    )
+    assert [(j.label, text[j.start : j.end]) for j in judgments] == [
+        ("yes", "Kellan Dusk was born in Varnholt.")
+    ]

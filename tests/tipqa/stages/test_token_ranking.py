@@ -3,7 +3,7 @@
 The world is the demo generator's, with the "crowded" case: the fact sits in the most frequent
 of more than 1,000 matching documents. The tantivy index (built by two worker processes) must
 give the candidates and totals of a brute-force ranking, and the rules judge must then give
-every question the label it has by construction; the former approximation ("bm25-pool", 1,000
+every question the label it has by construction; the approximate ranking ("bm25-pool", 1,000
 documents) loses the crowded ones.
 """
 
@@ -18,7 +18,7 @@ from tipqa.judges.rules import RuleJudge
 from tipqa.keywords.rules import extract_keywords
 from tipqa.records import Document, Keywords, TokenCandidates, TokenHit
 from tipqa.stages.token import judge_token_candidates, search_tokens
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.text import contains_phrase, count_phrase, tokenize
 from tipqa.token_index.tantivy import TantivyTokenIndex
 from tipqa.windows import WindowSettings
@@ -59,7 +59,7 @@ def test_labels_with_exact_ranking_equal_brute_force_and_construction(tmp_path: 
     index.build(documents)
     questions = world.questions
     keywords = {q.id: Keywords(q.id, extract_keywords(q.text)) for q in questions}
-    found = search_tokens(questions, keywords, index, K1, StageStats("search"))
+    found = search_tokens(questions, keywords, index, K1, StepStats("search"))
     reference = [
         TokenCandidates(q.id, keywords[q.id].keywords, *brute_force(documents, kw, q.aliases))
         for q in questions
@@ -76,7 +76,7 @@ def test_labels_with_exact_ranking_equal_brute_force_and_construction(tmp_path: 
             RuleJudge(),
             K1,
             WindowSettings(),
-            StageStats("judge"),
+            StepStats("judge"),
         )
         return {d.question_id: d.label for d in decisions}
 
@@ -86,6 +86,6 @@ def test_labels_with_exact_ranking_equal_brute_force_and_construction(tmp_path: 
     assert exact == by_construction
 
     pooled = TantivyTokenIndex.at(index.path, ranking="bm25-pool")
-    approximate = labels(search_tokens(questions, keywords, pooled, K1, StageStats("pool")))
+    approximate = labels(search_tokens(questions, keywords, pooled, K1, StepStats("pool")))
     crowded = [e.question_id for e in world.expected() if e.case == "crowded"]
     assert {approximate[q] for q in crowded} == {"discarded"}

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tipqa.records import (
+    Document,
     JudgeRequest,
     Judgment,
     Keywords,
@@ -15,7 +16,7 @@ from tipqa.records import (
     VectorHit,
 )
 from tipqa.stages.vector import judge_vector_candidates, search_vectors
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 
 @dataclass
@@ -65,7 +66,7 @@ def test_labels_instances_and_evidence() -> None:
             "empty": [],
         }
     )
-    stats = StageStats("vector_judge")
+    stats = StepStats("vector_judge")
     decisions, judgments, instances = judge_vector_candidates(
         questions, candidates, keywords, judge, stats
     )
@@ -107,7 +108,7 @@ def test_labels_instances_and_evidence() -> None:
 
 def test_requests_carry_question_keywords_and_chunk() -> None:
     questions, candidates, keywords, judge = setup({"q0": ["no"]})
-    judge_vector_candidates(questions, candidates, keywords, judge, StageStats("v"))
+    judge_vector_candidates(questions, candidates, keywords, judge, StepStats("v"))
     [request] = judge.seen
     assert request == JudgeRequest(
         question_id="q0",
@@ -125,7 +126,7 @@ def test_requests_carry_question_keywords_and_chunk() -> None:
 def test_judge_not_called_without_candidates() -> None:
     questions, candidates, keywords, judge = setup({"q0": []})
     decisions, judgments, instances = judge_vector_candidates(
-        questions, candidates, keywords, judge, StageStats("v")
+        questions, candidates, keywords, judge, StepStats("v")
     )
     assert judge.seen == [] and judgments == [] and instances == []
     assert decisions[0].label == "unanswerable"
@@ -163,9 +164,22 @@ def test_search_vectors_in_batches_keeps_question_order() -> None:
     questions = [Question(f"q{i}", "x" * (i + 1), "a", ["a"]) for i in range(5)]
     embedder = LengthEmbedder()
     index = NearestIndex({1.0: "c1", 3.0: "c3", 5.0: "c5"})
-    stats = StageStats("vector_search")
+    stats = StepStats("vector_search")
     found = search_vectors(questions, embedder, index, 2, stats, batch_size=2)
     assert [len(b) for b in embedder.batches] == [2, 2, 1]
     assert [c.question_id for c in found] == ["q0", "q1", "q2", "q3", "q4"]
     assert [c.hits[0].chunk_id for c in found] == ["c1", "c1", "c3", "c3", "c5"]
     assert stats.counts == {"questions": 5, "hits_returned": 10}
+
+
+def test_requests_carry_where_each_chunk_is_in_its_document() -> None:
+    questions, candidates, keywords, judge = setup({"q0": ["no", "yes"]})
+    documents = {
+        "doc-q0-0": Document("doc-q0-0", "Intro. text of q0-c0 and more."),
+        "doc-q0-1": Document("doc-q0-1", "Nothing of the chunk here."),
+    }
+    stats = StepStats("v")
+    judge_vector_candidates(questions, candidates, keywords, judge, stats, lambda ids: documents)
+    assert [(r.start, r.end) for r in judge.seen] == [(7, 20), (None, None)]
+    assert documents["doc-q0-0"].text[7:20] == "text of q0-c0"
+    assert stats.counts["chunks_located"] == 1 and stats.counts["chunks_not_located"] == 1
