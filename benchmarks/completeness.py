@@ -35,7 +35,7 @@ OLD_PROBE = """
 import sys, time
 from pathlib import Path
 from tipqa import steps
-from pipelines.stages import ExtractKeywords, TokenJudge, TokenSearch, VectorJudge, VectorSearch
+from pipelines import ExtractKeywords, TokenJudge, TokenSearch, VectorJudge, VectorSearch
 shards, size, pool = int(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
 started = time.perf_counter()
 tasks = [t(pool="dev", shard=i) for i in range(shards)
@@ -95,7 +95,7 @@ def _stats(path: Path, fingerprint: str, stage: str, shards: int = 0) -> None:
     counts = {"shards": shards} if shards else {}
     write_json(
         path,
-        {"stage": stage, "schema_version": SCHEMA_VERSION, "fingerprint": fingerprint,
+        {"step": stage, "schema_version": SCHEMA_VERSION, "fingerprint": fingerprint,
          "counts": counts},
     )  # fmt: skip
 
@@ -111,7 +111,13 @@ def time_new(run: RunLayout, shards: int) -> dict[str, float]:
         Partition,
         PrepareQuestions,
     )
-    from pipelines.stages import ExtractKeywords, TokenJudge, TokenSearch, VectorJudge, VectorSearch
+    from pipelines.shard_steps import (
+        ExtractKeywords,
+        TokenJudge,
+        TokenSearch,
+        VectorJudge,
+        VectorSearch,
+    )
     from tipqa.steps import shard_questions
 
     started = time.perf_counter()

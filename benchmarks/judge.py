@@ -32,7 +32,7 @@ from tipqa.keywords.rules import extract_keywords
 from tipqa.llm.prompts import load_template
 from tipqa.records import JudgeRequest, Judgment, Keywords, TokenCandidates
 from tipqa.stages.token import judge_token_candidates, search_tokens
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.token_index.tantivy import TantivyTokenIndex
 from tipqa.windows import WindowSettings
 
@@ -114,13 +114,13 @@ def run_size(size: int, workdir: Path, tokenizer: Any) -> dict[str, Any]:
     index.build(iter(FileCorpus(corpus_files(world), progress=False)))
     questions = world_questions(world)
     keywords = {q.id: Keywords(q.id, extract_keywords(q.text)) for q in questions}
-    found = search_tokens(questions, keywords, index, K1, StageStats("search"))
+    found = search_tokens(questions, keywords, index, K1, StepStats("search"))
     candidates: dict[str, TokenCandidates] = {c.question_id: c for c in found}
     rows = []
     windowed = CountingJudge(tokenizer)
     with stopwatch() as clock:
         decisions, _ = judge_token_candidates(
-            questions, candidates, index.get, windowed, K1, WindowSettings(), StageStats("judge")
+            questions, candidates, index.get, windowed, K1, WindowSettings(), StepStats("judge")
         )
     early = {d.question_id: d.label for d in decisions}
     rows.append(_row(size, "early exit + windows", windowed, len(questions), clock["seconds"]))

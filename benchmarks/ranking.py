@@ -1,4 +1,4 @@
-"""What the former approximate ranking ("bm25-pool") changes, against the exact one.
+"""What the approximate ranking ("bm25-pool") changes, against the exact one.
 
     python -m benchmarks.ranking [--documents 100000] [--crowded 20] [--repeats 3]
 
@@ -45,7 +45,7 @@ from tipqa.records import (
     TokenCandidates,
 )
 from tipqa.stages.token import judge_token_candidates, search_tokens
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.token_index.tantivy import TantivyTokenIndex
 from tipqa.windows import WindowSettings
 
@@ -99,7 +99,7 @@ def labels(
         judge,
         K1,
         WindowSettings(),
-        StageStats("judge"),
+        StepStats("judge"),
     )
     return {d.question_id: d.label for d in decisions}
 
@@ -131,8 +131,8 @@ def run(folder: Path, workdir: Path, repeats: int) -> dict[str, Any]:
         index.build(iter(FileCorpus(corpus_files(folder), progress=False)))
     pooled = TantivyTokenIndex.at(index.path, ranking="bm25-pool")
     keywords = {q.id: Keywords(q.id, extract_keywords(q.text)) for q in questions}
-    exact = search_tokens(questions, keywords, index, K1, StageStats("exact"))
-    approx = search_tokens(questions, keywords, pooled, K1, StageStats("pool"))
+    exact = search_tokens(questions, keywords, index, K1, StepStats("exact"))
+    approx = search_tokens(questions, keywords, pooled, K1, StepStats("pool"))
     crowded = {c.question_id for c in exact if c.total > 1000}
     rows: list[dict[str, Any]] = []
     for judge in (RuleJudge(), FixedSetJudge()):

@@ -16,9 +16,9 @@ tree, index size. Then Algorithm 1's query (all keywords AND any alias, as phras
 total, first k1 = 100 by frequency, ties by id) on the world's questions ("entity") and on
 pairs of the corpus's most frequent words ("broad"): p50/p95/p99 of wall time and of the
 querying thread's CPU time for tantivy (exact ranking, the default), tantivy "bm25-pool"
-(the former approximation) and Lucene, whose results must equal tantivy's on every query.
+(the approximate ranking) and Lucene, whose results must equal tantivy's on every query.
 `--pure-python` adds the analysis, a one-worker build and the queries without the C speed-ups
-(`tipqa.token_index.speedups`). `--recount` adds the former exact recount (bm25-pool with a
+(`tipqa.token_index.speedups`). `--recount` adds an exact recount (bm25-pool with a
 pool of 10^7) on three broad queries (not at the huge size). Finally the slope of every
 figure against size on log-log axes (1 = linear).
 Writes results/scale-<time>.json, and results/scale.json and scale.md (kept in git).

@@ -26,7 +26,7 @@ from tipqa.evaluate.refusal import RefusalDetector, RefusalSettings
 from tipqa.evaluate.score import ScoringSettings, compare_systems, score_file, write_evaluation
 from tipqa.jsonl import write_records
 from tipqa.records import LabeledQuestion
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 
 def write_world(folder: Path, count: int, seed: int) -> tuple[Path, list[Path]]:
@@ -49,7 +49,7 @@ def write_world(folder: Path, count: int, seed: int) -> tuple[Path, list[Path]]:
     ]
     split = folder / "splits" / "test"
     write_records(split / "questions.jsonl", rows)
-    StageStats("splits").write(folder / "splits" / "stats.json")
+    StepStats("splits").write(folder / "splits" / "stats.json")
     systems = []
     for name, skill in (("a", 0.6), ("b", 0.5)):
         predictions = []

@@ -2,16 +2,23 @@
 
 from pipelines.annotation import AnnotationAgreement, CompletedAnnotation, ExportAnnotation
 from pipelines.boundary import Boundary, BuildTrainingIndex
-from pipelines.dataset import CreateDataset, Partition
+from pipelines.create_dataset import CreateDataset
 from pipelines.evaluate import Evaluate
 from pipelines.exit_codes import set_default_exit_codes
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex, IndexFile, StartIndex
 from pipelines.inputs import MakeDemoWorld, PrepareQuestions
 from pipelines.labelstudio import PullAnnotation, PushAnnotation
+from pipelines.partition import Partition
 from pipelines.preview import PreviewCost
 from pipelines.publish import BuildHubFolder, BuildReport, MakeSplits, PublishDataset
 from pipelines.retry import RetryFailed
-from pipelines.stages import ExtractKeywords, TokenJudge, TokenSearch, VectorJudge, VectorSearch
+from pipelines.shard_steps import (
+    ExtractKeywords,
+    TokenJudge,
+    TokenSearch,
+    VectorJudge,
+    VectorSearch,
+)
 
 set_default_exit_codes()
 

@@ -15,13 +15,14 @@ from pathlib import Path
 import luigi
 
 from pipelines.base import Step
-from pipelines.dataset import Partition
-from pipelines.indexes import token_index
+from pipelines.indexes import BuildTokenIndex
+from pipelines.partition import Partition
 from tipqa.annotation.export import export_annotation
 from tipqa.annotation.importing import COMPLETED_SUFFIXES
 from tipqa.annotation.items import annotator_names
 from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.report import agreement_report
+from tipqa.assemble import token_index
 from tipqa.fingerprint import StepRecord
 
 
@@ -36,8 +37,8 @@ class AnnotationStep(Step):
 class ExportAnnotation(AnnotationStep):
     """Sample triplets from the pool's partition and write every annotator's files."""
 
-    def requires(self) -> luigi.Task:
-        return Partition(pool=self.config.annotation.pool)
+    def requires(self) -> list[luigi.Task]:
+        return [Partition(pool=self.config.annotation.pool), BuildTokenIndex()]
 
     def record(self) -> StepRecord:
         return self.plan.annotation_export

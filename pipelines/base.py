@@ -1,4 +1,8 @@
-"""What every tipqa task shares: completion by fingerprint, and the run's configuration."""
+"""What every tipqa task shares: completion by fingerprint, and the run's configuration.
+
+A step's dependencies (`requires()`, then `dynamic_requires()`) are the steps whose outputs
+its plan record lists as inputs (tests/pipelines/test_step_inputs.py checks every task).
+"""
 
 from __future__ import annotations
 
@@ -43,6 +47,14 @@ class Step(luigi.Task):
 
     def output(self) -> StepTarget:
         return StepTarget(self.stats_path(), self.record().fingerprint)
+
+    def dynamic_requires(self) -> list[luigi.Task]:
+        """The tasks `run` yields before its work, known once `requires()` are complete."""
+        return []
+
+    def as_input(self) -> str:
+        """The fingerprint that the steps reading this step's output record for it."""
+        return self.record().fingerprint
 
     @property
     def config(self) -> Config:

@@ -8,56 +8,22 @@ from pathlib import Path
 import luigi
 
 from pipelines.base import Step
-from pipelines.dataset import Partition
-from pipelines.indexes import BuildTokenIndex, token_index
+from pipelines.config import current
+from pipelines.indexes import BuildTokenIndex
+from pipelines.partition import Partition
 from tipqa import steps
-from tipqa.boundary.hub import BoundaryHub
+from tipqa.assemble import token_index, training_index_place, training_order
 from tipqa.boundary.steps import build_training_index, pool_boundary
 from tipqa.components import window_settings
-from tipqa.config import Config
 from tipqa.errors import ConfigError
 from tipqa.fingerprint import StepRecord
 from tipqa.inputs import shard_count
-from tipqa.layout import TrainingIndexLayout
-from tipqa.plan import Plan
-from tipqa.training_order.base import TRAINING_ORDERS, BuildsIndex, TrainingOrder
-
-
-def training_index_place(config: Config, plan: Plan) -> TrainingIndexLayout:
-    """Where the stream's anchor index lives: `index_dir`, else one folder per stream."""
-    record = plan.training_index
-    if config.training_order is None or record is None:
-        raise ConfigError("this [training_order] backend keeps no index of a training stream")
-    folder = getattr(config.training_order.settings, "index_dir", "")
-    if folder:
-        return TrainingIndexLayout(Path(folder))
-    return config.layout().training_index(record.fingerprint[:16])
-
-
-def training_order(config: Config, plan: Plan) -> TrainingOrder:
-    """The configured training order (given its index's place when it keeps one)."""
-    choice = config.training_order
-    if choice is None:
-        raise ConfigError("no [training_order] section: the boundary steps do not run")
-    runtime: dict[str, Path] = {}
-    if plan.training_index is not None:
-        runtime["index_dir"] = training_index_place(config, plan).root
-    return TRAINING_ORDERS.create(choice.backend, choice.settings, **runtime)
+from tipqa.training_order.base import BuildsIndex
 
 
 def boundary_tasks(pools: list[str]) -> list[luigi.Task]:
     """The pools' Boundary tasks when a training order is configured, else none."""
-    from pipelines.config import current
-
     return [Boundary(pool=pool) for pool in pools] if current().training_order else []
-
-
-def hub_extension(config: Config) -> BoundaryHub | None:
-    """The Hub folder's boundary configurations and card section, when configured."""
-    if config.training_order is None:
-        return None
-    order = config.training_order.to_dict()
-    return BoundaryHub(config.layout(), config.boundary.steps(), order, config.hub.repo_id)
 
 
 class BuildTrainingIndex(Step):

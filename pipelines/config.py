@@ -1,8 +1,8 @@
 """The build's configuration as the Luigi tasks see it: Luigi's config files, read strictly.
 
 Luigi reads `luigi.cfg` in the working directory and the files in `LUIGI_CONFIG_PATH`; every
-section of ours in them is read into typed settings by `tipqa.config.read_config` (see the
-README's configuration reference), and every optional package the selected backends need is
+section of ours in them is read into typed settings by `tipqa.config.read_config` (see
+docs/configuration/reference.md), and every optional package the selected backends need is
 looked for, so that a missing extra stops a build before anything runs. The files are read and
 parsed once per process: again only when Luigi is given another config file
 (`add_config_path`), which is what a `complete()` of any of a build's thousands of tasks relies

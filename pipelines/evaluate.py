@@ -15,8 +15,8 @@ import luigi
 from pipelines.base import Step
 from pipelines.publish import MakeSplits
 from tipqa.evaluate.answerers import ANSWERERS
-from tipqa.evaluate.step import evaluation_layout, run_evaluation
 from tipqa.fingerprint import StepRecord
+from tipqa.steps import evaluate, evaluation_layout
 
 
 class Evaluate(Step):
@@ -37,4 +37,4 @@ class Evaluate(Step):
         return evaluation_layout(self.config, self.model_backend, self.split).stats
 
     def run(self) -> None:
-        run_evaluation(self.config, self.plan, self.model_backend, self.split)
+        evaluate(self.config, self.plan, self.model_backend, self.split)

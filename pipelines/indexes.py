@@ -16,42 +16,10 @@ import luigi
 from pipelines.base import Step
 from pipelines.inputs import world_requirements
 from tipqa import indexing
-from tipqa.components import make_embedder, make_token_index, make_vector_index
-from tipqa.config import Config
-from tipqa.embedders.base import Embedder
+from tipqa.assemble import builds_in_parts, token_index, vector_index
 from tipqa.fingerprint import StepRecord
 from tipqa.inputs import open_corpus
 from tipqa.layout import TOKEN_INDEX, VECTOR_INDEX, RunLayout
-from tipqa.place import IndexPlace
-from tipqa.plan import Plan
-from tipqa.token_index.base import TOKEN_INDEXES, TokenIndex
-from tipqa.vector_index.base import VECTOR_INDEXES, EmbedsOnDemand, VectorIndex
-
-
-def index_place(step: str, config: Config, plan: Plan) -> IndexPlace:
-    """Where the index of `step` lives, and the fingerprint of the build it must hold."""
-    layout = config.layout()
-    path = layout.token_index if step == TOKEN_INDEX else layout.vector_index
-    return IndexPlace(path, config.elasticsearch, plan.index(step).fingerprint)
-
-
-def token_index(config: Config, plan: Plan) -> TokenIndex:
-    """The run's token index."""
-    return make_token_index(config.token_index, index_place(TOKEN_INDEX, config, plan))
-
-
-def vector_index(config: Config, plan: Plan) -> tuple[Embedder, VectorIndex | EmbedsOnDemand]:
-    """The run's embedder and vector index (loads the embedding model)."""
-    embedder = make_embedder(config.embedder)
-    place = index_place(VECTOR_INDEX, config, plan)
-    return embedder, make_vector_index(config.vector_index, place, embedder)
-
-
-def _in_parts(step: str, config: Config) -> bool:
-    """True when the configured backend of `step` builds in parts."""
-    if step == TOKEN_INDEX:
-        return indexing.builds_in_parts(TOKEN_INDEXES.resolve(config.token_index.backend))
-    return indexing.builds_in_parts(VECTOR_INDEXES.resolve(config.vector_index.backend))
 
 
 class IndexStep(Step):
@@ -73,6 +41,10 @@ class StartIndex(IndexStep):
 
     def record(self) -> StepRecord:
         return self.plan.index_start(self.index)
+
+    def as_input(self) -> str:
+        """The index build's fingerprint, which every part of that build records."""
+        return self.plan.index(self.index).fingerprint
 
     def stats_path(self) -> Path:
         return self.layout.index_start_stats(self.index)
@@ -113,7 +85,7 @@ class BuildIndex(IndexStep):
     """Build an index of the corpus (finalizing one built in parts): see the subclasses."""
 
     def requires(self) -> list[luigi.Task]:
-        start = [StartIndex(index=self.index)] if _in_parts(self.index, self.config) else []
+        start = [StartIndex(index=self.index)] if builds_in_parts(self.index, self.config) else []
         return [*world_requirements(), *start]
 
     def record(self) -> StepRecord:
@@ -122,12 +94,19 @@ class BuildIndex(IndexStep):
     def stats_path(self) -> Path:
         return self.layout.index_stats(self.index)
 
+    def dynamic_requires(self) -> list[luigi.Task]:
+        """One IndexFile per corpus file, for a backend that builds in parts."""
+        if not builds_in_parts(self.index, self.config):
+            return []
+        files = indexing.corpus_shards(open_corpus(self.config.corpus, self.layout))
+        return [IndexFile(index=self.index, file=name) for name in files]
+
     def run(self) -> Any:
         config, record, path = self.config, self.record(), self.stats_path()
         corpus = open_corpus(config.corpus, self.layout)
-        if _in_parts(self.index, config):
+        if builds_in_parts(self.index, config):
             files = indexing.corpus_shards(corpus)
-            yield [IndexFile(index=self.index, file=name) for name in files]
+            yield self.dynamic_requires()
             parts = [self.layout.index_file_stats(self.index, name) for name in files]
             indexing.finalize_index(self._open(), files, self.index, path, record, parts)
             return

@@ -9,10 +9,10 @@ from typing import Any, cast
 import luigi
 
 from pipelines.base import Step
-from pipelines.indexes import token_index
 from pipelines.inputs import PrepareQuestions
-from pipelines.stages import TokenSearch
+from pipelines.shard_steps import TokenSearch
 from tipqa import steps
+from tipqa.assemble import token_index
 from tipqa.components import window_settings
 from tipqa.cost import preview_pool
 from tipqa.embedders.base import KnowsSequenceLength
@@ -38,11 +38,15 @@ class PreviewCost(Step):
     def stats_path(self) -> Path:
         return self.layout.pool(self.pool).cost_preview
 
+    def dynamic_requires(self) -> list[luigi.Task]:
+        count = shard_count(self.layout.pool(self.pool))
+        return [TokenSearch(pool=self.pool, shard=i) for i in range(count)]
+
     def run(self) -> Any:
+        yield self.dynamic_requires()
         config = self.config
         pool = self.layout.pool(self.pool)
         count = shard_count(pool)
-        yield [TokenSearch(pool=self.pool, shard=i) for i in range(count)]
         embedder = config.embedder.settings
         if not isinstance(embedder, KnowsSequenceLength):
             raise ConfigError(f"embedder {config.embedder.backend!r} cannot tell its chunk size")

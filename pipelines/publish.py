@@ -7,13 +7,15 @@ from pathlib import Path
 import luigi
 
 from pipelines.base import Step
-from pipelines.boundary import boundary_tasks, hub_extension
+from pipelines.boundary import boundary_tasks
 from pipelines.config import current, plan
-from pipelines.dataset import Partition
+from pipelines.partition import Partition
+from tipqa.assemble import hub_extension
 from tipqa.errors import UndeterminedError
 from tipqa.fingerprint import StepRecord
 from tipqa.hub.folder import build_hub_folder
 from tipqa.hub.publish import is_published, publish, record_path
+from tipqa.lmeval_task.task_files import write_task_folder
 from tipqa.report import write_report
 from tipqa.splits import make_splits
 from tipqa.summary import undetermined_count
@@ -32,7 +34,7 @@ class MakeSplits(Step):
         return self.layout.splits_stats
 
     def run(self) -> None:
-        make_splits(self.layout, self.plan.split_plan, self.record())
+        make_splits(self.layout, self.plan.split_plan, self.record(), evaluation=write_task_folder)
 
 
 class BuildHubFolder(Step):

@@ -30,7 +30,9 @@ EXTRA_OF = {
     "sklearn": "annotation",
     "label_studio_sdk": "labelstudio",
     "tokenizers": "boundary",
+    "lm_eval": "lm-eval",
     "openvino": "openvino",
+    "mkdocs": "docs",
 }
 NEEDS = "needs the optional package"
 

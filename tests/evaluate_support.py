@@ -14,7 +14,7 @@ from tipqa.jsonl import write_records
 from tipqa.layout import RunLayout
 from tipqa.records import Evidence, LabeledQuestion
 from tipqa.splits import SplitsLayout
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 
 def labeled(
@@ -50,7 +50,7 @@ def write_split(root: Path, rows: list[LabeledQuestion], split: str = "test") ->
     """A splits folder under `root` holding `rows` as `split`; returns the split's folder."""
     layout = SplitsLayout(RunLayout(root).splits)
     write_records(layout.questions(split), rows)
-    StageStats("splits", info={"splits": {split: {"questions": len(rows)}}}).write(layout.stats)
+    StepStats("splits", info={"splits": {split: {"questions": len(rows)}}}).write(layout.stats)
     return layout.questions(split).parent
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +113,7 @@ def write_pool(
     instances = [i for items in rows.values() for row in items for i in instances_of(row)]
     write_records(folder / "instances.jsonl", instances)
     stats = {
-        "stage": "partition",
+        "step": "partition",
         "schema_version": SCHEMA_VERSION,
         "counts": {label: len(items) for label, items in rows.items()},
         "info": {"build": build or INFO},
@@ -134,8 +135,12 @@ def build_splits(
     dev_counts: dict[str, int] | None = None,
     train_counts: dict[str, int] | None = None,
     build: dict[str, Any] | None = None,
+    evaluation: Callable[[Path], object] | None = None,
 ) -> RunLayout:
-    """Write a dev (and train) partition in run `root` and make the splits; return the run."""
+    """Write a dev (and train) partition in run `root` and make the splits; return the run.
+
+    `evaluation` is what the MakeSplits step passes (the lm-eval task writer).
+    """
     from tipqa.splits import SplitPlan, make_splits
 
     run = RunLayout(root)
@@ -143,5 +148,5 @@ def build_splits(
     if train:
         write_pool(run, "train", train_counts or TRAIN, build)
     plan = SplitPlan("dev", "train" if train else None, per_label, seed)
-    make_splits(run, plan, StepRecord(SPLITS, {}))
+    make_splits(run, plan, StepRecord(SPLITS, {}), evaluation=evaluation)
     return run

@@ -50,7 +50,7 @@ class BuildSettings(Settings):
     """[build]: where a run's outputs go, and the sizes of Algorithm 1."""
 
     name: str = knob("demo", doc="run name: outputs go to <output_root>/<name>")
-    output_root: str = knob("outputs")
+    output_root: str = knob("outputs", doc="the folder of every run's outputs")
     shard_size: int = setting(200, doc="questions per shard (a failure costs one shard)")
     k1: int = setting(100, doc="token-stage documents judged at most")
     k2: int = setting(10, doc="vector-stage chunks judged")
@@ -183,13 +183,29 @@ SIMPLE_SECTIONS: dict[str, type[Settings]] = {
     "evaluate": EvaluateSettings,
     "boundary": BoundarySettings,
 }
-SEAMS: dict[str, tuple[Registry[Any], str, str, type[Settings] | None]] = {
-    "token_index": (TOKEN_INDEXES, "backend", "tantivy", None),
-    "embedder": (EMBEDDERS, "backend", "sentence-transformers", None),
-    "vector_index": (VECTOR_INDEXES, "backend", "candidates", VectorStepSettings),
-    "keywords": (KEYWORD_EXTRACTORS, "backend", "rules", None),
-    "judge": (JUDGES, "backend", "rules", WindowStepSettings),
-    "training_order": (TRAINING_ORDERS, "backend", "megatron", None),
+
+
+@dataclass(frozen=True)
+class Seam:
+    """A config section that picks a backend of `registry` with its `backend` key.
+
+    `step` is the settings class of the section's keys that every backend shares (the step's
+    own settings), when the section has some.
+    """
+
+    registry: Registry[Any]
+    default: str
+    step: type[Settings] | None = None
+
+
+SELECTOR = "backend"
+SEAMS: dict[str, Seam] = {
+    "token_index": Seam(TOKEN_INDEXES, "tantivy"),
+    "embedder": Seam(EMBEDDERS, "sentence-transformers"),
+    "vector_index": Seam(VECTOR_INDEXES, "candidates", VectorStepSettings),
+    "keywords": Seam(KEYWORD_EXTRACTORS, "rules"),
+    "judge": Seam(JUDGES, "rules", WindowStepSettings),
+    "training_order": Seam(TRAINING_ORDERS, "megatron"),
 }
 KNOWN_SECTIONS = {*SIMPLE_SECTIONS, *SEAMS, "corpus", "questions"}
 
@@ -201,28 +217,29 @@ def read_config(sections: Sections) -> Config:
     def section(cls: type[S], name: str) -> S:
         return parse(cls, name, sections.get(name, {}))
 
+    def step(cls: type[S], name: str) -> S:
+        return parse(cls, name, _step_values(sections.get(name, {}), cls))
+
     seams = {name: read_seam(name, sections.get(name, {})) for name in SEAMS}
     pools = read_pools(sections)
     splits = section(SplitSettings, "splits")
     splits.check_pools([pool.name for pool in pools])
-    vector_build, windows = seams["vector_index"][1], seams["judge"][1]
     boundary = section(BoundarySettings, "boundary")
-    training_order = seams["training_order"][0] if "training_order" in sections else None
+    training_order = seams["training_order"] if "training_order" in sections else None
     check_boundary(boundary, training_order)
-    check_candidate_source(seams["token_index"][0], seams["vector_index"][0])
-    assert isinstance(vector_build, VectorStepSettings) and isinstance(windows, WindowStepSettings)
+    check_candidate_source(seams["token_index"], seams["vector_index"])
     return Config(
         build=section(BuildSettings, "build"),
         demo=section(DemoSettings, "demo"),
         pools=pools,
         corpus=read_corpus(sections),
-        token_index=seams["token_index"][0],
-        embedder=seams["embedder"][0],
-        vector_index=seams["vector_index"][0],
-        vector_build=vector_build,
-        keywords=seams["keywords"][0],
-        judge=seams["judge"][0],
-        windows=windows,
+        token_index=seams["token_index"],
+        embedder=seams["embedder"],
+        vector_index=seams["vector_index"],
+        vector_build=step(VectorStepSettings, "vector_index"),
+        keywords=seams["keywords"],
+        judge=seams["judge"],
+        windows=step(WindowStepSettings, "judge"),
         elasticsearch=section(EsConnection, "elasticsearch"),
         splits=splits,
         hub=section(HubSettings, "hub"),
@@ -276,19 +293,23 @@ def check_section_names(sections: Sections) -> None:
             raise ConfigError(f"unknown section [{name}]; did you mean [{near[0]}]?")
 
 
-def read_seam(section: str, values: Mapping[str, Any]) -> tuple[Choice, Settings | None]:
-    """A seam's backend and its settings, and the step's own settings, from one section."""
-    registry, selector, default, step_class = SEAMS[section]
-    backend = selected(values, selector, default, section)
-    step_keys = set(step_class.field_names()) if step_class is not None else set()
-    own = {key: value for key, value in values.items() if key in step_keys}
-    step = parse(step_class, section, own) if step_class is not None else None
-    ignore = {selector, *step_keys}
+def read_seam(section: str, values: Mapping[str, Any]) -> Choice:
+    """A seam's backend and its settings (the keys of the step's own settings left out)."""
+    seam = SEAMS[section]
+    backend = selected(values, SELECTOR, seam.default, section)
+    step_keys = set(seam.step.field_names()) if seam.step is not None else set()
+    ignore = {SELECTOR, *step_keys}
     try:
-        settings = registry.parse(backend, section, values, ignore=ignore)
+        settings = seam.registry.parse(backend, section, values, ignore=ignore)
     except ConfigError as error:
-        raise _with_owner(error, registry, backend, section, values, ignore) from None
-    return Choice(backend, settings), step
+        raise _with_owner(error, seam.registry, backend, section, values, ignore) from None
+    return Choice(backend, settings)
+
+
+def _step_values(values: Mapping[str, Any], step: type[Settings]) -> dict[str, Any]:
+    """The keys of a seam's section that are the step's own settings."""
+    own = set(step.field_names())
+    return {key: value for key, value in values.items() if key in own}
 
 
 def _with_owner(

@@ -20,15 +20,17 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from tipqa.chunking import embed_chunks, iter_chunks, make_splitter
+from tqdm import tqdm
+
+from tipqa.chunking import iter_chunks, make_splitter
 from tipqa.corpus.base import Corpus, skips_logged_at_debug
 from tipqa.embedders.base import Embedder
-from tipqa.errors import InputError
+from tipqa.errors import ConfigError, InputError
 from tipqa.fingerprint import StepRecord
 from tipqa.layout import TOKEN_INDEX, VECTOR_INDEX
 from tipqa.provenance import REMEDY
-from tipqa.records import Document
-from tipqa.stats import StageStats, read_stats
+from tipqa.records import Chunk, Document
+from tipqa.stats import StepStats, read_stats
 from tipqa.token_index.base import TokenIndex
 from tipqa.vector_index.base import EmbedsOnDemand, VectorIndex
 
@@ -116,7 +118,7 @@ def fresh_folder(path: Path, fingerprint: str) -> None:
         marker.write_text(fingerprint + "\n")
 
 
-def _no_documents(corpus: Corpus, stats: StageStats) -> None:
+def _no_documents(corpus: Corpus, stats: StepStats) -> None:
     """Raise InputError naming the corpus files when not one readable document was found."""
     if stats.counts.get("documents", 0) or corpus.stats.counts.get("documents", 0):
         return
@@ -130,9 +132,9 @@ def _no_documents(corpus: Corpus, stats: StageStats) -> None:
 
 def build_token_index(
     corpus: Corpus, index: TokenIndex, stats_path: Path, record: StepRecord
-) -> StageStats:
+) -> StepStats:
     """Index every document of `corpus` in one pass; write the stats (reader skips included)."""
-    stats = StageStats(TOKEN_INDEX, provenance=record.provenance())
+    stats = StepStats(TOKEN_INDEX, provenance=record.provenance())
     for name, value in index.build(iter(corpus)).items():
         stats.add(name, value)
     stats.merge(corpus.stats, prefix="corpus.")
@@ -143,9 +145,9 @@ def build_token_index(
 
 def index_token_shard(
     corpus: Corpus, shard: str, index: ShardedTokenIndex, stats_path: Path, record: StepRecord
-) -> StageStats:
+) -> StepStats:
     """Index one part of the corpus into a sharded token index (the backend records it)."""
-    stats = StageStats(f"{TOKEN_INDEX}_file", info={"file": shard}, provenance=record.provenance())
+    stats = StepStats(f"{TOKEN_INDEX}_file", info={"file": shard}, provenance=record.provenance())
     for name, value in index.build_shard(shard_documents(corpus, shard), shard).items():
         stats.add(name, value)
     stats.merge(corpus.stats, prefix="corpus.")
@@ -157,7 +159,7 @@ def _embed(
     documents: Iterator[Document],
     embedder: Embedder,
     index: VectorIndex,
-    stats: StageStats,
+    stats: StepStats,
     overlap_tokens: int,
 ) -> None:
     """Chunk, embed and add `documents` to `index` in one pass, counting into `stats`.
@@ -182,14 +184,14 @@ def build_vector_index(
     stats_path: Path,
     record: StepRecord,
     overlap_tokens: int = 0,
-) -> StageStats:
+) -> StepStats:
     """Chunk, embed and index every document of `corpus` in one pass; write the stats.
 
     A stage that embeds on demand (`EmbedsOnDemand`) is only prepared: its chunking calibrated
     on the corpus's first documents, as a full index's is. The index's counts at `finish` are
     running totals: they replace those it gave at its last checkpoint.
     """
-    stats = StageStats(
+    stats = StepStats(
         VECTOR_INDEX, info={"embedder": embedder.name}, provenance=record.provenance()
     )
     if isinstance(index, EmbedsOnDemand):
@@ -217,10 +219,10 @@ def index_vector_shard(
     stats_path: Path,
     record: StepRecord,
     overlap_tokens: int = 0,
-) -> StageStats:
+) -> StepStats:
     """Chunk, embed and index one part of the corpus, then record it as done."""
     info = {"file": shard, "embedder": embedder.name}
-    stats = StageStats(f"{VECTOR_INDEX}_file", info=info, provenance=record.provenance())
+    stats = StepStats(f"{VECTOR_INDEX}_file", info=info, provenance=record.provenance())
     with skips_logged_at_debug():
         _embed(shard_documents(corpus, shard), embedder, index, stats, overlap_tokens)
     index.record_shard(shard, dict(stats.counts))
@@ -229,9 +231,9 @@ def index_vector_shard(
     return stats
 
 
-def start_index(index: ShardedIndex, stats_path: Path, step: str, record: StepRecord) -> StageStats:
+def start_index(index: ShardedIndex, stats_path: Path, step: str, record: StepRecord) -> StepStats:
     """Create a sharded index (or put it into build mode) once, before its first part."""
-    stats = StageStats(f"{step}_start", provenance=record.provenance())
+    stats = StepStats(f"{step}_start", provenance=record.provenance())
     index.start_build()
     stats.write(stats_path)
     return stats
@@ -244,13 +246,13 @@ def finalize_index(
     stats_path: Path,
     record: StepRecord,
     parts: Sequence[Path] = (),
-) -> StageStats:
+) -> StepStats:
     """Finalize a sharded index once every part is done; write the stats.
 
     `parts` are the parts' stats files: the corpus reader's counts and skips they recorded
     are summed into the stats, as a build in one pass records them.
     """
-    stats = StageStats(step, provenance=record.provenance())
+    stats = StepStats(step, provenance=record.provenance())
     for name, value in index.finalize(shards).items():
         stats.add(name, value)
     if not stats.counts.get("documents"):
@@ -263,3 +265,57 @@ def finalize_index(
         stats.errors.update(part.get("errors", {}))
     stats.write(stats_path)
     return stats
+
+
+def _batches(items: Iterable[Chunk], size: int) -> Iterator[list[Chunk]]:
+    """Consecutive lists of at most `size` items."""
+    batch: list[Chunk] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def embed_chunks(
+    embedder: Embedder,
+    chunks: Iterable[Chunk],
+    index: VectorIndex,
+    *,
+    batch_size: int = 256,
+    checkpoint_every: int = 0,
+    stats: StepStats | None = None,
+    progress: bool = True,
+) -> dict[str, float]:
+    """Embed a stream of chunks into `index` in bounded memory, then checkpoint the index.
+
+    Chunks whose ids the index already holds are not embedded again, so a rerun after a crash
+    resumes; `checkpoint_every` > 0 calls `index.checkpoint()` after that many newly added
+    chunks. The index is made durable, not searchable (`finish` is the caller's, once every
+    part of a build is in). Returns the counts, also added to `stats` if given.
+    """
+    if batch_size < 1:
+        raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+    counts: dict[str, float] = {"chunks_seen": 0, "chunks_embedded": 0, "chunks_present": 0}
+    since_checkpoint = 0
+    with tqdm(desc="embedding chunks", unit="chunk", disable=not progress) as bar:
+        for batch in _batches(chunks, batch_size):
+            counts["chunks_seen"] += len(batch)
+            present = index.present_ids([c.id for c in batch])
+            todo = [c for c in batch if c.id not in present]
+            counts["chunks_present"] += len(batch) - len(todo)
+            if todo:
+                index.add(todo, embedder.encode_passages([c.text for c in todo]))
+                counts["chunks_embedded"] += len(todo)
+                since_checkpoint += len(todo)
+            if checkpoint_every > 0 and since_checkpoint >= checkpoint_every:
+                index.checkpoint()
+                since_checkpoint = 0
+            bar.update(len(batch))
+    counts.update(index.checkpoint())
+    if stats is not None:
+        for name, value in counts.items():
+            stats.add(name, value)
+    return counts

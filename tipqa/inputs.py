@@ -13,14 +13,12 @@ from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import write_records
 from tipqa.layout import QUESTIONS, WORLD, PoolLayout, RunLayout
 from tipqa.questions.base import QUESTION_SOURCES, FromFiles, QuestionSource
-from tipqa.stats import StageStats, read_stats
+from tipqa.stats import StepStats, read_stats
 
 
-def make_world(
-    settings: DemoSettings, k1: int, layout: RunLayout, record: StepRecord
-) -> StageStats:
+def make_world(settings: DemoSettings, k1: int, layout: RunLayout, record: StepRecord) -> StepStats:
     """Write the demo world for these settings (its discarded cases sized to k1)."""
-    stats = StageStats(WORLD, provenance=record.provenance())
+    stats = StepStats(WORLD, provenance=record.provenance())
     spec = WorldSpec(documents=settings.documents, seed=settings.seed, k1=k1, files=settings.files)
     for name, value in write_world(spec, layout.world).items():
         stats.add(name, value)
@@ -48,7 +46,7 @@ def question_source(pool: Pool, layout: RunLayout) -> QuestionSource:
 
 def prepare_questions(
     pool: Pool, layout: RunLayout, shard_size: int, record: StepRecord
-) -> StageStats:
+) -> StepStats:
     """Load a pool's questions; write them as one file and as one file per shard.
 
     Shards of an earlier preparation are removed (their questions may differ). An empty pool
@@ -65,7 +63,7 @@ def prepare_questions(
             path=", ".join(files) or None,
         )
     out = layout.pool(pool.name)
-    stats = StageStats(QUESTIONS, info={"source": pool.source}, provenance=record.provenance())
+    stats = StepStats(QUESTIONS, info={"source": pool.source}, provenance=record.provenance())
     stats.merge(source.stats)
     stats.add("written", len(questions))
     shutil.rmtree(out.shards, ignore_errors=True)

@@ -251,7 +251,8 @@ class PoolLayout:
 
     @property
     def partition(self) -> Path:
-        """The pool's partition: one file per label, instances, stats, a DatasetDict."""
+        """The pool's partition: one file per label, instances, relevance files (qrels and
+        judged units), stats, a DatasetDict."""
         return self.root / "partition"
 
     @property
@@ -307,7 +308,7 @@ class BoundaryLayout:
 
 @dataclass(frozen=True)
 class ShardLayout:
-    """The files one question shard goes through, stage by stage."""
+    """The files one question shard goes through, step by step."""
 
     root: Path
 

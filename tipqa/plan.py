@@ -164,8 +164,11 @@ class Plan:
         return self._once((steps.PARTITION, pool), lambda: self._partition(pool))
 
     def _partition(self, pool: str) -> StepRecord:
-        last = self.pool_step(pool, steps.VECTOR_JUDGE).fingerprint
-        return StepRecord(steps.PARTITION, {"pool": pool}, {steps.VECTOR_JUDGE: last})
+        inputs = {
+            steps.QUESTIONS: self.questions(pool).fingerprint,
+            steps.VECTOR_JUDGE: self.pool_step(pool, steps.VECTOR_JUDGE).fingerprint,
+        }
+        return StepRecord(steps.PARTITION, {"pool": pool}, inputs)
 
     @functools.cached_property
     def split_plan(self) -> SplitPlan:
@@ -246,7 +249,10 @@ class Plan:
             "embedder": self.config.embedder.identity(),
             **self._judge_all(),
         }
-        inputs = {steps.TOKEN_SEARCH: self.pool_step(pool, steps.TOKEN_SEARCH).fingerprint}
+        inputs = {
+            steps.QUESTIONS: self.questions(pool).fingerprint,
+            steps.TOKEN_SEARCH: self.pool_step(pool, steps.TOKEN_SEARCH).fingerprint,
+        }
         return StepRecord(steps.COST_PREVIEW, settings, inputs)
 
     @functools.cached_property

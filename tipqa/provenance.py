@@ -33,7 +33,7 @@ from tipqa.stats import read_stats
 
 REMEDY = "rerun luigi --module pipelines CreateDataset, which redoes the steps it needs"
 OFFLINE_BACKENDS = frozenset({"rules"})
-"""Backends that are rules, not models: labels they made are a lower bound (see the README)."""
+"""Backends that are rules, not models: their labels are a lower bound (docs/backends/llms.md)."""
 
 
 def recorded(path: Path) -> dict[str, Any]:

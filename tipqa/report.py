@@ -10,7 +10,6 @@ skipped as the splits recorded it) and `report.md`, written last.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from tipqa.corpus_reading import CorpusReading
@@ -18,44 +17,14 @@ from tipqa.errors import InputError
 from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import atomic_open, iter_records, write_json
 from tipqa.layout import REPORT, RunLayout
+from tipqa.match_bins import MATCH_BINS, UNKNOWN_BIN, match_bin
 from tipqa.provenance import REMEDY
 from tipqa.records import LabeledQuestion
 from tipqa.splits import SPLITS, SplitsLayout
-from tipqa.stats import StageStats, read_stats
+from tipqa.stats import StepStats, read_stats
 
-
-@dataclass(frozen=True)
-class MatchBin:
-    """A range of keyword-matching document counts, both ends included (None: no upper end)."""
-
-    label: str
-    low: int
-    high: int | None
-
-    def holds(self, count: int) -> bool:
-        """True when `count` falls in the bin."""
-        return count >= self.low and (self.high is None or count <= self.high)
-
-
-MATCH_BINS: tuple[MatchBin, ...] = (
-    MatchBin("0", 0, 0),
-    MatchBin("1", 1, 1),
-    MatchBin("2-10", 2, 10),
-    MatchBin("11-100", 11, 100),
-    MatchBin("101-1,000", 101, 1_000),
-    MatchBin("1,001-10,000", 1_001, 10_000),
-    MatchBin(">10,000", 10_001, None),
-)
-UNKNOWN_BIN = "unknown"
 TOKEN_OUTCOMES = ("answerable_token", "discarded_token", "undetermined_token")
 VECTOR_OUTCOMES = ("answerable_vector", "unanswerable_vector", "undetermined_vector")
-
-
-def match_bin(count: int | None) -> str:
-    """The bin label of a match count (`unknown` when token search gave none)."""
-    if count is None:
-        return UNKNOWN_BIN
-    return next(b.label for b in MATCH_BINS if b.holds(count))
 
 
 def match_shares(rows: Iterable[LabeledQuestion]) -> list[dict[str, Any]]:
@@ -189,7 +158,7 @@ def boundary_markdown(shares: dict[str, list[dict[str, Any]]]) -> list[str]:
 
 def write_report(
     run: RunLayout, record: StepRecord, boundary_steps: Sequence[int] = ()
-) -> StageStats:
+) -> StepStats:
     """Write the figures, the numbers and the Markdown report of a build's splits.
 
     With `boundary_steps` (the checkpoints of `[boundary]`) it adds the answerable share of
@@ -201,7 +170,7 @@ def write_report(
     info = read_stats(layout.stats, REMEDY).get("info")
     if not isinstance(info, dict) or "splits" not in info or "pools" not in info:
         raise InputError("not a split statistics file", path=str(layout.stats))
-    stats = StageStats(REPORT, provenance=record.provenance())
+    stats = StepStats(REPORT, provenance=record.provenance())
     names = [s for s in SPLITS if s in info["splits"]]
     matches = {}
     for name in names:

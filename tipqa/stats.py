@@ -1,4 +1,4 @@
-"""Counters that every stage keeps and writes next to its output."""
+"""Counters that every step keeps and writes next to its output."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import orjson
 
@@ -17,14 +17,14 @@ from tipqa.records import SCHEMA_VERSION
 
 
 @dataclass
-class StageStats:
-    """What one stage (or shard of it) did: counts by name, errors by kind, seconds.
+class StepStats:
+    """What one step (or shard of it) did: counts by name, errors by kind, seconds.
 
     `provenance` (a `tipqa.plan.StepRecord`'s) says how the output was made: the fingerprint
     that marks the step complete, the settings it ran with and the fingerprints of its inputs.
     """
 
-    stage: str
+    step: str
     counts: dict[str, float] = field(default_factory=lambda: defaultdict[str, float](int))
     errors: Counter[str] = field(default_factory=Counter)
     info: dict[str, Any] = field(default_factory=dict)
@@ -43,7 +43,7 @@ class StageStats:
         """Count an error (or a skipped input) of `kind`."""
         self.errors[kind] += amount
 
-    def merge(self, other: StageStats, prefix: str = "") -> None:
+    def merge(self, other: StepStats, prefix: str = "") -> None:
         """Add another stats object's counts (names prefixed by `prefix`) and errors."""
         for name, value in other.counts.items():
             self.add(prefix + name, value)
@@ -53,7 +53,7 @@ class StageStats:
         """The JSON form written to the stats file."""
         provenance = self.provenance or {}
         return {
-            "stage": self.stage,
+            "step": self.step,
             "schema_version": SCHEMA_VERSION,
             "fingerprint": provenance.get("fingerprint"),
             "provenance": provenance,
@@ -101,3 +101,13 @@ def recorded_fingerprint(path: str | os.PathLike[str]) -> str | None:
         return None
     value = data.get("fingerprint")
     return value if isinstance(value, str) else None
+
+
+@runtime_checkable
+class Counted(Protocol):
+    """A component that counts what it did (calls, tokens, cache hits) for the step's stats."""
+
+    @property
+    def stats(self) -> StepStats:
+        """The component's counters."""
+        ...

@@ -9,8 +9,14 @@ finished.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
+from tipqa.components import make_embedder
+from tipqa.config import Config
 from tipqa.embedders.base import Embedder
+from tipqa.evaluate.answerers import ANSWERERS
+from tipqa.evaluate.pipeline import evaluate_model
+from tipqa.evaluate.refusal import RefusalDetector
 from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_records, write_records
 from tipqa.judges.base import RelevanceJudge
@@ -21,10 +27,12 @@ from tipqa.layout import (
     TOKEN_SEARCH,
     VECTOR_JUDGE,
     VECTOR_SEARCH,
+    EvaluationLayout,
     PoolLayout,
     ShardLayout,
 )
-from tipqa.llm.usage import Counted
+from tipqa.llm.settings import LLMSettings
+from tipqa.plan import Plan
 from tipqa.records import (
     Decision,
     Keywords,
@@ -34,7 +42,7 @@ from tipqa.records import (
 )
 from tipqa.stages.token import judge_token_candidates, search_tokens
 from tipqa.stages.vector import judge_vector_candidates, search_vectors
-from tipqa.stats import StageStats
+from tipqa.stats import Counted, StepStats
 from tipqa.token_index.base import FetchDocuments, TokenIndex
 from tipqa.vector_index.base import EmbedsOnDemand, VectorIndex
 from tipqa.windows import WindowSettings
@@ -50,7 +58,7 @@ def pool_shards(pool: PoolLayout, count: int) -> list[tuple[list[Question], Shar
     return [(shard_questions(pool.shard(i)), pool.shard(i)) for i in range(count)]
 
 
-def _usage(stats: StageStats, *components: object) -> None:
+def _usage(stats: StepStats, *components: object) -> None:
     """Fold the counters a backend keeps (calls, tokens, cache hits) into the step's stats."""
     for component in components:
         if isinstance(component, Counted):
@@ -62,9 +70,9 @@ def _usage(stats: StageStats, *components: object) -> None:
 
 def extract_keywords(
     questions: list[Question], extractor: KeywordExtractor, out: ShardLayout, record: StepRecord
-) -> StageStats:
+) -> StepStats:
     """Keywords of every question of the shard."""
-    stats = StageStats(KEYWORDS, info={"extractor": extractor.name}, provenance=record.provenance())
+    stats = StepStats(KEYWORDS, info={"extractor": extractor.name}, provenance=record.provenance())
     results = extractor.extract(questions)
     for result in results:
         stats.add("questions")
@@ -81,9 +89,9 @@ def extract_keywords(
 
 def token_search(
     questions: list[Question], index: TokenIndex, k1: int, out: ShardLayout, record: StepRecord
-) -> StageStats:
+) -> StepStats:
     """Token search for the shard's questions whose keywords were extracted."""
-    stats = StageStats(TOKEN_SEARCH, info={"k1": k1}, provenance=record.provenance())
+    stats = StepStats(TOKEN_SEARCH, info={"k1": k1}, provenance=record.provenance())
     keywords = {k.question_id: k for k in read_records(out.keywords, Keywords)}
     usable = [q for q in questions if not keywords[q.id].error]
     stats.add("skipped_keyword_error", len(questions) - len(usable))
@@ -103,12 +111,12 @@ def token_judge(
     record: StepRecord,
     *,
     judge_all: bool = False,
-) -> StageStats:
+) -> StepStats:
     """Judge the token candidates (early exit unless `judge_all`); decide the token outcomes."""
     info = {"k1": k1, "judge": judge.name, **dataclasses.asdict(windows)}
     if judge_all:
         info["judge_all_candidates"] = True
-    stats = StageStats(TOKEN_JUDGE, info=info, provenance=record.provenance())
+    stats = StepStats(TOKEN_JUDGE, info=info, provenance=record.provenance())
     keywords = {k.question_id: k for k in read_records(out.keywords, Keywords)}
     candidates = {c.question_id: c for c in read_records(out.token_candidates, TokenCandidates)}
     searched = [q for q in questions if q.id in candidates]
@@ -143,11 +151,11 @@ def vector_search(
     out: ShardLayout,
     record: StepRecord,
     token_index: TokenIndex | None = None,
-) -> StageStats:
+) -> StepStats:
     """Vector search for the questions the token stage passed on (`token_index`: the
     candidates of a stage that embeds on demand)."""
     info = {"k2": k2, "embedder": embedder.name}
-    stats = StageStats(VECTOR_SEARCH, info=info, provenance=record.provenance())
+    stats = StepStats(VECTOR_SEARCH, info=info, provenance=record.provenance())
     pending = _to_vector(questions, out)
     candidates = search_vectors(pending, embedder, index, k2, stats, token_index=token_index)
     write_records(out.vector_candidates, candidates)
@@ -156,15 +164,20 @@ def vector_search(
 
 
 def vector_judge(
-    questions: list[Question], judge: RelevanceJudge, out: ShardLayout, record: StepRecord
-) -> StageStats:
-    """Judge every vector candidate and decide the remaining questions."""
-    stats = StageStats(VECTOR_JUDGE, info={"judge": judge.name}, provenance=record.provenance())
+    questions: list[Question],
+    judge: RelevanceJudge,
+    out: ShardLayout,
+    record: StepRecord,
+    fetch: FetchDocuments | None = None,
+) -> StepStats:
+    """Judge every vector candidate and decide the remaining questions (`fetch`: the
+    documents, to record where each chunk is in its document)."""
+    stats = StepStats(VECTOR_JUDGE, info={"judge": judge.name}, provenance=record.provenance())
     pending = _to_vector(questions, out)
     keywords = {k.question_id: k for k in read_records(out.keywords, Keywords)}
     candidates = {c.question_id: c for c in read_records(out.vector_candidates, VectorCandidates)}
     decisions, judgments, instances = judge_vector_candidates(
-        pending, candidates, keywords, judge, stats
+        pending, candidates, keywords, judge, stats, fetch
     )
     write_records(out.vector_judgments, judgments)
     write_records(out.vector_decisions, decisions)
@@ -172,3 +185,38 @@ def vector_judge(
     _usage(stats, judge)
     stats.write(out.stats(VECTOR_JUDGE))
     return stats
+
+
+def evaluation_layout(config: Config, backend: str, split: str) -> EvaluationLayout:
+    """Where the evaluation of the configured `backend` model on `split` goes."""
+    settings = config.answerer(backend).settings
+    assert isinstance(settings, LLMSettings)
+    return config.layout().evaluation(backend, settings.model, split)
+
+
+def evaluate(config: Config, plan: Plan, backend: str, split: str) -> dict[str, Any]:
+    """The Evaluate step: answer a built split with the configured model, then score the answers.
+
+    The answerer is `[evaluate.<backend>]`'s, refusals are read with `[evaluate]`'s rules and the
+    build's own embedder, and both fingerprints come from the plan, so that a changed answerer
+    redoes the predictions while a changed threshold only rescores them.
+    """
+    layout = config.layout()
+    choice = config.answerer(backend)
+    refusal = config.evaluate.refusal()
+    embedder = make_embedder(config.embedder) if refusal.embedding else None
+    answerer = ANSWERERS.create(backend, choice.settings)
+    try:
+        return evaluate_model(
+            layout.splits,
+            split,
+            answerer,
+            RefusalDetector(refusal, embedder),
+            config.evaluate.scoring(),
+            evaluation_layout(config, backend, split),
+            cache_path=layout.llm_cache,
+            predictions_record=plan.predictions(backend, split),
+            record=plan.evaluate(backend, split),
+        )
+    finally:
+        answerer.close()

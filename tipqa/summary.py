@@ -144,7 +144,7 @@ def summarize(
             f"WARNING: the {names} of this build were offline rules, not a language model: "
             "many answerable questions come out unanswerable. Use it as a demo, a smoke test "
             "or a lower bound; for a benchmark, set [judge] (and [keywords]) backend = openai "
-            "or vllm (README: LLM backends).",
+            "or vllm (docs/backends/llms.md).",
         ]
     for warning in order_warnings:
         lines += ["", f"WARNING: {warning}"]

@@ -86,7 +86,7 @@ def test_outputs_stats_and_dataset_dict(clean_run: Path) -> None:
     for shard in sorted((pool / "shards").iterdir()):
         for step in STEPS:
             stats = read_json(shard / f"{step}.stats.json")
-            assert stats["stage"] == step and stats["seconds"] >= 0
+            assert stats["step"] == step and stats["seconds"] >= 0
     stats = read_json(pool / "partition" / "stats.json")
     dataset = load_from_disk(str(pool / "partition" / "hf"))
     for label in LABELS:

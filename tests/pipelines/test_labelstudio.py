@@ -24,7 +24,7 @@ from tipqa.config import read_config
 from tipqa.jsonl import read_json, read_records
 from tipqa.layout import ANNOTATION_AGREEMENT, ANNOTATION_EXPORT, ANNOTATION_PULL, ANNOTATION_PUSH
 from tipqa.plan import Plan
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 KEY = Path(__file__).resolve().parents[1] / "data" / "annotation" / "golden-key.jsonl"
 ANNOTATORS = ["annotator-01", "annotator-02", "annotator-03"]
@@ -42,9 +42,9 @@ def golden_export(config: Path) -> tuple[AnnotationLayout, list[AnnotationItem]]
     """The golden key exported for three annotators where the run `t` keeps its export."""
     items = read_records(KEY, AnnotationItem)
     out = AnnotationLayout.of(config.parent / "outputs" / "t", "dev")
-    write_exports(Sample(items, ANNOTATORS), SamplingSettings(8, 4, 3), out, StageStats("t"))
+    write_exports(Sample(items, ANNOTATORS), SamplingSettings(8, 4, 3), out, StepStats("t"))
     record = plan_of(config).annotation_export
-    StageStats(ANNOTATION_EXPORT, provenance=record.provenance()).write(out.stats)
+    StepStats(ANNOTATION_EXPORT, provenance=record.provenance()).write(out.stats)
     return out, items
 
 
@@ -80,7 +80,7 @@ def test_a_push_is_done_only_for_the_server_it_went_to(tmp_path: Path) -> None:
     here, elsewhere = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"
     record = plan_of(config).annotation_push
     info = {"url": here}
-    StageStats(ANNOTATION_PUSH, info=info, provenance=record.provenance()).write(layout.push_stats)
+    StepStats(ANNOTATION_PUSH, info=info, provenance=record.provenance()).write(layout.push_stats)
     pushed = layout.push_stats.stat().st_mtime_ns
     token = {"LABEL_STUDIO_API_KEY": "feedface" * 4}
 
@@ -160,7 +160,7 @@ def test_push_pull_and_agreement_through_luigi(label_studio, tmp_path: Path) -> 
     luigi("PullAnnotation")
     completed = tmp_path / "completed"
     assert sorted(completed.iterdir()) == [completed / f"{a}.json" for a in ANNOTATORS]
-    assert read_json(layout.pull_stats)["stage"] == ANNOTATION_PULL
+    assert read_json(layout.pull_stats)["step"] == ANNOTATION_PULL
 
     luigi("AnnotationAgreement")
     agreement = read_json(layout.report_json)
@@ -181,7 +181,7 @@ def test_push_pull_and_agreement_through_luigi(label_studio, tmp_path: Path) -> 
     luigi("AnnotationAgreement")
     again = read_json(layout.report_json)
     assert again["llm_human"]["agreement"]["value"] == pytest.approx(100.0)
-    assert read_json(layout.report_stats)["stage"] == ANNOTATION_AGREEMENT
+    assert read_json(layout.report_stats)["step"] == ANNOTATION_AGREEMENT
     for text in [*outputs, layout.push_stats.read_text(), layout.pull_stats.read_text()]:
         assert label_studio.token not in text
 

@@ -91,9 +91,9 @@ def stats_times(run: RunLayout) -> dict[Path, int]:
 
 
 def rerun(before: dict[Path, int], run: RunLayout) -> set[str]:
-    """The steps whose stats file was written since `before` (by the stage each records)."""
+    """The steps whose stats file was written since `before` (by the step each records)."""
     after = stats_times(run)
-    return {read_json(p)["stage"] for p, time in after.items() if before.get(p) != time}
+    return {read_json(p)["step"] for p, time in after.items() if before.get(p) != time}
 
 
 def labels(run: RunLayout) -> dict[str, tuple[str, str, str | None]]:
@@ -245,7 +245,7 @@ def test_switching_the_judge_to_a_server_and_back(base: Path, inputs: Path, tmp_
         build(folder, sections(inputs, judge={**judge, "prompt": str(prompt)}))
         assert server.calls > 0 and all("Thank you." in str(b) for b in server.bodies)
         assert rerun(before, run) == FROM_TOKEN_JUDGE
-        assert read_json(run.hub_stats)["stage"] == HUB_FOLDER
+        assert read_json(run.hub_stats)["step"] == HUB_FOLDER
 
 
 @pytest.mark.parametrize(

@@ -13,14 +13,14 @@ from tipqa.chunking import (
     ChunkSplitter,
     calibrate_chars_per_token,
     chunk_document,
-    embed_chunks,
     iter_chunks,
     make_splitter,
 )
 from tipqa.embedders.sentence_transformers import SentenceTransformerEmbedder
 from tipqa.errors import ConfigError, InputError
+from tipqa.indexing import embed_chunks
 from tipqa.records import Document
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.vector_index.faiss import FaissVectorIndex
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "chunking"
@@ -110,7 +110,7 @@ def test_non_string_text_is_an_input_error() -> None:
 def test_iter_chunks_streams_and_counts() -> None:
     docs = [Document(id=name, text=text) for name, text in ARTICLES.items()]
     docs.insert(2, Document(id="empty", text=""))
-    stats = StageStats("chunk")
+    stats = StepStats("chunk")
     splitter = make_splitter(count_words, 60, chars_per_token=5.0)
     stream = iter_chunks(iter(docs), splitter, stats)
     first = next(stream)
@@ -194,7 +194,7 @@ def shared_corpus_texts() -> list[str]:
 def test_no_chunk_of_real_text_is_truncated(embedder: SentenceTransformerEmbedder) -> None:
     texts = shared_corpus_texts()
     splitter = make_splitter(embedder, calibration_texts=texts[:100])
-    stats = StageStats("chunk")
+    stats = StepStats("chunk")
     docs = (Document(id=str(i), text=t) for i, t in enumerate(texts))
     chunks = list(iter_chunks(docs, splitter, stats))
     counts = embedder.count_tokens([c.text for c in chunks])
@@ -209,7 +209,7 @@ def test_embed_chunks_into_an_index_and_resume(tmp_path, embedder) -> None:
     splitter = make_splitter(embedder, 96, calibration_texts=ARTICLES.values())
     chunks = list(iter_chunks(docs, splitter))
     index = FaissVectorIndex.at(tmp_path / "vi", embedder.dimension, kind="flat")
-    stats = StageStats("vector_index")
+    stats = StepStats("vector_index")
     counts = embed_chunks(
         embedder, iter(chunks), index, batch_size=4, checkpoint_every=8, stats=stats
     )

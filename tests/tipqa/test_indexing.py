@@ -16,7 +16,7 @@ from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_json
 from tipqa.layout import TOKEN_INDEX
 from tipqa.records import Document
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.vector_index.faiss import MANIFEST, FaissVectorIndex
 
 
@@ -165,7 +165,7 @@ class CountedPasses:
         self.passes = 0
 
     @property
-    def stats(self) -> StageStats:
+    def stats(self) -> StepStats:
         return self.corpus.stats
 
     def __iter__(self) -> Iterator[Document]:

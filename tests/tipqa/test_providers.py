@@ -31,7 +31,7 @@ from tipqa.llm.usage import Usage
 from tipqa.providers import register_provider, unregister_provider
 from tipqa.records import JudgeRequest, Question
 from tipqa.settings import knob, setting
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 
 def reply(request: dict[str, Any]) -> dict[str, Any]:
@@ -70,7 +70,7 @@ class TinyChatModel:
 
     provider = "tiny"
 
-    def __init__(self, url: str, model: str, stats: StageStats) -> None:
+    def __init__(self, url: str, model: str, stats: StepStats) -> None:
         self.url, self.model, self.stats = url, model, stats
 
     def complete(
@@ -112,7 +112,7 @@ class TinySettings(LLMSettings):
     model: str = setting("tiny-model", doc="the model the server runs")
     url: str = knob("", doc="the server's address")
 
-    def chat_model(self, stats: StageStats, *, progress: bool = True) -> ChatModel:
+    def chat_model(self, stats: StepStats, *, progress: bool = True) -> ChatModel:
         """The tiny transport to `url`."""
         return TinyChatModel(self.url, self.model, stats)
 
@@ -171,7 +171,7 @@ def test_one_registration_judges_extracts_and_answers(tiny, tmp_path: Path) -> N
     assert keywords.keywords == ["Wren", "Marlow Bay"] and keywords.error is None
 
     answerer = ANSWERERS.create("tiny", ANSWERERS.parse("tiny", "evaluate.tiny", {"url": url}))
-    stats = StageStats("predictions")
+    stats = StepStats("predictions")
     with LLMCache(cache) as store:
         answers = CachedAnswers(answerer, store, stats).answer(["Where did the Wren run aground?"])
         assert [a.text for a in answers] == ["Marlow Bay"] and stats.counts["cache_stored"] == 1

@@ -88,7 +88,7 @@ def test_report_files(tmp_path: Path) -> None:
     assert "| test | 13 | 6 | 3 | 4 |" in text
     assert "![Outcomes per stage](funnel.png)" in text and "(matches.png)" in text
     assert "Split `validation`:" in text
-    assert read_json(out / "report.stats.json")["stage"] == "report"
+    assert read_json(out / "report.stats.json")["step"] == "report"
     assert data["corpus"] == reading.to_dict()
     assert "## Corpus records" in text and "| `missing_text` | no text field | 2 |" in text
     assert "read 120 documents and skipped 3 records" in text

@@ -12,7 +12,7 @@ from tipqa.retry import STEPS, failed_shards, first_failed_step, reset_failed
 def finished_shard(run: RunLayout, index: int, errors: dict[str, dict[str, int]]) -> Path:
     shard = run.pool("dev").shard(index)
     for step in STEPS:
-        write_json(shard.stats(step), {"stage": step, "errors": errors.get(step, {})})
+        write_json(shard.stats(step), {"step": step, "errors": errors.get(step, {})})
     return shard.root
 
 

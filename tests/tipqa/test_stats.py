@@ -6,11 +6,11 @@ from pathlib import Path
 
 from tipqa.jsonl import read_json
 from tipqa.records import SCHEMA_VERSION
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 
 def test_counts_errors_and_file(tmp_path: Path) -> None:
-    stats = StageStats("token_judge", info={"k1": 5})
+    stats = StepStats("token_judge", info={"k1": 5})
     stats.add("prompts")
     stats.add("prompts", 2)
     stats.add("seconds_judging", 0.5)
@@ -19,7 +19,7 @@ def test_counts_errors_and_file(tmp_path: Path) -> None:
     path = tmp_path / "s" / "token_judge.stats.json"
     stats.write(path)
     data = read_json(path)
-    assert data["stage"] == "token_judge"
+    assert data["step"] == "token_judge"
     assert data["schema_version"] == SCHEMA_VERSION
     assert data["counts"] == {"prompts": 3, "seconds_judging": 0.5}
     assert data["errors"] == {"missing_document": 3}
@@ -28,10 +28,10 @@ def test_counts_errors_and_file(tmp_path: Path) -> None:
 
 
 def test_merge_prefixes_counts_and_adds_errors() -> None:
-    total = StageStats("all")
+    total = StepStats("all")
     total.add("a.questions", 1)
     total.error("bad", 1)
-    part = StageStats("part")
+    part = StepStats("part")
     part.add("questions", 4)
     part.error("bad", 2)
     part.error("worse")
@@ -41,7 +41,7 @@ def test_merge_prefixes_counts_and_adds_errors() -> None:
 
 
 def test_counts_are_sorted_in_the_dict() -> None:
-    stats = StageStats("s")
+    stats = StepStats("s")
     for name in ("zeta", "alpha", "mid"):
         stats.add(name)
     assert list(stats.to_dict()["counts"]) == ["alpha", "mid", "zeta"]

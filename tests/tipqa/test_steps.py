@@ -31,7 +31,7 @@ from tipqa.records import (
     VectorHit,
     VectorInstance,
 )
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.steps import (
     extract_keywords,
     pool_shards,
@@ -78,7 +78,7 @@ class BrokenForOne(RuleKeywordExtractor):
     name = "broken-for-one"
 
     def __init__(self) -> None:
-        self.stats = StageStats("keywords")
+        self.stats = StepStats("keywords")
 
     def extract(self, questions: list[Question]) -> list[Keywords]:
         self.stats.add("calls")
@@ -95,7 +95,7 @@ class CountingJudge(RuleJudge):
     """The rule judge with a usage counter, as LLM judges keep one."""
 
     def __init__(self) -> None:
-        self.stats = StageStats("judge")
+        self.stats = StepStats("judge")
 
     def judge(self, requests):
         self.stats.add("requests", len(requests))

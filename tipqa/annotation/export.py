@@ -32,7 +32,7 @@ from tipqa.annotation.texts import attach_texts
 from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import atomic_open, write_json, write_records
 from tipqa.layout import ANNOTATION_EXPORT, PoolLayout
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.token_index.base import FetchDocuments
 
 CSV_COLUMNS = [
@@ -130,7 +130,7 @@ def items_of(items: list[AnnotationItem], annotator: str, seed: int) -> list[Ann
 
 
 def write_exports(
-    sample: Sample, settings: SamplingSettings, out: AnnotationLayout, stats: StageStats
+    sample: Sample, settings: SamplingSettings, out: AnnotationLayout, stats: StepStats
 ) -> None:
     """Write the key, every annotator's CSV and Label Studio file, and the manifest."""
     write_records(out.key, sample.items)
@@ -170,11 +170,11 @@ def export_annotation(
     fetch: FetchDocuments,
     settings: SamplingSettings,
     record: StepRecord | None = None,
-) -> StageStats:
+) -> StepStats:
     """Sample a finished pool, recover the judged texts, write the exports; stats file last."""
     provenance = record.provenance() if record is not None else None
     info = dataclasses.asdict(settings)
-    stats = StageStats(ANNOTATION_EXPORT, info=info, provenance=provenance)
+    stats = StepStats(ANNOTATION_EXPORT, info=info, provenance=provenance)
     sample = sample_pool(pool, settings, stats)
     attach_texts(sample.items, pool, fetch, stats)
     write_exports(sample, settings, out, stats)

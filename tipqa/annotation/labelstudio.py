@@ -43,7 +43,7 @@ from tipqa.errors import ConfigError, InputError, TipqaError
 from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import atomic_open, read_json, read_records, write_json
 from tipqa.layout import ANNOTATION_PULL, ANNOTATION_PUSH
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 TITLE_LIMITS = (3, 50)
 MARKER = "tipqa annotation project"
@@ -144,7 +144,7 @@ def _push_one(
     annotator: str,
     tasks: list[dict],
     label_config: str,
-    stats: StageStats,
+    stats: StepStats,
 ) -> int:
     """Make sure the annotator's project exists with our config and holds exactly their tasks."""
     project = find_project(server, title)
@@ -187,10 +187,10 @@ def _push_one(
     return project
 
 
-def _stats(step: str, server: LabelStudioServer, record: StepRecord | None) -> StageStats:
+def _stats(step: str, server: LabelStudioServer, record: StepRecord | None) -> StepStats:
     """A push's or a pull's stats: the server (no credentials) and the token's user."""
     provenance = record.provenance() if record is not None else None
-    stats = StageStats(step, info={"url": shown_url(server.url)}, provenance=provenance)
+    stats = StepStats(step, info={"url": shown_url(server.url)}, provenance=provenance)
     stats.info["user"] = server.check()
     return stats
 
@@ -211,7 +211,7 @@ def push_annotation(
     prefix: str,
     label_config: str,
     record: StepRecord | None = None,
-) -> StageStats:
+) -> StepStats:
     """Create (or find) every annotator's project and import their missing tasks; stats last."""
     stats = _stats(ANNOTATION_PUSH, server, record)
     projects: dict[str, dict[str, Any]] = {}
@@ -266,7 +266,7 @@ def _pull_one(
     annotator: str,
     ids: list[str],
     assigned: dict[str, list[str]],
-    stats: StageStats,
+    stats: StepStats,
 ) -> None:
     """Export one annotator's project; write their completed file if it is complete and valid."""
     project = find_project(server, title)
@@ -312,7 +312,7 @@ def pull_annotation(
     prefix: str,
     completed: Path,
     record: StepRecord | None = None,
-) -> StageStats:
+) -> StepStats:
     """Export every annotator's project into `completed/<annotator>.json`; stats when all are."""
     stats = _stats(ANNOTATION_PULL, server, record)
     assigned = assignment_of(read_records(layout.key, AnnotationItem))

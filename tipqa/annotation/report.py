@@ -13,7 +13,7 @@ from tipqa.annotation.layout import AnnotationLayout
 from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import atomic_open, read_json, read_records, write_json
 from tipqa.layout import ANNOTATION_AGREEMENT
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 EXCERPT_CHARS = 1500
 
@@ -193,11 +193,11 @@ def agreement_report(
     resamples: int = 1000,
     seed: int = 0,
     record: StepRecord | None = None,
-) -> StageStats:
+) -> StepStats:
     """Import the completed files against the key, compute the statistics, write the report."""
     provenance = record.provenance() if record is not None else None
     info = {"completed": str(completed)}
-    stats = StageStats(ANNOTATION_AGREEMENT, info=info, provenance=provenance)
+    stats = StepStats(ANNOTATION_AGREEMENT, info=info, provenance=provenance)
     items = read_records(out.key, AnnotationItem)
     annotators = list(read_json(out.manifest)["annotators"])  # type: ignore[index]
     annotations = load_completed(Path(completed), items, annotators)

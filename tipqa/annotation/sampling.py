@@ -44,7 +44,7 @@ from tipqa.errors import ConfigError
 from tipqa.jsonl import iter_records, read_records
 from tipqa.layout import PoolLayout
 from tipqa.records import Judgment, LabeledQuestion
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 SAMPLED_LABELS = ("answerable", "unanswerable")
 EXCLUDED_LABELS = ("discarded", "undetermined")
@@ -86,7 +86,7 @@ def _part(item: AnnotationItem) -> str:
     return "evidence" if item.evidence else "other"
 
 
-def collect_population(pool: PoolLayout, stats: StageStats) -> list[AnnotationItem]:
+def collect_population(pool: PoolLayout, stats: StepStats) -> list[AnnotationItem]:
     """Every yes/no judgment of the pool's answerable and unanswerable questions (no text yet)."""
     questions: dict[str, LabeledQuestion] = {}
     for label in SAMPLED_LABELS:
@@ -122,7 +122,7 @@ def _candidate(
     stage: str,
     questions: dict[str, LabeledQuestion],
     excluded: dict[str, str],
-    stats: StageStats,
+    stats: StepStats,
 ) -> AnnotationItem | None:
     """The candidate triplet of one judgment, or None (counted) when it cannot be sampled."""
     stats.add("judgments_read")
@@ -273,7 +273,7 @@ def _count(items: Iterable[AnnotationItem], key: Callable[[AnnotationItem], str]
 
 
 def draw_sample(
-    population: list[AnnotationItem], settings: SamplingSettings, stats: StageStats
+    population: list[AnnotationItem], settings: SamplingSettings, stats: StepStats
 ) -> Sample:
     """The stratified sample, its double subset and the assignment, reproducible by seed."""
     settings.check()
@@ -309,7 +309,7 @@ def draw_sample(
     return Sample(sorted(chosen, key=lambda i: i.item_id), people, counts)
 
 
-def sample_pool(pool: Path | PoolLayout, settings: SamplingSettings, stats: StageStats) -> Sample:
+def sample_pool(pool: Path | PoolLayout, settings: SamplingSettings, stats: StepStats) -> Sample:
     """Collect the population of a finished pool and draw the sample."""
     layout = pool if isinstance(pool, PoolLayout) else PoolLayout(Path(pool))
     return draw_sample(collect_population(layout, stats), settings, stats)

@@ -19,7 +19,7 @@ from tipqa.errors import InputError
 from tipqa.jsonl import iter_records, read_json
 from tipqa.layout import PoolLayout
 from tipqa.records import Document, LabeledQuestion, TokenCandidates, VectorCandidates
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.token_index.base import FetchDocuments
 from tipqa.windows import WindowSettings, judge_windows
 
@@ -112,7 +112,7 @@ def window_index(item: AnnotationItem) -> int:
 
 
 def attach_token_texts(
-    items: list[AnnotationItem], pool: PoolLayout, fetch: FetchDocuments, stats: StageStats
+    items: list[AnnotationItem], pool: PoolLayout, fetch: FetchDocuments, stats: StepStats
 ) -> None:
     """Recompute the judge window of every token-stage item from the token index."""
     token_items = sorted((i for i in items if i.stage == "token"), key=lambda i: i.doc_id)
@@ -155,7 +155,7 @@ def attach_token_texts(
 
 
 def attach_texts(
-    items: list[AnnotationItem], pool: PoolLayout, fetch: FetchDocuments, stats: StageStats
+    items: list[AnnotationItem], pool: PoolLayout, fetch: FetchDocuments, stats: StepStats
 ) -> None:
     """Fill in `text` for every item: chunks from the candidates, windows recomputed."""
     attach_vector_texts(items, pool)

@@ -23,7 +23,7 @@ from tipqa.layout import BOUNDARY, BoundaryLayout
 from tipqa.records import Evidence, Judgment, Keywords, LabeledQuestion, Question, VectorInstance
 from tipqa.report_figures import draw_boundary
 from tipqa.settings import Settings, setting
-from tipqa.stats import StageStats
+from tipqa.stats import Counted, StepStats
 from tipqa.token_index.base import FetchDocuments
 from tipqa.training_order.base import TrainingOrder
 from tipqa.windows import WindowSettings
@@ -100,11 +100,11 @@ def write_boundary(
     checkpoints: Sequence[int],
     out: BoundaryLayout,
     record: StepRecord,
-) -> StageStats:
+) -> StepStats:
     """Date the answerable questions' evidence and write the split as of each checkpoint."""
     steps = sorted(set(checkpoints))
     info = {"checkpoints": steps}
-    stats = StageStats(BOUNDARY, info=info, provenance=record.provenance())
+    stats = StepStats(BOUNDARY, info=info, provenance=record.provenance())
     answerable = [r for r in rows if r.label == "answerable"]
     seen = first_seen({r.id: evidence.get(r.id, []) for r in answerable}, order, fetch, stats)
     write_records(out.first_seen, (seen[r.id] for r in answerable))
@@ -117,10 +117,9 @@ def write_boundary(
         shares.extend(answerable_shares({step: split}))
     write_json(out.shares, shares)
     draw_boundary({"all questions": shares}, out.figure)
-    own = getattr(order, "stats", None)
-    if isinstance(own, StageStats):
-        stats.merge(own, prefix="training_order.")
-        stats.info["training_order"] = own.info
+    if isinstance(order, Counted):
+        stats.merge(order.stats, prefix="training_order.")
+        stats.info["training_order"] = order.stats.info
     stats.add("questions", len(rows))
     stats.add("answerable", len(answerable))
     stats.add("answerable_without_evidence", sum(not evidence.get(r.id) for r in answerable))

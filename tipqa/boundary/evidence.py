@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from tipqa.boundary.records import FirstSeen, SeenEvidence
 from tipqa.errors import InputError
 from tipqa.records import Evidence, Judgment, Keywords, Question, VectorInstance
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.token_index.base import FetchDocuments
 from tipqa.training_order.base import TrainingOrder, WantedSpan
 from tipqa.windows import WindowSettings, judge_windows
@@ -94,10 +94,10 @@ def first_seen(
     evidence: Mapping[str, Sequence[Evidence]],
     order: TrainingOrder,
     fetch: FetchDocuments,
-    stats: StageStats | None = None,
+    stats: StepStats | None = None,
 ) -> dict[str, FirstSeen]:
     """Each question's first training step over all its relevant evidence."""
-    stats = stats if stats is not None else StageStats("first_seen")
+    stats = stats if stats is not None else StepStats("first_seen")
     spans = {
         span_id(e): WantedSpan(span_id(e), e.doc_id, e.text) for es in evidence.values() for e in es
     }

@@ -16,7 +16,7 @@ from tipqa.jsonl import iter_records, read_records
 from tipqa.layout import TRAINING_INDEX, BoundaryLayout, ShardLayout, TrainingIndexLayout
 from tipqa.partition import label_questions
 from tipqa.records import Evidence, Judgment, Keywords, LabeledQuestion, Question, VectorInstance
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.token_index.base import FetchDocuments
 from tipqa.training_order.base import BuildsIndex, TrainingOrder
 from tipqa.windows import WindowSettings
@@ -24,9 +24,9 @@ from tipqa.windows import WindowSettings
 
 def build_training_index(
     order: BuildsIndex, out: TrainingIndexLayout, record: StepRecord
-) -> StageStats:
+) -> StepStats:
     """Index the training stream (only the ranges not indexed yet); stats written last."""
-    stats = StageStats(TRAINING_INDEX, provenance=record.provenance())
+    stats = StepStats(TRAINING_INDEX, provenance=record.provenance())
     built = order.build_index()
     stats.info.update(built.info)
     stats.merge(built)
@@ -63,7 +63,7 @@ def pool_boundary(
     checkpoints: Sequence[int],
     out: BoundaryLayout,
     record: StepRecord,
-) -> StageStats:
+) -> StepStats:
     """Date a pool's answerable questions and write its split as of every checkpoint.
 
     The rows are the partition's (every shard's final decisions, in question order); the

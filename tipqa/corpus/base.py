@@ -24,7 +24,7 @@ from typing import Any, Protocol, runtime_checkable
 from tipqa.errors import InputError
 from tipqa.records import Document
 from tipqa.registry import Registry
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ def skips_logged_at_debug() -> Iterator[None]:
 class Corpus(Protocol):
     """An iterable of documents with counters of documents, bytes of text and skips by kind."""
 
-    stats: StageStats
+    stats: StepStats
 
     def __iter__(self) -> Iterator[Document]:
         """Yield the corpus's documents in a deterministic order."""
@@ -71,7 +71,7 @@ CORPUS_READERS.add(
     "files", "tipqa.corpus.files:open_files", settings="tipqa.corpus.files:FileCorpusSettings"
 )
 CORPUS_READERS.add(
-    "hub", "tipqa.corpus.hub:open_hub", settings="tipqa.corpus.hub:HubCorpusSettings"
+    "hub", "tipqa.corpus.hub:HubCorpus", settings="tipqa.corpus.hub:HubCorpusSettings"
 )
 
 
@@ -96,7 +96,7 @@ class DocumentParser:
 
     def __init__(
         self,
-        stats: StageStats,
+        stats: StepStats,
         *,
         text_field: str = "text",
         id_field: str | None = "id",

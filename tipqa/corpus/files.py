@@ -20,7 +20,7 @@ from tipqa.corpus.streams import file_format, is_supported, iter_lines
 from tipqa.errors import ConfigError, InputError
 from tipqa.records import Document
 from tipqa.settings import Settings, knob, sections, setting
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 PARQUET_BATCH_ROWS = 1024
 BadUtf8 = Literal["replace", "skip"]
@@ -185,7 +185,7 @@ class FileCorpus:
 
     def _start(self) -> None:
         """Fresh counters and one parser per group, sharing the ids seen."""
-        self.stats = StageStats("corpus")
+        self.stats = StepStats("corpus")
         seen: set[bytes] = set()
         self._groups = [
             _Group(

@@ -115,8 +115,8 @@ class SentenceTransformerSettings(Settings):
     precision: Precision = setting(
         "auto", doc="auto (fp32; fp16 on a GPU); bf16 and fp16 need runtime = torch"
     )
-    query_prefix: str | None = search_only(None)
-    passage_prefix: str | None = None
+    query_prefix: str | None = search_only(None, doc="before each question (e5: `query: `)")
+    passage_prefix: str | None = setting(None, doc="before each chunk (e5: `passage: `)")
     normalize: bool = setting(True, doc="unit-length vectors (cosine similarity)")
     device: str = knob("cpu", doc="cpu, cuda, cuda:1, mps ... (onnx and openvino: cpu only)")
     batch_size: int = knob(64, doc="texts per forward pass")

@@ -25,7 +25,7 @@ class EsConnection(Settings):
     url: str = setting("", doc="the cluster (empty: TIPQA_ES_URL); may hold user:password@")
     api_key_env: str = knob("ES_API_KEY", doc="environment variable holding the API key")
     ca_certs: str = knob("", doc="CA file of a self-signed cluster (or TIPQA_ES_CA_CERTS)")
-    request_timeout: float = knob(120.0)
+    request_timeout: float = knob(120.0, doc="seconds per request")
     max_retries: int = knob(3, doc="retries of a request that timed out or got 429/5xx")
 
     def identity(self) -> dict[str, Any]:

@@ -28,13 +28,13 @@ from tipqa.errors import ConfigError, TipqaError
 from tipqa.es import mappings
 from tipqa.es.bulk import BulkReport, run_bulk
 from tipqa.es.client import (
+    EsConnection,
     body,
     error_type,
     import_elasticsearch,
     make_client,
 )
 from tipqa.extras import ELASTICSEARCH, Extra
-from tipqa.place import IndexPlace
 from tipqa.settings import Settings, knob
 
 log = logging.getLogger(__name__)
@@ -81,7 +81,8 @@ class EsIndexBase:
         index: str,
         shards: int,
         settings: EsBuildSettings,
-        place: IndexPlace | None,
+        connection: EsConnection | None,
+        build: str,
         client: Any | None,
     ) -> None:
         if not index or index != index.lower() or index.startswith(("_", "-", "+")):
@@ -92,9 +93,8 @@ class EsIndexBase:
         self.index = index
         self.shards = shards
         self.settings = settings
-        self.build_fingerprint = place.build if place is not None else ""
+        self.build_fingerprint = build
         self.ledger_index = index + LEDGER_SUFFIX
-        connection = place.elasticsearch if place is not None else None
         self.client = client or make_client(connection, connections=settings.threads + 2)
 
     def _bulk(self, actions: Iterable[dict[str, Any]], progress: tqdm | None = None) -> BulkReport:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tipqa.evaluate.metrics import Scored, summary
-from tipqa.report import MATCH_BINS, UNKNOWN_BIN, match_bin
+from tipqa.match_bins import MATCH_BINS, UNKNOWN_BIN, match_bin
 
 STAGES = ("token", "vector")
 ROW_KEYS = (

@@ -6,7 +6,7 @@ synced per batch) and its answer stored in the LLM cache as soon as it arrives (
 answerer's settings identity and the question). A rerun after a failure reads the partial file (a
 line cut by a crash is skipped and counted) and asks only for the questions not in it; a
 question whose answer failed is left out of it, so it is asked again. When every question has
-an answer the predictions file is written whole (in gold order, atomically; the old stats file
+an answer the predictions file is written whole (in gold order, atomically; a stale stats file
 removed first), then its stats file recording the fingerprint, and the partial file is removed.
 A finished predictions file counts only while its stats record the same fingerprint: other
 settings make new predictions (their answers may still come from the cache). Questions still
@@ -36,7 +36,7 @@ from tipqa.layout import PREDICTIONS, EvaluationLayout
 from tipqa.llm.cache import LLMCache
 from tipqa.llm.usage import Usage
 from tipqa.records import LabeledQuestion
-from tipqa.stats import StageStats, recorded_fingerprint
+from tipqa.stats import StepStats, recorded_fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ def answerer_record(answerer: Answerer, gold: GoldSet) -> StepRecord:
     return StepRecord(PREDICTIONS, settings, {"gold": gold.source, "split": gold.split})
 
 
-def read_done(path: Path, gold_ids: set[str], stats: StageStats) -> dict[str, Prediction]:
+def read_done(path: Path, gold_ids: set[str], stats: StepStats) -> dict[str, Prediction]:
     """Predictions already made (from a finished file or a partial one); bad lines are counted."""
     done: dict[str, Prediction] = {}
     if not path.is_file():
@@ -81,7 +81,7 @@ def read_done(path: Path, gold_ids: set[str], stats: StageStats) -> dict[str, Pr
 class CachedAnswers:
     """Answers from the LLM cache where present; each miss from the answerer, stored at once."""
 
-    def __init__(self, answerer: Answerer, cache: LLMCache | None, stats: StageStats) -> None:
+    def __init__(self, answerer: Answerer, cache: LLMCache | None, stats: StepStats) -> None:
         self.answerer = answerer
         self.cache = cache
         self.stats = stats
@@ -159,12 +159,12 @@ def make_predictions(
     record: StepRecord | None = None,
     cache: LLMCache | None = None,
     batch: int = BATCH,
-) -> StageStats:
+) -> StepStats:
     """Answer every gold question with `answerer`; write the predictions under `folder`."""
     record = record or answerer_record(answerer, gold)
     out, partial = folder.predictions, folder.predictions_partial(record.fingerprint)
     ids = set(gold.ids)
-    stats = StageStats(
+    stats = StepStats(
         PREDICTIONS,
         info={
             "backend": answerer.backend,

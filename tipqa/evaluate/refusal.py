@@ -51,7 +51,7 @@ KINDS = (
 
 @dataclass(frozen=True)
 class RefusalSettings(Settings):
-    """How refusals are recognised (the threshold's default is measured: see the README)."""
+    """How refusals are recognised (the threshold's default is measured: docs/scoring.md)."""
 
     threshold: float = setting(DEFAULT_THRESHOLD, doc="refusal when the cosine is above t")
     phrases: str = setting("", doc="refusal phrase file (empty: the shipped list)")

@@ -40,7 +40,7 @@ from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import atomic_open, write_json
 from tipqa.layout import EVALUATE, EvaluationLayout
 from tipqa.settings import Settings, setting
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 SCHEMES: tuple[Scheme, ...] = ("width", "mass")
 DEFAULT_TRIALS = 10_000
@@ -148,7 +148,7 @@ def write_evaluation(
     out: str | os.PathLike[str],
     *,
     record: StepRecord | None = None,
-) -> StageStats:
+) -> StepStats:
     """Write `scored.jsonl`, the figures, `report.md`, `scores.json`, then the stats file.
 
     The stats file (with `record`'s provenance: the `Evaluate` step's fingerprint) is removed
@@ -160,7 +160,7 @@ def write_evaluation(
     folder = EvaluationLayout(Path(out))
     provenance = record.provenance() if record is not None else None
     info = {"gold": result["gold"], **result["predictions"]}
-    stats = StageStats(EVALUATE, info=info, provenance=provenance)
+    stats = StepStats(EVALUATE, info=info, provenance=provenance)
     folder.stats.unlink(missing_ok=True)
     with atomic_open(folder.scored) as handle:
         for item in scored:

@@ -23,7 +23,7 @@ from tipqa.llm.settings import LLMSettings
 from tipqa.llm.usage import Usage
 from tipqa.records import JudgeRequest, Judgment, Relevance
 from tipqa.settings import Settings, setting
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 RAW_CHARS = 80
 REASONING_HINT = (
@@ -59,7 +59,7 @@ def p_yes_note(constrained: bool) -> str:
 class LLMJudge:
     """Asks a chat model whether a text suffices to answer a question; strict yes/no parsing."""
 
-    stats: StageStats
+    stats: StepStats
 
     def __init__(self, settings: LLMSettings, *, progress: bool = True) -> None:
         self.settings = settings
@@ -72,7 +72,7 @@ class LLMJudge:
         self.prompt_sha256 = self.template.sha256
         self.parse_retries = task.parse_retries
         self.identity = settings.identity()
-        self.stats = StageStats("judge")
+        self.stats = StepStats("judge")
         self.stats.info.update(
             model=self.model,
             prompt=self.template.name,

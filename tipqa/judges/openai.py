@@ -19,7 +19,7 @@ from tipqa.judges.llm import JudgeTask, LLMJudge
 from tipqa.llm.chat import ChatModel, Decoding
 from tipqa.llm.openai_chat import ChoiceVia, OpenAIChatModel, OpenAISettings
 from tipqa.settings import setting
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 MAX_TOP_LOGPROBS = 20
 
@@ -34,7 +34,7 @@ class OpenAIJudgeSettings(OpenAISettings, JudgeTask):
     strictly. `extra_body`: more request fields for the server (say, thinking off).
     """
 
-    model: str = "meta-llama/Llama-3.1-8B-Instruct"
+    model: str = setting("meta-llama/Llama-3.1-8B-Instruct", doc="the model's name on the server")
     choice_via: ChoiceVia = setting("structured_outputs", doc="the request field of choice")
     extra_body: dict[str, Any] = field(
         default_factory=dict, metadata={"doc": "more request fields (a JSON object)"}
@@ -51,7 +51,7 @@ class OpenAIJudgeSettings(OpenAISettings, JudgeTask):
         """Greedy, the same on every ask, with the extra request fields."""
         return dataclasses.replace(super().decoding(attempt), extra=self.extra_body)
 
-    def chat_model(self, stats: StageStats, *, progress: bool = True) -> ChatModel:
+    def chat_model(self, stats: StepStats, *, progress: bool = True) -> ChatModel:
         """The server, with constrained choice sent in `choice_via`."""
         return OpenAIChatModel(self.client(stats, progress=progress), self.choice_via)
 

@@ -51,7 +51,7 @@ def max_window_words(max_model_len: int) -> int:
 class VLLMJudgeSettings(VLLMEngineSettings):
     """[judge] of the vLLM offline-engine backend."""
 
-    model: str = "meta-llama/Llama-3.1-8B-Instruct"
+    model: str = setting("meta-llama/Llama-3.1-8B-Instruct", doc="a Hub id or a local folder")
     prompt: str = setting("judge-v1", doc="a shipped template or a file")
     mode: Literal["logprobs", "choice"] = setting("logprobs", doc="logprobs or choice")
     dtype: str = setting("auto", doc="weights' dtype (auto, bfloat16, float16)")

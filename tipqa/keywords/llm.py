@@ -20,7 +20,7 @@ from tipqa.llm.settings import LLMSettings
 from tipqa.llm.usage import Usage
 from tipqa.records import Keywords, Question
 from tipqa.settings import Settings, setting
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.text import contains_phrase, tokenize
 
 RAW_CHARS = 80
@@ -86,7 +86,7 @@ class KeywordTask(Settings):
 class LLMKeywordExtractor:
     """Few-shot keyword extraction: system prompt, example pairs, then the question."""
 
-    stats: StageStats
+    stats: StepStats
 
     def __init__(self, settings: LLMSettings, *, progress: bool = True) -> None:
         self.settings = settings
@@ -98,7 +98,7 @@ class LLMKeywordExtractor:
         self.prompt_sha256 = self.template.sha256
         self.decoding = task.decoding()
         self.identity = settings.identity()
-        self.stats = StageStats("keywords")
+        self.stats = StepStats("keywords")
         self.chat = settings.chat_model(self.stats, progress=progress)
 
     def __repr__(self) -> str:

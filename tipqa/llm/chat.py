@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from tipqa.llm.usage import Usage
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 Message = dict[str, str]
 TopLogprobs = list[list[tuple[str, float]]]
@@ -86,7 +86,7 @@ class ChatModel(Protocol):
 
     provider: str
     model: str
-    stats: StageStats
+    stats: StepStats
 
     def complete(
         self,

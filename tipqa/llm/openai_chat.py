@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal
 from tipqa.llm.chat import ChatModel, ChatPrompt, Completion, Decoding, OnCompletion
 from tipqa.llm.openai_client import ChatResult, OpenAIChatClient, OpenAIServerSettings
 from tipqa.llm.settings import LLMSettings
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 ChoiceVia = Literal["structured_outputs", "guided_choice", "grammar"]
 
@@ -103,6 +103,6 @@ class OpenAISettings(OpenAIServerSettings, LLMSettings):
 
     provider: ClassVar[str] = "openai"
 
-    def chat_model(self, stats: StageStats, *, progress: bool = True) -> ChatModel:
+    def chat_model(self, stats: StepStats, *, progress: bool = True) -> ChatModel:
         """A chat model on this server, counting into `stats` (the key from OPENAI_API_KEY)."""
         return OpenAIChatModel(self.client(stats, progress=progress))

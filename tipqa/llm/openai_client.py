@@ -30,8 +30,8 @@ from tipqa.errors import ConfigError, CredentialsError, MissingExtraError
 from tipqa.extras import OPENAI, Extra
 from tipqa.llm.chat_response import ChatReply, read_reply
 from tipqa.llm.usage import Usage
-from tipqa.settings import Settings, knob
-from tipqa.stats import StageStats
+from tipqa.settings import Settings, knob, setting
+from tipqa.stats import StepStats
 
 log = logging.getLogger(__name__)
 
@@ -87,19 +87,19 @@ class OpenAIServerSettings(Settings):
     it is asked, not what it answers, so they are not part of a step's fingerprint.
     """
 
-    model: str = "gpt-4o-mini"
+    model: str = setting("gpt-4o-mini", doc="the model's name on the server")
     base_url: str = knob("", doc="empty: OPENAI_BASE_URL, else OpenAI")
-    max_concurrency: int = knob(8)
+    max_concurrency: int = knob(8, doc="requests in flight at once")
     max_retries: int = knob(5, doc="retries on timeouts, 429 and 5xx")
     timeout: float = knob(60.0, doc="seconds per request")
-    backoff_base: float = knob(0.5)
-    backoff_max: float = knob(30.0)
+    backoff_base: float = knob(0.5, doc="seconds before the first retry (doubled each time)")
+    backoff_max: float = knob(30.0, doc="the longest wait between retries, in seconds")
 
     def extras(self) -> tuple[Extra, ...]:
         """The `openai` package."""
         return (OPENAI,)
 
-    def client(self, stats: StageStats, *, progress: bool = True) -> OpenAIChatClient:
+    def client(self, stats: StepStats, *, progress: bool = True) -> OpenAIChatClient:
         """A chat client for this server, counting into `stats` (the key from OPENAI_API_KEY)."""
         return OpenAIChatClient(
             self.model,
@@ -129,7 +129,7 @@ class OpenAIChatClient:
         backoff_base: float = 0.5,
         backoff_max: float = 30.0,
         progress: bool = True,
-        stats: StageStats | None = None,
+        stats: StepStats | None = None,
     ) -> None:
         if not isinstance(model, str) or not model:
             raise ConfigError("openai: a model name is required")
@@ -160,7 +160,7 @@ class OpenAIChatClient:
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.progress = progress
-        self.stats = stats if stats is not None else StageStats("llm")
+        self.stats = stats if stats is not None else StepStats("llm")
         self._lock = threading.Lock()
         self._openai = openai
         self._client = openai.OpenAI(

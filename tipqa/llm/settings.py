@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 from tipqa.llm.chat import ChatModel
 from tipqa.llm.prompts import PromptTemplate, load_template
 from tipqa.settings import Settings
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 
 class PromptedSettings(Settings):
@@ -30,7 +30,7 @@ class LLMSettings(PromptedSettings):
     provider: ClassVar[str]
     model: str
 
-    def chat_model(self, stats: StageStats, *, progress: bool = True) -> ChatModel:
+    def chat_model(self, stats: StepStats, *, progress: bool = True) -> ChatModel:
         """The transport these settings ask, counting into `stats`."""
         raise NotImplementedError(f"{type(self).__name__} names no transport")
 

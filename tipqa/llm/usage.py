@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from tipqa.stats import StageStats
+from tipqa.stats import Counted
 
 
 @dataclass
@@ -35,16 +35,6 @@ class Usage:
             prompt if isinstance(prompt, int) else 0,
             completion if isinstance(completion, int) else 0,
         )
-
-
-@runtime_checkable
-class Counted(Protocol):
-    """A component that counts what it did (calls, tokens, cache hits) for the step's stats."""
-
-    @property
-    def stats(self) -> StageStats:
-        """The component's counters."""
-        ...
 
 
 @runtime_checkable

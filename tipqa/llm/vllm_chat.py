@@ -22,7 +22,7 @@ from tipqa.llm.settings import LLMSettings
 from tipqa.llm.usage import Usage
 from tipqa.llm.vllm_engine import EngineConfig, get_engine
 from tipqa.settings import knob, setting
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 FIT_ATTEMPTS = 8
 
@@ -47,9 +47,9 @@ class VLLMEngineSettings(LLMSettings):
     dtype: str = setting("auto", doc="weights' dtype (auto, bfloat16, float16, float32)")
     seed: int = setting(0, doc="the engine's seed")
     batch_size: int = knob(256, doc="prompts per engine call")
-    tensor_parallel_size: int = knob(1)
-    gpu_memory_utilization: float = knob(0.9)
-    enforce_eager: bool = knob(False)
+    tensor_parallel_size: int = knob(1, doc="GPUs the model is split over")
+    gpu_memory_utilization: float = knob(0.9, doc="share of GPU memory the engine may take")
+    enforce_eager: bool = knob(False, doc="no CUDA graphs (starts faster, runs slower)")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -71,7 +71,7 @@ class VLLMEngineSettings(LLMSettings):
         """Whether prompts go through the model's chat template."""
         return True
 
-    def chat_model(self, stats: StageStats, *, progress: bool = True) -> ChatModel:
+    def chat_model(self, stats: StepStats, *, progress: bool = True) -> ChatModel:
         """The process's engine for these settings, as a chat model counting into `stats`."""
         return VLLMChatModel(
             self.engine_config(),
@@ -87,7 +87,7 @@ class VLLMChatModel:
     provider = "vllm"
 
     def __init__(
-        self, config: EngineConfig, *, batch_size: int, chat: bool, stats: StageStats
+        self, config: EngineConfig, *, batch_size: int, chat: bool, stats: StepStats
     ) -> None:
         self.config = config
         self.model = config.model

@@ -20,7 +20,7 @@ from tipqa.errors import ConfigError, InputError
 from tipqa.records import Question
 from tipqa.registry import Registry
 from tipqa.settings import Settings, setting
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.text import tokenize
 
 Duplicates = Literal["error", "merge"]
@@ -29,7 +29,7 @@ Duplicates = Literal["error", "merge"]
 class QuestionSource(Protocol):
     """Loads a list of questions, counting what it read in `stats`."""
 
-    stats: StageStats
+    stats: StepStats
 
     def load(self) -> list[Question]:
         """All questions of the source, in source order, ids unique."""
@@ -65,7 +65,7 @@ QUESTION_SOURCES.add(
 QUESTION_SOURCES.add("hf-rows", "tipqa.questions.hf:HFRows.from_settings", settings=FILES)
 QUESTION_SOURCES.add(
     "hub",
-    "tipqa.questions.hf:HubQuestions.from_settings",
+    "tipqa.questions.hf:HubQuestions",
     settings="tipqa.questions.hf:HubQuestionSettings",
 )
 QUESTION_SOURCES.add(
@@ -171,7 +171,7 @@ def make_question(
 class QuestionCollector:
     """Questions in first-seen order with one policy for repeated ids."""
 
-    def __init__(self, stats: StageStats, duplicates: Duplicates = "error") -> None:
+    def __init__(self, stats: StepStats, duplicates: Duplicates = "error") -> None:
         if duplicates not in ("error", "merge"):
             raise ValueError(f"duplicates must be 'error' or 'merge', not {duplicates!r}")
         self.stats = stats

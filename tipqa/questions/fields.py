@@ -33,7 +33,7 @@ from tipqa.questions.jsonl import file_stem
 from tipqa.questions.rows import is_row_file, iter_rows
 from tipqa.records import Question
 from tipqa.settings import Settings, setting
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ class FieldQuestions:
             if self.settings.paths
             else []
         )
-        self.stats = StageStats("questions")
+        self.stats = StepStats("questions")
 
     @property
     def fields(self) -> tuple[str, str, str, str]:
@@ -115,7 +115,7 @@ class FieldQuestions:
 
     def load(self) -> list[Question]:
         """Every row's question, in file then line order."""
-        self.stats = StageStats("questions")
+        self.stats = StepStats("questions")
         collector = QuestionCollector(self.stats, duplicates="error")
         for where, line, default_id, source, row in self._rows():
             question = self.row_question(row, where, line, default_id, source)

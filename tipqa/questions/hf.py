@@ -13,11 +13,12 @@ from tipqa.corpus.base import MISSING, get_field
 from tipqa.corpus.paths import expand_paths
 from tipqa.corpus.streams import is_supported
 from tipqa.errors import InputError
+from tipqa.hf_datasets import load_split
 from tipqa.questions.base import QuestionCollector, QuestionFilesSettings, make_question
 from tipqa.questions.rows import iter_rows
 from tipqa.records import Question
-from tipqa.settings import Settings, knob
-from tipqa.stats import StageStats
+from tipqa.settings import Settings, knob, setting
+from tipqa.stats import StepStats
 
 FIELDS = ("question_id", "question", "answer.value", "answer.aliases")
 COLUMNS = ["question_id", "question", "answer"]
@@ -49,13 +50,13 @@ def row_to_question(row: Any, *, source: str, path: str, line: int | None, place
 
 
 def questions_from_rows(
-    rows: Iterable[Any], *, origin: str, stats: StageStats | None = None
+    rows: Iterable[Any], *, origin: str, stats: StepStats | None = None
 ) -> list[Question]:
     """Questions of dataset rows (e.g. a `datasets.Dataset`), repeats merged when identical.
 
     `Question.source` is "{origin}:{row index from 0}".
     """
-    collector = QuestionCollector(stats or StageStats("questions"), duplicates="merge")
+    collector = QuestionCollector(stats or StepStats("questions"), duplicates="merge")
     for index, row in enumerate(rows):
         question = row_to_question(
             row, source=f"{origin}:{index}", path=origin, line=None, place=f"row {index}"
@@ -73,7 +74,7 @@ class HFRows:
 
     def __init__(self, paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> None:
         self.files: list[Path] = expand_paths(paths, accept=is_supported)
-        self.stats = StageStats("questions")
+        self.stats = StepStats("questions")
 
     @classmethod
     def from_settings(cls, settings: QuestionFilesSettings) -> HFRows:
@@ -82,7 +83,7 @@ class HFRows:
 
     def load(self) -> list[Question]:
         """The questions of every file, in file order then row order."""
-        self.stats = StageStats("questions")
+        self.stats = StepStats("questions")
         collector = QuestionCollector(self.stats, duplicates="merge")
         for path in self.files:
             self.stats.add("files")
@@ -99,12 +100,12 @@ class HFRows:
 class HubQuestionSettings(Settings):
     """A pool read from the Hugging Face Hub (`source = hub`), or a local dataset folder."""
 
-    name: str = HUB_NAME
-    config: str | None = HUB_CONFIG
-    split: str = "validation"
-    revision: str | None = None
-    streaming: bool = knob(False)
-    cache_dir: str | None = knob(None)
+    name: str = setting(HUB_NAME, doc="a Hub dataset id or a local dataset folder")
+    config: str | None = setting(HUB_CONFIG, doc="the dataset's configuration")
+    split: str = setting("validation", doc="the split to read")
+    revision: str | None = setting(None, doc="a branch, tag or commit of the dataset")
+    streaming: bool = knob(False, doc="stream the rows instead of downloading the split")
+    cache_dir: str | None = knob(None, doc="the datasets cache (empty: HF_DATASETS_CACHE)")
 
 
 class HubQuestions:
@@ -114,60 +115,21 @@ class HubQuestions:
     "{name}:{config}:{split}:{row index from 0}".
     """
 
-    def __init__(
-        self,
-        name: str = HUB_NAME,
-        *,
-        config: str | None = HUB_CONFIG,
-        split: str = "validation",
-        limit: int | None = None,
-        streaming: bool = False,
-        cache_dir: str | None = None,
-        revision: str | None = None,
-    ) -> None:
+    def __init__(self, settings: HubQuestionSettings, *, limit: int | None = None) -> None:
         if limit is not None and limit < 1:
             raise ValueError(f"limit must be positive, not {limit}")
-        self.name = name
-        self.config = config
-        self.split = split
+        self.settings = settings
         self.limit = limit
-        self.streaming = streaming
-        self.cache_dir = cache_dir
-        self.revision = revision
-        self.stats = StageStats("questions")
-
-    @classmethod
-    def from_settings(cls, settings: HubQuestionSettings) -> HubQuestions:
-        """The source of a pool's Hub settings."""
-        return cls(
-            settings.name,
-            config=settings.config,
-            split=settings.split,
-            streaming=settings.streaming,
-            cache_dir=settings.cache_dir,
-            revision=settings.revision,
-        )
+        self.stats = StepStats("questions")
 
     @property
     def origin(self) -> str:
         """How this split is named in `Question.source` and in messages."""
-        return f"{self.name}:{self.config}:{self.split}"
+        return f"{self.settings.name}:{self.settings.config}:{self.settings.split}"
 
     def load(self) -> list[Question]:
         """The questions of the split (the first `limit` rows when set)."""
-        import datasets
-
-        options: dict[str, Any] = {"split": self.split, "streaming": self.streaming}
-        if self.cache_dir is not None:
-            options["cache_dir"] = self.cache_dir
-        if self.revision is not None:
-            options["revision"] = self.revision
-        try:
-            dataset = datasets.load_dataset(self.name, self.config, **options)
-        except Exception as exc:
-            raise InputError(
-                f"cannot load dataset: {type(exc).__name__}: {exc}", path=self.origin
-            ) from exc
+        dataset = load_split(self.settings)
         rows = dataset if self.limit is None else itertools.islice(dataset, self.limit)
-        self.stats = StageStats("questions")
+        self.stats = StepStats("questions")
         return questions_from_rows(rows, origin=self.origin, stats=self.stats)

@@ -15,7 +15,7 @@ from tipqa.questions.base import QuestionCollector, QuestionFilesSettings, make_
 from tipqa.questions.quotes import unquote_csv
 from tipqa.questions.rows import DELIMITED, iter_rows
 from tipqa.records import Question
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 TIPQA_FIELDS = ("id", "text", "answer", "aliases")
 FOUNDRY_FIELDS = ("context", "context", "answer", "aliases")
@@ -29,7 +29,7 @@ class _JsonlQuestions:
 
     def __init__(self, paths: Paths) -> None:
         self.files: list[Path] = expand_paths(paths, accept=is_supported)
-        self.stats = StageStats("questions")
+        self.stats = StepStats("questions")
 
     @classmethod
     def from_settings(cls, settings: QuestionFilesSettings) -> Self:
@@ -38,7 +38,7 @@ class _JsonlQuestions:
 
     def load(self) -> list[Question]:
         """The questions of every file, in file order then line order."""
-        self.stats = StageStats("questions")
+        self.stats = StepStats("questions")
         collector = QuestionCollector(self.stats, duplicates="error")
         for path in self.files:
             self.stats.add("files")

@@ -12,7 +12,7 @@ from tipqa.corpus.paths import expand_paths
 from tipqa.errors import InputError
 from tipqa.questions.base import QuestionCollector, QuestionFilesSettings, make_question
 from tipqa.records import Question
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 FIELDS = ("QuestionId", "Question", "Answer.Value", "Answer.Aliases")
 
@@ -28,7 +28,7 @@ class TriviaQAJson:
 
     def __init__(self, paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> None:
         self.files: list[Path] = expand_paths(paths, accept=lambda p: p.suffix == ".json")
-        self.stats = StageStats("questions")
+        self.stats = StepStats("questions")
 
     @classmethod
     def from_settings(cls, settings: QuestionFilesSettings) -> TriviaQAJson:
@@ -37,7 +37,7 @@ class TriviaQAJson:
 
     def load(self) -> list[Question]:
         """The questions of every file, in file order then Data order."""
-        self.stats = StageStats("questions")
+        self.stats = StepStats("questions")
         collector = QuestionCollector(self.stats, duplicates="merge")
         for path in self.files:
             for question in self.read_file(path):
@@ -54,7 +54,7 @@ class TriviaQAJson:
         if not isinstance(document, dict) or not isinstance(document.get("Data"), list):
             raise InputError("expected an object with a 'Data' list", path=where, field="Data")
         self.stats.add("files")
-        collector = QuestionCollector(StageStats("file"), duplicates="error")
+        collector = QuestionCollector(StepStats("file"), duplicates="error")
         for index, entry in enumerate(document["Data"]):
             place = f"Data[{index}]"
             if not isinstance(entry, dict):

@@ -95,7 +95,8 @@ class ElasticsearchTokenIndex(EsIndexBase):
         progress: bool = True,
         client: Any | None = None,
     ) -> None:
-        super().__init__(settings.index, settings.shards, settings, place, client)
+        connection, build = (place.elasticsearch, place.build) if place else (None, "")
+        super().__init__(settings.index, settings.shards, settings, connection, build, client)
         self.progress = progress
         self._has_bm25 = False
 

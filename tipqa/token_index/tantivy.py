@@ -41,6 +41,7 @@ from tipqa.place import IndexPlace
 from tipqa.records import Document
 from tipqa.settings import Settings, knob, search_only
 from tipqa.text import tokenize
+from tipqa.token_index import tantivy_narrow
 from tipqa.token_index import tantivy_schema as fields
 from tipqa.token_index.base import TokenResult
 from tipqa.token_index.tantivy_analysis import analyzer, tokenization
@@ -52,7 +53,8 @@ from tipqa.token_index.tantivy_build import (
     write_parts,
 )
 from tipqa.token_index.tantivy_ids import IdTable
-from tipqa.token_index.tantivy_rank import Ranker, phrases
+from tipqa.token_index.tantivy_query import phrases
+from tipqa.token_index.tantivy_rank import Ranker
 from tipqa.token_index.tantivy_verify import frequency
 
 __all__ = ["TantivySettings", "TantivyTokenIndex", "frequency"]
@@ -238,11 +240,13 @@ class TantivyTokenIndex:
             return TokenResult(total=0, hits=[])
         assert self._ids is not None
         ranker = Ranker(index.searcher(), index.schema, self._ids)
+        keyword_phrases = phrases(keywords)
         if self.settings.ranking == "bm25-pool":
-            return ranker.pooled_search(
-                phrases(keywords), alias_phrases, k, self.settings.rank_pool
-            )
-        return ranker.search(phrases(keywords), alias_phrases, k)
+            return ranker.pooled_search(keyword_phrases, alias_phrases, k, self.settings.rank_pool)
+        narrowed = tantivy_narrow.search(ranker, keyword_phrases, alias_phrases, k)
+        return (
+            narrowed if narrowed is not None else ranker.search(keyword_phrases, alias_phrases, k)
+        )
 
     def get(self, doc_ids: list[str]) -> dict[str, Document]:
         """The stored documents with these ids (missing ids are absent from the result)."""

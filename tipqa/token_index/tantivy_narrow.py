@@ -20,11 +20,12 @@ query runs as written (`tantivy_rank`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tipqa.records import TokenHit
 from tipqa.token_index import tantivy_schema as fields
 from tipqa.token_index.base import TokenResult
+from tipqa.token_index.tantivy_query import Queries
 from tipqa.token_index.tantivy_verify import (
     SHORT_BYTES,
     Phrase,
@@ -34,37 +35,34 @@ from tipqa.token_index.tantivy_verify import (
     address_key,
 )
 
-if TYPE_CHECKING:
-    from tipqa.token_index.tantivy_rank import Ranker
-
 BLOCK_DOCS = 128  # documents of a tantivy posting block (one skip entry)
 READ_BLOCKS = 2000  # skip entries walked in the time of one candidate read and counted
 COMMON_DOCS = BLOCK_DOCS * READ_BLOCKS  # a token in more documents is common
 MOST_CANDIDATES = 400  # never more candidates than this are read
 
 
-def narrowed(ranker: Ranker, phrase: Phrase, common: set[str]) -> Any:
+def narrowed(queries: Queries, phrase: Phrase, common: set[str]) -> Any:
     """The query of `phrase` without its common tokens (the others at their offsets); the
     phrase itself when none or all of its tokens are common."""
     kept = [(offset, token) for offset, token in enumerate(phrase) if token not in common]
     if len(kept) in (0, len(phrase)):
-        return ranker.phrase(phrase)
+        return queries.phrase(phrase)
     if len(kept) == 1:
-        return ranker.term(fields.TEXT, kept[0][1])
-    return ranker.tantivy.Query.phrase_query(ranker.schema, fields.TEXT, kept)
+        return queries.term(fields.TEXT, kept[0][1])
+    return queries.tantivy.Query.phrase_query(queries.schema, fields.TEXT, kept)
 
 
 def candidates_query(
-    ranker: Ranker, keywords: list[Phrase], aliases: list[Phrase], common: set[str]
+    queries: Queries, keywords: list[Phrase], aliases: list[Phrase], common: set[str]
 ) -> Any:
     """Documents with every keyword and some alias, each without its common tokens."""
-    tantivy = ranker.tantivy
+    tantivy = queries.tantivy
     must, should = tantivy.Occur.Must, tantivy.Occur.Should
     rare_keywords = [k for k in keywords if any(token not in common for token in k)]
     alias_query = tantivy.Query.boolean_query(
-        [(should, narrowed(ranker, a, common)) for a in aliases]
+        [(should, narrowed(queries, a, common)) for a in aliases]
     )
-    clauses = [(must, narrowed(ranker, k, common)) for k in rare_keywords]
+    clauses = [(must, narrowed(queries, k, common)) for k in rare_keywords]
     query = tantivy.Query.boolean_query([*clauses, (must, alias_query)])
     return tantivy.Query.const_score_query(query, 0.0)
 
@@ -84,11 +82,11 @@ def most_candidates(
 
 
 def search(
-    ranker: Ranker, keywords: list[Phrase], aliases: list[Phrase], k: int
+    queries: Queries, keywords: list[Phrase], aliases: list[Phrase], k: int
 ) -> TokenResult | None:
     """The exact result from the candidates, or None when no phrase has a common token or
     there could be more candidates than reading them saves (see the module docstring)."""
-    searcher = ranker.searcher
+    searcher = queries.searcher
     tokens = {token for phrase in (*keywords, *aliases) for token in phrase}
     documents = {token: searcher.doc_freq(fields.TEXT, token) for token in tokens}
     common = {token for token, n in documents.items() if n > COMMON_DOCS}
@@ -97,18 +95,18 @@ def search(
     bound = most_candidates(keywords, aliases, documents, common)
     if not common or bound > budget:
         return None
-    query = candidates_query(ranker, keywords, aliases, common)
+    query = candidates_query(queries, keywords, aliases, common)
     found = searcher.search(query, max(bound, 1), count=False)
     distinct = list(dict.fromkeys([*keywords, *aliases]))
     count = PhraseCounter(distinct)
     probe = None
     matches = []
     for _, address in found.hits:
-        doc_id, body = ranker.stored(address)
+        doc_id, body = queries.stored(address)
         if len(body) <= SHORT_BYTES:
             counts = dict(zip(distinct, map(float, count.each(body)), strict=True))
         else:
-            probe = probe or Probe(searcher, ranker.phrase, distinct)
+            probe = probe or Probe(searcher, queries.phrase, distinct)
             counts = probe.counts(address)
         if all(counts[p] for p in keywords) and any(counts[p] for p in aliases):
             matches.append((address_key(address), doc_id, float(sum(counts.values()))))

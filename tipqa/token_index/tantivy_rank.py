@@ -25,25 +25,21 @@ at most m * L for m scored tokens. When the k-th best frequency found beats that
 is exact; otherwise the level is lowered, down to all matches. Cost grows with the documents
 of the tiers visited, not with the stored text of the matches.
 
-*Common tokens.* A query with tokens of very many documents ("the", "of") is first answered from
-the candidates that its other tokens find, when they are few (`tantivy_narrow`): tantivy's
-seeks in a long posting list cost in proportion to its length.
+A query with tokens of very many documents ("the", "of") is answered from the candidates that
+its other tokens find when they are few (`tantivy_narrow`); `tantivy.py` tries that first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from tipqa.records import TokenHit
-from tipqa.text import tokenize
-from tipqa.token_index import tantivy_narrow
 from tipqa.token_index import tantivy_schema as fields
 from tipqa.token_index.base import TokenResult
-from tipqa.token_index.tantivy_ids import IdTable
+from tipqa.token_index.tantivy_query import Queries
 from tipqa.token_index.tantivy_verify import (
     SHORT_BYTES,
-    Key,
     Phrase,
     PhraseCounter,
     Probe,
@@ -59,46 +55,10 @@ TIER_TARGET = 4  # a tier should hold about this many times k matches (estimated
 Repeats = list[tuple[str, int, int]]  # a token's `repeats` terms: (term, value, documents)
 
 
-def phrases(texts: Iterable[str]) -> list[Phrase]:
-    """The distinct non-empty token phrases of `texts`, in first-seen order."""
-    return list(dict.fromkeys(p for p in (tuple(tokenize(t)) for t in texts) if p))
+class Ranker(Queries):
+    """Ranking by frequency over one tantivy searcher (see the module docstring)."""
 
-
-class Ranker:
-    """Token queries over one tantivy searcher (see the module docstring)."""
-
-    def __init__(self, searcher: Any, schema: Any, table: IdTable) -> None:
-        self.tantivy = fields.import_tantivy()
-        self.searcher = searcher
-        self.schema = schema
-        self.table = table
-
-    # queries
-
-    def term(self, field: str, value: str, option: str = "basic") -> Any:
-        """A term query on `field`."""
-        return self.tantivy.Query.term_query(self.schema, field, value, index_option=option)
-
-    def phrase(self, phrase: Phrase) -> Any:
-        """A term query for one token, a phrase query for more (no query-string parsing)."""
-        if len(phrase) == 1:
-            return self.term(fields.TEXT, phrase[0], "freq")
-        return self.tantivy.Query.phrase_query(self.schema, fields.TEXT, list(phrase))
-
-    def match(self, keywords: list[Phrase], aliases: list[Phrase]) -> Any:
-        """All keyword phrases AND any alias phrase."""
-        must, should = self.tantivy.Occur.Must, self.tantivy.Occur.Should
-        if len(aliases) == 1:
-            alias_query = self.phrase(aliases[0])
-        else:
-            alias_query = self.tantivy.Query.boolean_query(
-                [(should, self.phrase(a)) for a in aliases]
-            )
-        if not keywords:
-            return alias_query
-        clauses = [(must, self.phrase(k)) for k in keywords]
-        return self.tantivy.Query.boolean_query([*clauses, (must, alias_query)])
-
+    # ranking
     def repeats(self, token: str) -> Repeats:
         """The `repeats` terms of `token`: what each adds to its frequency, and in how many
         documents it is."""
@@ -146,9 +106,6 @@ class Ranker:
         bounds would have to be verified anyway), each is counted directly; otherwise tantivy
         ranks by the bounds above.
         """
-        narrowed = tantivy_narrow.search(self, keywords, aliases, k)
-        if narrowed is not None:
-            return narrowed
         distinct = list(dict.fromkeys([*keywords, *aliases]))
         unscored = self.tantivy.Query.const_score_query(self.match(keywords, aliases), 0.0)
         bounded = any(len(phrase) > 1 for phrase in distinct)
@@ -288,18 +245,6 @@ class Ranker:
     def _ranked(self, total: int, state: Verified) -> TokenResult:
         """The result: the first k verified documents by frequency, then by id."""
         return TokenResult(total, [TokenHit(doc_id, value) for doc_id, value in state.top()])
-
-    def stored(self, address: Any) -> tuple[str, bytes]:
-        """The id and the UTF-8 text of a document, from the store."""
-        stored = self.searcher.doc(address)
-        return stored.get_first(fields.DOC_ID), stored.get_first(fields.BODY)
-
-    def ids(self, addresses: list[Any]) -> dict[Key, str]:
-        """The document ids of these hits, by their rows (not from the stored text)."""
-        if not addresses:
-            return {}
-        rows = self.searcher.fast_field_values(fields.ROW, addresses)
-        return {address_key(a): i for a, i in zip(addresses, self.table.ids(rows), strict=True)}
 
     # ranking = "bm25-pool"
 

@@ -31,7 +31,7 @@ from tqdm import tqdm
 
 from tipqa.errors import ConfigError, InputError
 from tipqa.jsonl import atomic_open, read_json, write_json
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.training_order.streams import TokenStream, Unit
 
 HASH_VERSION = 1
@@ -201,11 +201,11 @@ def build_anchor_index(
     sequences_per_unit: int = 65_536,
     block_sequences: int = 8_192,
     progress: bool = True,
-) -> StageStats:
+) -> StepStats:
     """Index every unit of `stream` not yet indexed under `folder` (workers in parallel)."""
     if width < 1 or width > stream.seq_length:
         raise ConfigError(f"match_tokens must be between 1 and seq_length, not {width}")
-    stats = StageStats("anchor_index", info={"folder": str(folder), "match_tokens": width})
+    stats = StepStats("anchor_index", info={"folder": str(folder), "match_tokens": width})
     wanted = manifest(stream, width, eod, sequences_per_unit)
     recorded = folder / "index.json"
     if recorded.is_file():

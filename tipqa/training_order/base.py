@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from tipqa.records import Record
 from tipqa.registry import Registry
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.token_index.base import FetchDocuments
 
 Matched = Literal["window", "document", "table", "missing_document"]
@@ -79,7 +79,7 @@ class TrainingOrder(Protocol):
 class BuildsIndex(Protocol):
     """A training order that first indexes its stream (once per stream, reused by every build)."""
 
-    def build_index(self) -> StageStats:
+    def build_index(self) -> StepStats:
         """Index what of the stream is not indexed yet; return the pass's counts."""
         ...
 

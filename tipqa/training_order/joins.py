@@ -13,14 +13,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from tipqa.training_order.wanted import WantedDocument
 
-if TYPE_CHECKING:
-    from tipqa.training_order.locate import Covering
-
 MIN_JOINS = 3
+
+
+@dataclass(frozen=True)
+class Covering:
+    """Document tokens [start, stop) were at `position` of sequence `sequence` (batch `batch`)."""
+
+    start: int
+    stop: int
+    batch: int
+    sequence: int
+    position: int
 
 
 @dataclass(frozen=True)

@@ -49,10 +49,10 @@ from pathlib import Path
 
 import numpy as np
 
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.training_order.anchors import Anchors, UnitAnchors, iter_index
 from tipqa.training_order.base import SpanStep, step_of_batch
-from tipqa.training_order.joins import Joins, count_joins
+from tipqa.training_order.joins import Covering, Joins, count_joins
 from tipqa.training_order.streams import TokenStream
 from tipqa.training_order.wanted import Keys, WantedDocument, make_keys
 
@@ -67,17 +67,6 @@ class Candidate:
     offset: int
     key_length: int
     batch: int
-
-
-@dataclass(frozen=True)
-class Covering:
-    """Document tokens [start, stop) were at `position` of sequence `sequence` (batch `batch`)."""
-
-    start: int
-    stop: int
-    batch: int
-    sequence: int
-    position: int
 
 
 class SpanFinder:
@@ -102,7 +91,7 @@ class SpanFinder:
         self.stride = stream.seq_length - overlap
         self.sequences_per_unit = sequences_per_unit
         self.keys_per_round = keys_per_round
-        self.stats = StageStats("training_order_match")
+        self.stats = StepStats("training_order_match")
         self.coverings: dict[int, list[Covering]] = defaultdict(list)
         self.ambiguous: dict[int, list[tuple[int, int]]] = defaultdict(list)
         self.joins = Joins()

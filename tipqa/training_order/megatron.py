@@ -21,7 +21,7 @@ from tipqa.errors import ConfigError, InputError
 from tipqa.extras import TOKENIZERS, Extra
 from tipqa.fingerprint import content_hash, files_stat
 from tipqa.settings import Settings, knob, setting
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.token_index.base import FetchDocuments
 from tipqa.training_order.anchors import build_anchor_index
 from tipqa.training_order.base import SpanStep, WantedSpan
@@ -123,7 +123,7 @@ class MegatronOrder:
             raise ConfigError("training order: `index_dir` (for the anchor index) is not set")
         self.settings = settings
         self.index_dir = Path(folder)
-        self.stats = StageStats("training_order", info={"backend": "megatron"})
+        self.stats = StepStats("training_order", info={"backend": "megatron"})
         self._tokenizer = load_tokenizer(settings.tokenizer)
         self.eod = (
             settings.eod_id
@@ -147,7 +147,7 @@ class MegatronOrder:
         size = itemsize.itemsize if itemsize is not None else 2
         return max(1, self.settings.range_mb * MB // (self.settings.seq_length * size))
 
-    def build_index(self) -> StageStats:
+    def build_index(self) -> StepStats:
         """The one streaming pass: index every range of the stream not yet indexed."""
         s = self.settings
         block = max(1, s.block_mb * MB // (s.seq_length * 8))

@@ -18,7 +18,7 @@ from tipqa.errors import ConfigError, InputError
 from tipqa.fingerprint import files_stat
 from tipqa.questions.rows import is_row_file, iter_rows
 from tipqa.settings import Settings, setting
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.token_index.base import FetchDocuments
 from tipqa.training_order.base import SpanStep, WantedSpan
 
@@ -60,7 +60,7 @@ def _step(value: Any, path: Path, line: int, field: str) -> int:
     return value
 
 
-def read_table(settings: TableOrderSettings, stats: StageStats) -> dict[str, int]:
+def read_table(settings: TableOrderSettings, stats: StepStats) -> dict[str, int]:
     """Every document's first step from the table's files."""
     steps: dict[str, int] = {}
     for path in settings.files():
@@ -90,7 +90,7 @@ class TableOrder:
 
     def __init__(self, settings: TableOrderSettings) -> None:
         self.settings = settings
-        self.stats = StageStats("training_order", info={"backend": "table"})
+        self.stats = StepStats("training_order", info={"backend": "table"})
         self.steps = read_table(settings, self.stats)
 
     def first_steps(

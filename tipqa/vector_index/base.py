@@ -13,7 +13,7 @@ from tipqa.registry import Registry
 
 if TYPE_CHECKING:
     from tipqa.embedders.base import Embedder
-    from tipqa.stats import StageStats
+    from tipqa.stats import StepStats
     from tipqa.token_index.base import TokenIndex
 
 
@@ -75,7 +75,7 @@ class EmbedsOnDemand(Protocol):
         token_index: TokenIndex,
         embedder: Embedder,
         k: int,
-        stats: StageStats,
+        stats: StepStats,
     ) -> list[VectorCandidates]:
         """The k nearest chunks of each question among those of its candidates."""
         ...

@@ -27,7 +27,7 @@ from tipqa.errors import ConfigError, InputError
 from tipqa.place import IndexPlace
 from tipqa.records import Chunk, Document, Question, VectorCandidates, VectorHit
 from tipqa.settings import Settings, knob, search_only
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.token_index.base import RanksText, TokenIndex
 from tipqa.vector_index.chunk_store import ChunkStore, StoredDocument, document_key
 
@@ -103,7 +103,7 @@ class CandidateVectorIndex:
         token_index: TokenIndex,
         embedder: Embedder,
         k: int,
-        stats: StageStats,
+        stats: StepStats,
     ) -> list[VectorCandidates]:
         """The exact k nearest chunks of each question among its BM25 candidates' chunks."""
         if not questions:
@@ -146,7 +146,7 @@ class CandidateVectorIndex:
         return " ".join([question.text, question.answer, *question.aliases])
 
     def _embedded(
-        self, documents: list[Document], embedder: Embedder, stats: StageStats
+        self, documents: list[Document], embedder: Embedder, stats: StepStats
     ) -> dict[str, StoredDocument]:
         """The stored chunks of `documents`, embedding (and storing) those not yet stored."""
         keys = {document_key(document): document for document in documents}

@@ -74,7 +74,8 @@ class ElasticsearchVectorIndex(EsIndexBase):
             ef_construction=settings.ef_construction,
             quantize=settings.quantize,
         )
-        super().__init__(settings.index, settings.shards, settings, place, client)
+        connection, build = (place.elasticsearch, place.build) if place else (None, "")
+        super().__init__(settings.index, settings.shards, settings, connection, build, client)
         self.dimension = dimension
         self.similarity = similarity
         self.hnsw_m = settings.hnsw_m

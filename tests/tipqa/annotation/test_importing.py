@@ -22,7 +22,7 @@ from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.sampling import Sample, SamplingSettings
 from tipqa.errors import InputError
 from tipqa.jsonl import read_records
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 KEY = Path(__file__).resolve().parents[2] / "data" / "annotation" / "golden-key.jsonl"
 A, B, C = "annotator-01", "annotator-02", "annotator-03"
@@ -33,7 +33,7 @@ def exported(tmp_path: Path) -> tuple[AnnotationLayout, list[AnnotationItem]]:
     """The golden key exported for three annotators."""
     items = read_records(KEY, AnnotationItem)
     out = AnnotationLayout(tmp_path / "export")
-    write_exports(Sample(items, [A, B, C]), SamplingSettings(8, 4, 3), out, StageStats("t"))
+    write_exports(Sample(items, [A, B, C]), SamplingSettings(8, 4, 3), out, StepStats("t"))
     return out, items
 
 

@@ -36,7 +36,7 @@ from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.report import agreement_report
 from tipqa.annotation.sampling import Sample, SamplingSettings
 from tipqa.jsonl import read_json, read_records
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 pytestmark = pytest.mark.labelstudio
 
@@ -62,7 +62,7 @@ def exported(make_pool, tmp_path: Path) -> AnnotationLayout:
     items = read_records(out.key, AnnotationItem)
     first = next(i for i in items if i.item_id == assignment(out)[A][0])
     first.text = _long_text(first)
-    write_exports(Sample(items, [A, B, C]), SETTINGS, out, StageStats("t"))
+    write_exports(Sample(items, [A, B, C]), SETTINGS, out, StepStats("t"))
     return out
 
 

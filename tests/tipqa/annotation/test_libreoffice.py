@@ -22,7 +22,7 @@ from tipqa.annotation.importing import assignment_of, read_sheet
 from tipqa.annotation.items import AnnotationItem
 from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.sampling import Sample, SamplingSettings
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 pytestmark = pytest.mark.libreoffice
 
@@ -118,7 +118,7 @@ def test_the_csv_opens_unmangled_and_every_saved_sheet_imports(tmp_path: Path) -
 
     items = _items()
     out = AnnotationLayout(tmp_path / "export")
-    write_exports(Sample(items, [A, B]), SamplingSettings(8, 2, 2), out, StageStats("t"))
+    write_exports(Sample(items, [A, B]), SamplingSettings(8, 2, 2), out, StepStats("t"))
     opened = convert(out.csv(A), "xlsx", tmp_path / "opened", OPEN_CSV)
 
     sheet = openpyxl.load_workbook(opened).active

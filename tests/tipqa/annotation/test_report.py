@@ -56,7 +56,7 @@ from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.report import agreement_report
 from tipqa.annotation.sampling import Sample, SamplingSettings
 from tipqa.jsonl import read_json, read_records
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 pytestmark = pytest.mark.needs("krippendorff")
 
@@ -86,7 +86,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, AnnotationLa
     tmp = tmp_path_factory.mktemp("golden")
     items = read_records(DATA / "golden-key.jsonl", AnnotationItem)
     out = AnnotationLayout(tmp / "annotation" / "dev")
-    write_exports(Sample(items, [A, B, C]), SamplingSettings(8, 4, 3), out, StageStats("t"))
+    write_exports(Sample(items, [A, B, C]), SamplingSettings(8, 4, 3), out, StepStats("t"))
     done = tmp / "completed"
     fill_csv(out.csv(A), done / f"{A}.csv", _labels(A))
     label_studio_export(out.label_studio(B), done / f"{B}.json", _labels(B))

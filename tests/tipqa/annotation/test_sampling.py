@@ -18,7 +18,7 @@ from tipqa.annotation.sampling import (
     spread_over_questions,
 )
 from tipqa.errors import ConfigError
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 
 def _item(n: int, question: int, label: str = "answerable", stage: str = "token") -> AnnotationItem:
@@ -56,7 +56,7 @@ def test_proportional_uses_largest_remainders() -> None:
 
 def test_strata_are_half_per_label_and_stage_and_half_evidence(make_pool) -> None:
     pool = make_pool()
-    stats = StageStats("t")
+    stats = StepStats("t")
     sample = sample_pool(pool.layout, SamplingSettings(80, 20, 4, seed=1), stats)
     drawn = sample.counts["sampled_by_group"]
     assert drawn == {
@@ -76,7 +76,7 @@ def test_strata_are_half_per_label_and_stage_and_half_evidence(make_pool) -> Non
 
 def test_excluded_labels_and_failed_judgments_are_never_sampled(make_pool) -> None:
     pool = make_pool()
-    stats = StageStats("t")
+    stats = StepStats("t")
     sample = sample_pool(pool.layout, SamplingSettings(1000, 0, 3), stats)
     assert len(sample.items) == stats.counts["population"] < 1000
     assert {pool.labels[i.question_id] for i in sample.items} == {"answerable", "unanswerable"}
@@ -89,7 +89,7 @@ def test_excluded_labels_and_failed_judgments_are_never_sampled(make_pool) -> No
 
 def test_a_small_stratum_gives_all_it_has_and_the_rest_comes_from_its_siblings(make_pool) -> None:
     pool = make_pool(vector_answerable=2)
-    sample = sample_pool(pool.layout, SamplingSettings(80, 0, 2), StageStats("t"))
+    sample = sample_pool(pool.layout, SamplingSettings(80, 0, 2), StepStats("t"))
     drawn = sample.counts["sampled_by_group"]
     assert drawn["answerable/vector/evidence"] == 2
     assert drawn["answerable/vector/evidence"] + drawn["answerable/vector/other"] <= 20
@@ -109,7 +109,7 @@ def test_same_seed_same_sample_other_seed_other_sample(make_pool) -> None:
 
     def run(seed: int) -> list[tuple[str, tuple[str, ...]]]:
         settings = SamplingSettings(60, 20, 5, seed=seed)
-        sample = sample_pool(pool.layout, settings, StageStats("t"))
+        sample = sample_pool(pool.layout, settings, StepStats("t"))
         return [(i.item_id, tuple(i.annotators)) for i in sample.items]
 
     assert run(3) == run(3)
@@ -134,7 +134,7 @@ def test_double_items_cover_distinct_pairs_evenly_and_loads_balance() -> None:
 
 def test_double_subset_follows_the_strata(make_pool) -> None:
     pool = make_pool()
-    sample = sample_pool(pool.layout, SamplingSettings(80, 20, 4, seed=2), StageStats("t"))
+    sample = sample_pool(pool.layout, SamplingSettings(80, 20, 4, seed=2), StepStats("t"))
     assert sample.counts["double_by_stratum"] == {
         "answerable/token": 5,
         "answerable/vector": 5,
@@ -152,4 +152,4 @@ def test_double_subset_follows_the_strata(make_pool) -> None:
 def test_inconsistent_settings_are_config_errors(make_pool, settings) -> None:
     pool = make_pool()
     with pytest.raises(ConfigError, match="annotation"):
-        sample_pool(pool.layout, settings, StageStats("t"))
+        sample_pool(pool.layout, settings, StepStats("t"))

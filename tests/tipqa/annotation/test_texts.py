@@ -9,17 +9,17 @@ from tipqa.annotation.texts import attach_texts, window_index
 from tipqa.errors import InputError
 from tipqa.jsonl import read_records
 from tipqa.records import Document, LabeledQuestion
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 
 def _sample(pool, seed: int = 0):
-    return sample_pool(pool.layout, SamplingSettings(1000, 0, 2, seed), StageStats("t")).items
+    return sample_pool(pool.layout, SamplingSettings(1000, 0, 2, seed), StepStats("t")).items
 
 
 def test_every_text_is_recovered_and_token_evidence_matches(make_pool) -> None:
     pool = make_pool()
     items = _sample(pool)
-    stats = StageStats("t")
+    stats = StepStats("t")
     attach_texts(items, pool.layout, pool.fetch, stats)
     assert all(i.text for i in items)
     for item in items:
@@ -43,7 +43,7 @@ def test_a_document_missing_from_the_index_is_an_error(make_pool) -> None:
     gone = next(i for i in items if i.stage == "token").doc_id
     del pool.documents[gone]
     with pytest.raises(InputError, match=f"no document '{gone}'"):
-        attach_texts(items, pool.layout, pool.fetch, StageStats("t"))
+        attach_texts(items, pool.layout, pool.fetch, StepStats("t"))
 
 
 def test_a_changed_document_no_longer_matching_the_evidence_is_an_error(make_pool) -> None:
@@ -53,7 +53,7 @@ def test_a_changed_document_no_longer_matching_the_evidence_is_an_error(make_poo
     old = pool.documents[item.doc_id]
     pool.documents[item.doc_id] = Document(old.id, old.text.replace("commas", "semicolons"))
     with pytest.raises(InputError, match="differs from the stored evidence"):
-        attach_texts(items, pool.layout, pool.fetch, StageStats("t"))
+        attach_texts(items, pool.layout, pool.fetch, StepStats("t"))
 
 
 def test_window_index_reads_the_unit_id(make_pool) -> None:

@@ -116,5 +116,5 @@ def test_write_boundary_files(tmp_path: Path) -> None:
     assert out.figure.stat().st_size > 0
     written = read_json(out.stats)
     assert written["counts"]["answerable"] == 2
-    assert written["stage"] == BOUNDARY and written["fingerprint"] == record.fingerprint
+    assert written["step"] == BOUNDARY and written["fingerprint"] == record.fingerprint
     assert stats.counts["training_order.spans_found"] == 3

@@ -13,7 +13,7 @@ from tipqa.boundary.records import FirstSeen
 from tipqa.errors import InputError
 from tipqa.jsonl import read_records, write_records
 from tipqa.records import Document, Evidence, Judgment, Keywords, Question, VectorInstance
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.training_order.base import SpanStep, WantedSpan
 from tipqa.training_order.table import TableOrder, TableOrderSettings
 from tipqa.windows import WindowSettings, judge_windows
@@ -123,7 +123,7 @@ def test_an_upper_bound_is_told_from_an_exact_step(tmp_path: Path) -> None:
     e1 = Evidence("token", "d1", "d1@w0", "exact")
     e2 = Evidence("token", "d2", "d2@w0", "upper bound")
     e3 = Evidence("vector", "d3", "d3#0", "never placed")
-    stats = StageStats("boundary")
+    stats = StepStats("boundary")
     seen = first_seen({"q1": [e1], "q2": [e2], "q3": [e1, e2], "q4": [e3]}, order, fetch, stats)
     assert [r.exact for r in seen["q3"].relevant] == [True, False]
     assert (seen["q1"].first_seen_step, seen["q1"].exact) == (30, True)

@@ -22,7 +22,7 @@ from tipqa.records import (
     Question,
     VectorInstance,
 )
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.training_order.megatron import MegatronOrder, MegatronOrderSettings
 from tipqa.training_order.synthetic import train_tokenizer, write_megatron
 from tipqa.training_order.table import TableOrder, TableOrderSettings
@@ -139,7 +139,7 @@ def test_the_index_step_writes_its_stats_last_and_resumes(tmp_path: Path) -> Non
     record = StepRecord(TRAINING_INDEX, {"training_order": settings.index_identity()})
     stats = build_training_index(MegatronOrder(settings, place.root), place, record)
     written = read_json(place.stats)
-    assert written["stage"] == TRAINING_INDEX and written["fingerprint"] == record.fingerprint
+    assert written["step"] == TRAINING_INDEX and written["fingerprint"] == record.fingerprint
     assert stats.counts["sequences"] == 64 and stats.counts["units"] == 64
     again = build_training_index(MegatronOrder(settings, place.root), place, record)
     assert again.counts["units_done_before"] == 64 and "sequences" not in again.counts
@@ -148,9 +148,9 @@ def test_the_index_step_writes_its_stats_last_and_resumes(tmp_path: Path) -> Non
 class SlowIndex:
     """A training order whose index pass takes a while."""
 
-    def build_index(self) -> StageStats:
+    def build_index(self) -> StepStats:
         time.sleep(0.3)
-        stats = StageStats("anchor_index", info={"folder": "somewhere"})
+        stats = StepStats("anchor_index", info={"folder": "somewhere"})
         stats.add("sequences", 7)
         return stats
 

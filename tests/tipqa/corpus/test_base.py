@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from tipqa.corpus.base import MISSING, WARNINGS_PER_KIND, DocumentParser, get_field
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 
 def test_get_field_nested_flattened_and_missing() -> None:
@@ -21,7 +21,7 @@ def test_get_field_nested_flattened_and_missing() -> None:
 
 
 def test_integer_ids_become_strings_and_booleans_are_rejected() -> None:
-    stats = StageStats("corpus")
+    stats = StepStats("corpus")
     parser = DocumentParser(stats)
     doc = parser.parse({"id": 12, "text": "t"}, origin="f", path="f", line=1)
     assert doc is not None and doc.id == "12"
@@ -31,7 +31,7 @@ def test_integer_ids_become_strings_and_booleans_are_rejected() -> None:
 
 @pytest.mark.parametrize(("check", "expected"), [(True, 1), (False, 0)])
 def test_duplicate_check_can_be_turned_off(check: bool, expected: int) -> None:
-    stats = StageStats("corpus")
+    stats = StepStats("corpus")
     parser = DocumentParser(stats, check_duplicates=check)
     for line in (1, 2):
         assert parser.parse({"id": "same", "text": "t"}, origin="f", path="f", line=line)
@@ -39,7 +39,7 @@ def test_duplicate_check_can_be_turned_off(check: bool, expected: int) -> None:
 
 
 def test_warnings_are_limited_per_kind(caplog: pytest.LogCaptureFixture) -> None:
-    parser = DocumentParser(StageStats("corpus"))
+    parser = DocumentParser(StepStats("corpus"))
     with caplog.at_level(logging.WARNING, logger="tipqa.corpus.base"):
         for line in range(1, WARNINGS_PER_KIND + 10):
             parser.parse({"text": ""}, origin="f", path="f", line=line)
@@ -50,4 +50,4 @@ def test_warnings_are_limited_per_kind(caplog: pytest.LogCaptureFixture) -> None
 
 def test_empty_text_field_name_is_rejected() -> None:
     with pytest.raises(ValueError, match="text_field"):
-        DocumentParser(StageStats("corpus"), text_field="")
+        DocumentParser(StepStats("corpus"), text_field="")

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import orjson
 import pytest
+from offline_support import offline_error
 
 from tipqa.corpus import CORPUS_READERS, Corpus
-from tipqa.corpus.hub import HubCorpus
+from tipqa.corpus.hub import HubCorpus, HubCorpusSettings
 from tipqa.errors import InputError
 
 ROWS = [
@@ -35,7 +32,9 @@ def dataset_dir(tmp_path: Path) -> Path:
 def test_local_dataset_folder_through_load_dataset(
     dataset_dir: Path, tmp_path: Path, streaming: bool
 ) -> None:
-    corpus = HubCorpus(str(dataset_dir), streaming=streaming, cache_dir=str(tmp_path / "cache"))
+    corpus = HubCorpus(
+        HubCorpusSettings(str(dataset_dir), streaming=streaming, cache_dir=str(tmp_path / "cache"))
+    )
     docs = list(corpus)
     origin = f"{dataset_dir}:train"
     assert [(d.id, d.text, d.meta) for d in docs] == [
@@ -60,32 +59,26 @@ def test_builder_with_data_files_and_id_field(dataset_dir: Path, tmp_path: Path)
 
 
 def test_wrong_text_field_is_an_error(dataset_dir: Path, tmp_path: Path) -> None:
-    corpus = HubCorpus(str(dataset_dir), text_field="body", cache_dir=str(tmp_path / "cache"))
+    corpus = HubCorpus(
+        HubCorpusSettings(str(dataset_dir), text_field="body", cache_dir=str(tmp_path / "cache"))
+    )
     with pytest.raises(InputError, match="none of the 3 rows") as info:
         list(corpus)
     assert info.value.field == "body"
 
 
 def test_missing_local_dataset_is_an_input_error(tmp_path: Path) -> None:
-    corpus = HubCorpus(str(tmp_path / "absent"), cache_dir=str(tmp_path / "cache"))
+    corpus = HubCorpus(
+        HubCorpusSettings(str(tmp_path / "absent"), cache_dir=str(tmp_path / "cache"))
+    )
     with pytest.raises(InputError, match="cannot load dataset"):
         list(corpus)
 
 
 def test_hub_name_offline_gives_a_clear_error(tmp_path: Path) -> None:
-    script = textwrap.dedent(
-        """
-        from tipqa.corpus.hub import HubCorpus
-        from tipqa.errors import InputError
-        try:
-            list(HubCorpus("tipqa-tests/no-such-corpus", cache_dir={cache!r}))
-        except InputError as exc:
-            print("ERROR:", exc)
-        """
-    ).format(cache=str(tmp_path / "cache"))
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    result = subprocess.run(
-        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    error = offline_error(
+        "from tipqa.corpus.hub import HubCorpus, HubCorpusSettings\n"
+        f"settings = HubCorpusSettings('tipqa-tests/no-such-corpus', cache_dir={str(tmp_path)!r})\n"
+        "list(HubCorpus(settings))"
     )
-    assert "ERROR: tipqa-tests/no-such-corpus" in result.stdout, result.stderr
-    assert "cannot load dataset" in result.stdout
+    assert error.startswith("tipqa-tests/no-such-corpus") and "cannot load dataset" in error

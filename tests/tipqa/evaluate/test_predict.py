@@ -17,7 +17,7 @@ from tipqa.evaluate.predictions import read_predictions
 from tipqa.jsonl import read_json
 from tipqa.layout import EvaluationLayout
 from tipqa.llm.cache import LLMCache
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 pytestmark = pytest.mark.needs("openai")
 
@@ -157,7 +157,7 @@ class StopsAfterOneAnswer(OpenAIAnswerer):
 
 def test_each_answer_is_committed_as_it_arrives(tmp_path: Path) -> None:
     questions = ["What is the capital of France?", "Which river is longest?"]
-    stats = StageStats("predictions")
+    stats = StepStats("predictions")
     with FakeOpenAIServer(table_rule(TABLE)) as server, LLMCache(tmp_path / "c.sqlite") as cache:
         settings = OpenAIAnswererSettings(model="table", base_url=server.base_url, max_retries=0)
         stopped = StopsAfterOneAnswer(settings, progress=False)

@@ -8,7 +8,7 @@ from tipqa.errors import ConfigError, InputError
 from tipqa.questions import QUESTION_SOURCES, build_aliases, load_questions
 from tipqa.questions.base import QuestionCollector, make_question
 from tipqa.records import Question
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 FIELDS = ("QuestionId", "Question", "Answer.Value", "Answer.Aliases")
 
@@ -75,7 +75,7 @@ def test_make_question_errors_name_file_record_and_field(
 
 
 def test_collector_policies() -> None:
-    stats = StageStats("questions")
+    stats = StepStats("questions")
     merge = QuestionCollector(stats, duplicates="merge")
     merge.add(question(), path="a")
     merge.add(
@@ -85,7 +85,7 @@ def test_collector_policies() -> None:
     assert stats.counts["merged_duplicates"] == 1
     with pytest.raises(InputError, match=r"appears at f\.json:0 and g\.json:4 with a different"):
         merge.add(question(source="g.json:4", answer="Someone Else"), path="b")
-    strict = QuestionCollector(StageStats("questions"))
+    strict = QuestionCollector(StepStats("questions"))
     strict.add(question(), path="a")
     with pytest.raises(InputError, match=r"duplicate question id 'q1' at f\.json:1"):
         strict.add(question(source="f.json:1"), path="a")

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import datasets
@@ -14,10 +11,11 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from offline_support import offline_error
 
 from tipqa.errors import InputError
 from tipqa.questions import load_questions
-from tipqa.questions.hf import HFRows, HubQuestions, questions_from_rows
+from tipqa.questions.hf import HFRows, HubQuestions, HubQuestionSettings, questions_from_rows
 
 DATA = Path(__file__).parents[2] / "data" / "questions"
 ROWS_FILE = DATA / "rc-nocontext.jsonl"
@@ -128,17 +126,11 @@ def test_local_dataset_folder_through_load_dataset(tmp_path: Path) -> None:
     folder = tmp_path / "trivia"
     folder.mkdir()
     dataset().to_parquet(str(folder / "validation-00000-of-00001.parquet"))
-    hub = HubQuestions(str(folder), config=None, split="validation", cache_dir=str(tmp_path / "c"))
+    settings = HubQuestionSettings(str(folder), config=None, cache_dir=str(tmp_path / "c"))
+    hub = HubQuestions(settings)
     assert summary(hub.load()) == EXPECTED
     assert hub.stats.counts["merged_duplicates"] == 1
-    limited = HubQuestions(
-        str(folder),
-        config=None,
-        split="validation",
-        limit=1,
-        streaming=True,
-        cache_dir=str(tmp_path / "c"),
-    )
+    limited = HubQuestions(dataclasses.replace(settings, streaming=True), limit=1)
     assert summary(limited.load()) == EXPECTED[:1]
 
 
@@ -190,19 +182,9 @@ def test_bad_json_line_names_file_and_line(tmp_path: Path) -> None:
 
 
 def test_hub_offline_gives_a_clear_error(tmp_path: Path) -> None:
-    script = textwrap.dedent(
-        """
-        from tipqa.errors import InputError
-        from tipqa.questions import load_questions
-        try:
-            load_questions("hub", split="validation", cache_dir={cache!r})
-        except InputError as exc:
-            print("ERROR:", exc)
-        """
-    ).format(cache=str(tmp_path / "cache"))
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    result = subprocess.run(
-        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    error = offline_error(
+        "from tipqa.questions import load_questions\n"
+        f"load_questions('hub', split='validation', cache_dir={str(tmp_path)!r})"
     )
-    assert "ERROR: mandarjoshi/trivia_qa:rc.nocontext:validation" in result.stdout, result.stderr
-    assert "cannot load dataset" in result.stdout
+    assert error.startswith("mandarjoshi/trivia_qa:rc.nocontext:validation")
+    assert "cannot load dataset" in error

@@ -19,7 +19,7 @@ from tipqa.layout import TOKEN_INDEX, VECTOR_SEARCH
 from tipqa.place import IndexPlace
 from tipqa.plan import Plan
 from tipqa.records import Document, Question
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.token_index.tantivy import TantivyTokenIndex
 from tipqa.vector_index.candidates import CandidateSettings, CandidateVectorIndex
 from tipqa.vector_index.faiss import FaissSettings, FaissVectorIndex
@@ -109,7 +109,7 @@ def test_with_every_document_a_candidate_the_hits_are_the_full_index_s(
 ) -> None:
     embedder = CountingEmbedder(tmp_path / "embedded.txt")
     candidates = prepared(tmp_path / "candidates", embedder, candidates=40)
-    stats = StageStats("vector_search")
+    stats = StepStats("vector_search")
     found = candidates.search_questions(questions(), token_index, embedder, 4, stats)
     splitter = candidates.splitter(embedder)
     full = FaissVectorIndex(FaissSettings(kind="flat"), IndexPlace(tmp_path / "faiss"), 8)
@@ -130,13 +130,13 @@ def test_chunks_are_embedded_once_and_reused_by_later_questions_and_runs(
     log = tmp_path / "embedded.txt"
     embedder = CountingEmbedder(log)
     folder = tmp_path / "candidates"
-    first = StageStats("vector_search")
+    first = StepStats("vector_search")
     prepared(folder, embedder, candidates=5).search_questions(
         questions()[:3], token_index, embedder, 3, first
     )
     embedded = log.read_text().splitlines()
     assert first.counts["chunks_embedded"] == len(embedded) > 0
-    again = StageStats("vector_search")
+    again = StepStats("vector_search")
     reopened = stage(folder, candidates=5)
     reopened.search_questions(questions(), token_index, embedder, 3, again)
     total = log.read_text().splitlines()
@@ -155,18 +155,18 @@ import sys
 sys.path[:0] = {json.dumps([str(Path(__file__).parent), *sys.path])}
 from pathlib import Path
 from test_candidates import CountingEmbedder, questions, stage
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 from tipqa.token_index.tantivy import TantivyTokenIndex
 embedder = CountingEmbedder(Path({str(log)!r}), kill_at_call=3)
 index = TantivyTokenIndex.at({str(token_index.path)!r}, threads=1)
 stage(Path({str(folder)!r}), candidates=40, batch_size=8).search_questions(
-    questions(), index, embedder, 3, StageStats("vector_search"))
+    questions(), index, embedder, 3, StepStats("vector_search"))
 """
     killed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     before = log.read_text().splitlines()
     assert before, "two batches were embedded and stored before the kill"
-    resumed = StageStats("vector_search")
+    resumed = StepStats("vector_search")
     embedder = CountingEmbedder(log)
     again = stage(folder, candidates=40, batch_size=8)
     again.search_questions(questions(), token_index, embedder, 3, resumed)
@@ -194,7 +194,7 @@ def test_a_candidate_that_cannot_be_read_is_a_counted_error_naming_it(
 ) -> None:
     embedder = CountingEmbedder(tmp_path / "embedded.txt")
     lost = token_index.rank_texts([questions()[0].text], 1)[0][0]
-    stats = StageStats("vector_search")
+    stats = StepStats("vector_search")
     found = prepared(tmp_path / "candidates", embedder, candidates=10).search_questions(
         questions()[:1],
         ForgetsOne(token_index, lost),
@@ -224,7 +224,7 @@ def test_a_shard_with_no_open_question_embeds_nothing(
     tmp_path: Path, token_index: TantivyTokenIndex
 ) -> None:
     embedder = CountingEmbedder(tmp_path / "embedded.txt")
-    stats = StageStats("vector_search")
+    stats = StepStats("vector_search")
     found = prepared(tmp_path / "candidates", embedder).search_questions(
         [], token_index, embedder, 3, stats
     )

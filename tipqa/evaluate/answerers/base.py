@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from tipqa.llm.prompts import PromptTemplate, load_template
 from tipqa.llm.usage import Usage
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 ANSWER_SLOTS = ("question",)
 DEFAULT_PROMPT = "answer-v1"
@@ -61,7 +61,7 @@ class Answerer(Protocol):
     backend: str
     model: str
     template: PromptTemplate
-    stats: StageStats
+    stats: StepStats
 
     def decoding(self) -> dict[str, Any]:
         """The settings that shape the answers (recorded with the predictions)."""

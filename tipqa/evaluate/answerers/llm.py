@@ -12,7 +12,7 @@ from tipqa.llm.cache import cache_key
 from tipqa.llm.chat import ChatPrompt, Completion, Decoding
 from tipqa.llm.settings import LLMSettings
 from tipqa.settings import Settings, setting
-from tipqa.stats import StageStats
+from tipqa.stats import StepStats
 
 ANSWER_TASK = "answer"
 Answered = Callable[[int, Answer], None]
@@ -62,7 +62,7 @@ class AnswerTask(Settings):
 class LLMAnswerer:
     """Sends the answer prompt as one user message, greedy; counts and converts the answers."""
 
-    stats: StageStats
+    stats: StepStats
 
     def __init__(self, settings: LLMSettings, *, progress: bool = True) -> None:
         self.settings = settings
@@ -71,7 +71,7 @@ class LLMAnswerer:
         self.model = settings.model
         self.template = answer_template(settings.prompt)
         self.identity = settings.identity()
-        self.stats = StageStats("answers")
+        self.stats = StepStats("answers")
         self.chat = settings.chat_model(self.stats, progress=progress)
         self.backend = self.chat.provider
 

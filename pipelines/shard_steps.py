@@ -7,15 +7,16 @@ from pathlib import Path
 import luigi
 
 from pipelines.base import Step
-from pipelines.indexes import BuildTokenIndex, BuildVectorIndex, token_index, vector_index
+from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
 from pipelines.inputs import PrepareQuestions
 from tipqa import layout as names
 from tipqa import steps
+from tipqa.assemble import token_index, vector_index
 from tipqa.components import make_judge, make_keyword_extractor, window_settings
 from tipqa.fingerprint import StepRecord
 from tipqa.layout import ShardLayout
 from tipqa.records import Question
-from tipqa.vector_index.base import EmbedsOnDemand
+from tipqa.vector_index.base import CANDIDATES, EmbedsOnDemand
 
 
 class ShardTask(Step):
@@ -27,6 +28,10 @@ class ShardTask(Step):
 
     def record(self) -> StepRecord:
         return self.plan.shard(self.pool, self.step, self.shard)
+
+    def as_input(self) -> str:
+        """The pool's fingerprint of this step: later steps record that one, not the shard's."""
+        return self.plan.pool_step(self.pool, self.step).fingerprint
 
     def stats_path(self) -> Path:
         return self.shard_layout().stats(self.step)
@@ -103,7 +108,8 @@ class VectorSearch(ShardTask):
     step = names.VECTOR_SEARCH
 
     def requires(self) -> list[luigi.Task]:
-        return [self.previous(TokenJudge), BuildVectorIndex()]
+        tokens = [BuildTokenIndex()] if self.config.vector_index.backend == CANDIDATES else []
+        return [self.previous(TokenJudge), BuildVectorIndex(), *tokens]
 
     def run(self) -> None:
         embedder, index = vector_index(self.config, self.plan)
@@ -122,4 +128,5 @@ class VectorJudge(ShardTask):
 
     def run(self) -> None:
         judge = make_judge(self.config.judge, self.cache())
-        steps.vector_judge(self.questions(), judge, self.shard_layout(), self.record())
+        fetch = token_index(self.config, self.plan).get
+        steps.vector_judge(self.questions(), judge, self.shard_layout(), self.record(), fetch)

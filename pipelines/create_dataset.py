@@ -1,47 +1,18 @@
-"""The partition of each question pool, and CreateDataset, the main entry point."""
+"""CreateDataset, the entry point of a build: every step's outputs, then the build's summary."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import Any
 
 import luigi
 
-from pipelines.base import Step
+from pipelines.boundary import boundary_tasks
 from pipelines.config import current
-from pipelines.inputs import PrepareQuestions
-from pipelines.stages import VectorJudge
+from pipelines.partition import Partition
+from pipelines.publish import BuildHubFolder, BuildReport
 from pipelines.summary import announce
-from tipqa import steps
 from tipqa.errors import UndeterminedError
-from tipqa.fingerprint import StepRecord
-from tipqa.inputs import shard_count
-from tipqa.partition import write_partition
-from tipqa.provenance import pool_provenance
 from tipqa.summary import undetermined_count, write_summary
-
-
-class Partition(Step):
-    """Collect a pool's shard decisions into answerable / unanswerable / ... files."""
-
-    pool = luigi.Parameter()
-
-    def requires(self) -> luigi.Task:
-        return PrepareQuestions(pool=self.pool)
-
-    def record(self) -> StepRecord:
-        return self.plan.partition(self.pool)
-
-    def stats_path(self) -> Path:
-        return self.layout.pool(self.pool).partition_stats
-
-    def run(self) -> Any:
-        pool = self.layout.pool(self.pool)
-        count = shard_count(pool)
-        yield [VectorJudge(pool=self.pool, shard=i) for i in range(count)]
-        build = pool_provenance(self.layout, self.pool, count)
-        write_partition(steps.pool_shards(pool, count), pool.partition, self.record(), build)
 
 
 class CreateDataset(luigi.Task):
@@ -61,9 +32,6 @@ class CreateDataset(luigi.Task):
     )
 
     def requires(self) -> list[luigi.Task]:
-        from pipelines.boundary import boundary_tasks
-        from pipelines.publish import BuildHubFolder, BuildReport
-
         names = current().pool_names
         pools = [Partition(pool=name) for name in names]
         return [*pools, *boundary_tasks(names), BuildHubFolder(), BuildReport()]
