@@ -96,6 +96,9 @@ class BuildIndex(IndexStep):
 
     def dynamic_requires(self) -> list[luigi.Task]:
         """One IndexFile per corpus file, for a backend that builds in parts."""
+        return list(self._parts())
+
+    def _parts(self) -> list[IndexFile]:
         if not builds_in_parts(self.index, self.config):
             return []
         files = indexing.corpus_shards(open_corpus(self.config.corpus, self.layout))
@@ -105,8 +108,9 @@ class BuildIndex(IndexStep):
         config, record, path = self.config, self.record(), self.stats_path()
         corpus = open_corpus(config.corpus, self.layout)
         if builds_in_parts(self.index, config):
-            files = indexing.corpus_shards(corpus)
-            yield self.dynamic_requires()
+            tasks = self._parts()
+            yield tasks
+            files = [task.file for task in tasks]
             parts = [self.layout.index_file_stats(self.index, name) for name in files]
             indexing.finalize_index(self._open(), files, self.index, path, record, parts)
             return
