@@ -302,7 +302,7 @@ def read_seam(section: str, values: Mapping[str, Any]) -> Choice:
     try:
         settings = seam.registry.parse(backend, section, values, ignore=ignore)
     except ConfigError as error:
-        raise _with_owner(error, seam.registry, backend, section, values, ignore) from None
+        raise seam.registry.misplaced(error, backend, section, values, ignore) from None
     return Choice(backend, settings)
 
 
@@ -310,32 +310,6 @@ def _step_values(values: Mapping[str, Any], step: type[Settings]) -> dict[str, A
     """The keys of a seam's section that are the step's own settings."""
     own = set(step.field_names())
     return {key: value for key, value in values.items() if key in own}
-
-
-def _with_owner(
-    error: ConfigError,
-    registry: Registry[Any],
-    backend: str,
-    section: str,
-    values: Mapping[str, Any],
-    ignore: set[str],
-) -> ConfigError:
-    """The error, saying which other backends a misplaced key belongs to."""
-    own = set(registry.settings_class(backend).field_names()) | ignore
-    for key in values:
-        if key in own:
-            continue
-        owners = [
-            name
-            for name in registry.names
-            if name != backend and key in registry.settings_class(name).field_names()
-        ]
-        if owners:
-            return ConfigError(
-                f"[{section}] {key!r} is a setting of {registry.seam} {', '.join(owners)}, "
-                f"not of the selected {backend!r}: remove it or change `backend`"
-            )
-    return error
 
 
 def read_answerers(sections: Sections) -> tuple[Choice, ...]:

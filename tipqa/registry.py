@@ -164,6 +164,31 @@ class Registry(Generic[T]):
         hint = f" for {self.seam} {name!r}"
         return parse(self.settings_class(name), section, values, ignore=ignore, hint=hint)
 
+    def misplaced(
+        self,
+        error: ConfigError,
+        name: str,
+        section: str,
+        values: Mapping[str, Any],
+        ignore: Collection[str],
+    ) -> ConfigError:
+        """`error` of parsing `name`'s section, naming the backends a misplaced key belongs to."""
+        own = set(self.settings_class(name).field_names()) | set(ignore)
+        for key in values:
+            if key in own:
+                continue
+            owners = [
+                other
+                for other in self.names
+                if other != name and key in self.settings_class(other).field_names()
+            ]
+            if owners:
+                return ConfigError(
+                    f"[{section}] {key!r} is a setting of {self.seam} {', '.join(owners)}, "
+                    f"not of the selected {name!r}: remove it or change `backend`"
+                )
+        return error
+
     def create(self, name: str, settings: Settings | None = None, **runtime: Any) -> T:
         """Construct `name` with its settings (the defaults when None) and runtime objects."""
         expected = self.settings_class(name)
