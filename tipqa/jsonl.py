@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -64,6 +65,22 @@ def read_json(path: str | os.PathLike[str]) -> object:
 def read_records(path: str | os.PathLike[str], cls: type[R]) -> list[R]:
     """Read every record of a JSONL file written by `write_records`."""
     return list(iter_records(path, cls))
+
+
+def iter_json_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, object]]:
+    """(line number, value) of every non-blank line; invalid JSON raises naming the line.
+
+    Read with the standard library, which takes NaN and Infinity: files people write by hand
+    or from numpy have them, and their readers say what is wrong with such a value.
+    """
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"invalid JSON: {exc.msg}", path=str(path), line=number) from exc
 
 
 def iter_records(path: str | os.PathLike[str], cls: type[R]) -> Iterator[R]:

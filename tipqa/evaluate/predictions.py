@@ -11,7 +11,6 @@ unless `allow_missing`: they are then scored as refusals and counted.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Collection, Iterable, Iterator
@@ -22,7 +21,7 @@ from typing import Any
 import orjson
 
 from tipqa.errors import InputError
-from tipqa.jsonl import atomic_open
+from tipqa.jsonl import atomic_open, iter_json_lines
 
 FIELDS = ("id", "prediction", "confidence", "refused", "meta")
 SHOWN_IDS = 5
@@ -112,16 +111,8 @@ def _confidence(value: Any, path: str, line: int) -> float:
 
 def iter_prediction_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, Prediction]]:
     """(line number, prediction) of every non-blank line; a bad line raises InputError."""
-    name = str(path)
-    with open(path, encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg}", path=name, line=number) from exc
-            yield number, parse_prediction(data, name, number)
+    for number, data in iter_json_lines(path):
+        yield number, parse_prediction(data, str(path), number)
 
 
 def read_predictions(

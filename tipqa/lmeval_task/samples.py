@@ -8,13 +8,13 @@ naming the file and the line.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from typing import Any
 
 from tipqa.errors import InputError
 from tipqa.evaluate.predictions import Prediction, write_predictions
+from tipqa.jsonl import iter_json_lines
 
 
 def _response(sample: dict[str, Any], path: str, line: int) -> str:
@@ -38,29 +38,26 @@ def iter_sample_predictions(path: str | os.PathLike[str]) -> Iterator[Prediction
     """One prediction per sample line, in file order; a bad line raises InputError."""
     name = str(path)
     seen: dict[str, int] = {}
-    with open(path, encoding="utf-8") as handle:
-        for number, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            try:
-                sample = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc.msg}", path=name, line=number) from exc
-            doc = sample.get("doc") if isinstance(sample, dict) else None
-            if not isinstance(doc, dict) or not isinstance(doc.get("id"), str):
-                raise InputError(
-                    "no document with a question id: not a sample of a tipqa task",
-                    path=name,
-                    line=number,
-                    field="doc",
-                )
-            qid = doc["id"]
-            if qid in seen:
-                raise InputError(
-                    f"duplicate id {qid!r} (first on line {seen[qid]})", path=name, line=number
-                )
-            seen[qid] = number
-            yield Prediction(qid, _response(sample, name, number))
+    for number, sample in iter_json_lines(path):
+        doc = sample.get("doc") if isinstance(sample, dict) else None
+        if (
+            not isinstance(sample, dict)
+            or not isinstance(doc, dict)
+            or not isinstance(doc.get("id"), str)
+        ):
+            raise InputError(
+                "no document with a question id: not a sample of a tipqa task",
+                path=name,
+                line=number,
+                field="doc",
+            )
+        qid = doc["id"]
+        if qid in seen:
+            raise InputError(
+                f"duplicate id {qid!r} (first on line {seen[qid]})", path=name, line=number
+            )
+        seen[qid] = number
+        yield Prediction(qid, _response(sample, name, number))
 
 
 def samples_to_predictions(samples: str | os.PathLike[str], out: str | os.PathLike[str]) -> int:
