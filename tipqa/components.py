@@ -43,7 +43,7 @@ def make_keyword_extractor(choice: Choice, cache: Path | None) -> KeywordExtract
     extractor: KeywordExtractor = KEYWORD_EXTRACTORS.create(choice.backend, choice.settings)
     if cache is None or not KEYWORD_EXTRACTORS.has(choice.backend, "cacheable"):
         return extractor
-    from tipqa.judges.cached import CachedKeywordExtractor
+    from tipqa.keywords.cached import CachedKeywordExtractor
     from tipqa.llm.cache import LLMCache
 
     return CachedKeywordExtractor(cast(CacheableExtractor, extractor), LLMCache(cache))

@@ -14,10 +14,11 @@ from tipqa.components import (
     window_settings,
 )
 from tipqa.config import read_config
-from tipqa.judges.cached import CachedJudge, CachedKeywordExtractor
+from tipqa.judges.cached import CachedJudge
 from tipqa.judges.openai import OpenAIJudge
 from tipqa.judges.rules import RuleJudge
 from tipqa.judges.vllm import max_window_words
+from tipqa.keywords.cached import CachedKeywordExtractor
 from tipqa.keywords.openai import OpenAIKeywordExtractor
 from tipqa.keywords.rules import RuleKeywordExtractor
 from tipqa.place import IndexPlace

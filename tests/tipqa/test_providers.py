@@ -22,8 +22,9 @@ from tipqa.config import Choice
 from tipqa.evaluate.answerers import ANSWERERS
 from tipqa.evaluate.predict import CachedAnswers
 from tipqa.judges.base import JUDGES
-from tipqa.judges.cached import CachedJudge, CachedKeywordExtractor
+from tipqa.judges.cached import CachedJudge
 from tipqa.keywords.base import KEYWORD_EXTRACTORS
+from tipqa.keywords.cached import CachedKeywordExtractor
 from tipqa.llm.cache import LLMCache
 from tipqa.llm.chat import ChatModel, ChatPrompt, Completion, Decoding, OnCompletion
 from tipqa.llm.settings import LLMSettings

@@ -20,7 +20,7 @@ import json
 import logging
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -34,6 +34,7 @@ from tipqa.evaluate.predictions import Prediction, parse_prediction, write_predi
 from tipqa.fingerprint import StepRecord
 from tipqa.layout import PREDICTIONS, EvaluationLayout
 from tipqa.llm.cache import LLMCache
+from tipqa.llm.cache_batch import CacheCodec, Keep, cached_batch
 from tipqa.llm.usage import Usage
 from tipqa.records import LabeledQuestion
 from tipqa.stats import StepStats, recorded_fingerprint
@@ -92,45 +93,41 @@ class CachedAnswers:
 
     def answer(self, questions: Sequence[str]) -> list[Answer]:
         """One answer per question, in order; each good fresh answer is committed as it comes."""
-        keys = [self.key(question) for question in questions]
-        stored = self.cache.get_many(keys) if self.cache is not None else {}
-        answers: list[Answer | None] = [_from_entry(stored.get(key)) for key in keys]
-        misses = [i for i, answer in enumerate(answers) if answer is None]
-        self.stats.add("cache_hits", len(questions) - len(misses))
-        if misses:
+        return cached_batch(
+            questions,
+            [self.key(question) for question in questions],
+            self._ask,
+            ANSWER_CODEC,
+            cache=self.cache,
+            backend=self.answerer.backend,
+            stats=self.stats,
+        )
 
-            def keep(position: int, answer: Answer) -> None:
-                if self.cache is not None and answer.ok:
-                    self.cache.put(keys[misses[position]], self.answerer.backend, _entry(answer))
-                    self.stats.add("cache_stored")
-
-            fresh = self.answerer.answer([questions[i] for i in misses], keep)
-            if len(fresh) != len(misses):
-                raise TipqaError(f"answerer gave {len(fresh)} answers to {len(misses)} questions")
-            for i, answer in zip(misses, fresh, strict=True):
-                answers[i] = answer
-        return [answer for answer in answers if answer is not None]
+    def _ask(self, questions: list[str], keep: Keep[Answer]) -> list[Answer]:
+        return self.answerer.answer(questions, lambda i, answer: keep(i, answer, answer.usage))
 
 
-def _entry(answer: Answer) -> dict[str, Any]:
-    return {
-        "text": answer.text,
-        "token_logprobs": answer.token_logprobs,
-        "usage": answer.usage.to_dict(),
-    }
+def _entry(answer: Answer, usage: Usage) -> dict[str, Any] | None:
+    """What is stored for a good answer (None for a failed one)."""
+    if not answer.ok:
+        return None
+    return {"text": answer.text, "token_logprobs": answer.token_logprobs, "usage": usage.to_dict()}
 
 
-def _from_entry(entry: dict[str, Any] | None) -> Answer | None:
-    """A cached answer, or None when absent or unusable (it is then asked again)."""
-    if entry is None or not isinstance(entry.get("text"), str):
+def _from_entry(question: str, entry: Mapping[str, Any]) -> Answer | None:
+    """A cached answer, or None when unusable (it is then asked again)."""
+    if not isinstance(entry.get("text"), str):
         return None
     logprobs = entry.get("token_logprobs")
     if logprobs is not None and not (
         isinstance(logprobs, list) and all(isinstance(v, (int, float)) for v in logprobs)
     ):
         return None
-    usage = Usage.from_dict(entry.get("usage"))
-    return Answer(entry["text"], logprobs, usage, cached=True)
+    return Answer(entry["text"], logprobs, Usage.from_dict(entry.get("usage")), cached=True)
+
+
+ANSWER_CODEC: CacheCodec[str, Answer] = CacheCodec(_entry, _from_entry, lambda answer, _: answer)
+"""How answers are stored: the text, the tokens' log-probabilities and the usage."""
 
 
 def _end_line(handle: IO[bytes]) -> None:

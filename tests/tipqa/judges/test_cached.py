@@ -10,8 +10,9 @@ import openai_server as fake
 import pytest
 from judge_support import judge_request
 
-from tipqa.judges.cached import CachedJudge, CachedKeywordExtractor
+from tipqa.judges.cached import CachedJudge
 from tipqa.judges.openai import OpenAIJudge, OpenAIJudgeSettings
+from tipqa.keywords.cached import CachedKeywordExtractor
 from tipqa.keywords.openai import OpenAIKeywordExtractor, OpenAIKeywordSettings
 from tipqa.llm.cache import LLMCache
 from tipqa.records import Question

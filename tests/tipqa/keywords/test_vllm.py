@@ -15,8 +15,8 @@ import pytest
 from tipqa.components import make_keyword_extractor
 from tipqa.config import Choice
 from tipqa.errors import ConfigError
-from tipqa.judges.cached import CachedKeywordExtractor
 from tipqa.keywords.base import KEYWORD_EXTRACTORS
+from tipqa.keywords.cached import CachedKeywordExtractor
 from tipqa.keywords.vllm import VLLMKeywordExtractor, VLLMKeywordSettings
 from tipqa.llm import vllm_engine
 from tipqa.llm.vllm_engine import shutdown_engine
