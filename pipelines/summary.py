@@ -33,7 +33,7 @@ _MAIN_PID = os.getpid()
 _messages: list[str] = []
 _said: set[str] = set()
 BEFORE, WHILE = "before running", "while running"
-_OWN_ERROR = re.compile(r"^tipqa\.errors\.\w+: ", re.M)
+_OWN_ERROR = re.compile(rf"^{re.escape(TipqaError.__module__)}\.\w+: ", re.M)
 _TRACEBACK = "Traceback (most recent call last):"
 _SCHEDULED = re.compile(r"Will not run (\S+)")
 
