@@ -10,7 +10,7 @@ from typing import Any
 from tipqa.errors import InputError
 from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_records, write_records
-from tipqa.layout import PARTITION, ShardLayout
+from tipqa.layout import PARTITION, PartitionLayout, ShardLayout
 from tipqa.qrels import shard_units, write_relevance
 from tipqa.records import (
     LABELS,
@@ -66,7 +66,7 @@ def label_questions(questions: list[Question], shard: ShardLayout) -> list[Label
 
 def write_partition(
     shards: list[tuple[list[Question], ShardLayout]],
-    out: Path,
+    out: PartitionLayout,
     record: StepRecord,
     build: dict[str, Any],
 ) -> StepStats:
@@ -89,19 +89,19 @@ def write_partition(
         label: [r for r in rows if r.label == label] for label in LABELS
     }
     for label, items in by_label.items():
-        write_records(out / f"{label}.jsonl", items)
+        write_records(out.labelled(label), items)
         stats.add(label, len(items))
-    write_records(out / "instances.jsonl", instances)
+    write_records(out.instances, instances)
     stats.add("questions", len(rows))
     stats.add("instances", len(instances))
     groups = (shard_units(shard, relevance) for _, shard in shards)
-    relevance.update(write_relevance(groups, out))
+    relevance.update(write_relevance(groups, out.root))
     stats.info["relevance"] = dict(sorted(relevance.items()))
     stage_counts = Counter(f"{r.label}_{r.stage}" for r in rows)
     stats.info["by_stage"] = dict(sorted(stage_counts.items()))
     stats.info["llm_failures"] = dict(sorted(failures.items()))
-    save_dataset_dict(by_label, instances, out / "hf")
-    stats.write(out / "stats.json")
+    save_dataset_dict(by_label, instances, out.dataset)
+    stats.write(out.stats)
     return stats
 
 

@@ -22,9 +22,9 @@ from tipqa.boundary.records import FirstSeen
 from tipqa.errors import InputError
 from tipqa.hub.folder import HubConfig, count_lines, question_row, question_schema
 from tipqa.jsonl import iter_records
-from tipqa.layout import RunLayout
+from tipqa.layout import RunLayout, SplitsLayout
 from tipqa.records import SCHEMA_VERSION, LabeledQuestion
-from tipqa.splits import SPLITS, SplitsLayout
+from tipqa.splits import SPLITS
 
 REMEDY = "run the build again: luigi --module pipelines CreateDataset --local-scheduler"
 SHOWN_CHECKPOINTS = 10

@@ -25,13 +25,13 @@ from tipqa.hub.card import render_card
 from tipqa.hub.folder_stats import HubFolderStats
 from tipqa.hub.settings import HubSettings
 from tipqa.jsonl import iter_records
-from tipqa.layout import HUB_FOLDER, RunLayout
+from tipqa.layout import HUB_FOLDER, RunLayout, SplitsLayout
 from tipqa.lmeval_task.task_files import card_section as lm_eval_section
 from tipqa.lmeval_task.task_files import checkpoint_steps, write_task_folder
 from tipqa.provenance import REMEDY
 from tipqa.qrels import QRELS_FILE, UNITS_FILE
 from tipqa.records import SCHEMA_VERSION, JudgedUnit, LabeledQuestion, VectorInstance
-from tipqa.splits import SPLITS, SplitsLayout
+from tipqa.splits import SPLITS
 from tipqa.stats import StepStats, read_stats
 
 BATCH_ROWS = 1000
