@@ -23,6 +23,8 @@ from tipqa.records import (
 from tipqa.retry import shard_failures
 from tipqa.stats import StepStats
 
+EVIDENCE_FIELDS = ("stage", "doc_id", "unit_id", "text")
+
 
 def label_questions(questions: list[Question], shard: ShardLayout) -> list[LabeledQuestion]:
     """Join a shard's questions with their final decision (vector stage after token stage)."""
@@ -105,13 +107,17 @@ def write_partition(
     return stats
 
 
-def _row(item: LabeledQuestion) -> dict[str, Any]:
-    """A flat row for Arrow: evidence fields become columns (None when absent)."""
-    row = item.to_dict()
+def flatten_evidence(row: dict[str, Any]) -> dict[str, Any]:
+    """`row` with its `evidence` object as `evidence_*` columns (None when absent), for Arrow."""
     evidence = row.pop("evidence") or {}
-    for key in ("stage", "doc_id", "unit_id", "text"):
+    for key in EVIDENCE_FIELDS:
         row[f"evidence_{key}"] = evidence.get(key)
     return row
+
+
+def question_row(item: LabeledQuestion) -> dict[str, Any]:
+    """A labelled question as a flat row: evidence fields become columns."""
+    return flatten_evidence(item.to_dict())
 
 
 def _dataset(rows: list[dict[str, Any]], features: Any) -> Any:
@@ -139,7 +145,7 @@ def save_dataset_dict(
             "reason": string,
             "keywords": Sequence(string),
             "total_matches": Value("int64"),
-            **{f"evidence_{k}": string for k in ("stage", "doc_id", "unit_id", "text")},
+            **{f"evidence_{k}": string for k in EVIDENCE_FIELDS},
         }
     )
     instance_features = Features(
@@ -155,7 +161,7 @@ def save_dataset_dict(
         }
     )
     splits = {
-        label: _dataset([_row(r) for r in rows], question_features)
+        label: _dataset([question_row(r) for r in rows], question_features)
         for label, rows in by_label.items()
     }
     splits["instances"] = _dataset([i.to_dict() for i in instances], instance_features)
