@@ -57,7 +57,7 @@ def demo_texts() -> list[str]:
     from tipqa.corpus.files import FileCorpus
 
     files = corpus_files(ensure_world(10_000, DEFAULT_WORKDIR))
-    return [d.text for d in FileCorpus(files, progress=False)]
+    return [d.text for d in FileCorpus.of(files, progress=False)]
 
 
 def demo_questions() -> list[Question]:

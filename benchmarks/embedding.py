@@ -40,7 +40,7 @@ def _texts(model: SentenceTransformerEmbedder, count: int, workdir: Path) -> tup
     documents = real_documents()
     source = "real samples (shared/data)"
     if not documents:
-        documents = list(FileCorpus(corpus_files(ensure_world(10_000, workdir)), progress=False))
+        documents = list(FileCorpus.of(corpus_files(ensure_world(10_000, workdir)), progress=False))
         source = "demo world"
     splitter = make_splitter(model, calibration_texts=[d.text for d in documents[:200]])
     chunks = []

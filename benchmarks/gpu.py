@@ -86,7 +86,7 @@ def corpus(
 ) -> tuple[list[Document], list[Question], list[Document], list[Question]]:
     """The demo world's documents and questions, and the real ones (empty when absent)."""
     world = ensure_world(documents, workdir)
-    demo_docs = list(FileCorpus(corpus_files(world), progress=False))
+    demo_docs = list(FileCorpus.of(corpus_files(world), progress=False))
     return demo_docs, world_questions(world), real_documents(), real_questions()
 
 

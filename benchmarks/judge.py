@@ -111,7 +111,7 @@ def run_size(size: int, workdir: Path, tokenizer: Any) -> dict[str, Any]:
     folder = workdir / f"judge-{size}"
     shutil.rmtree(folder, ignore_errors=True)
     index = TantivyTokenIndex.at(folder)
-    index.build(iter(FileCorpus(corpus_files(world), progress=False)))
+    index.build(iter(FileCorpus.of(corpus_files(world), progress=False)))
     questions = world_questions(world)
     keywords = {q.id: Keywords(q.id, extract_keywords(q.text)) for q in questions}
     found = search_tokens(questions, keywords, index, K1, StepStats("search"))

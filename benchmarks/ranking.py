@@ -128,7 +128,7 @@ def run(folder: Path, workdir: Path, repeats: int) -> dict[str, Any]:
     questions = read_records(folder / "questions.jsonl", Question)
     index = TantivyTokenIndex.at(workdir / f"ranking-index-{folder.name}")
     if not index.complete():
-        index.build(iter(FileCorpus(corpus_files(folder), progress=False)))
+        index.build(iter(FileCorpus.of(corpus_files(folder), progress=False)))
     pooled = TantivyTokenIndex.at(index.path, ranking="bm25-pool")
     keywords = {q.id: Keywords(q.id, extract_keywords(q.text)) for q in questions}
     exact = search_tokens(questions, keywords, index, K1, StepStats("exact"))

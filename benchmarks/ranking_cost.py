@@ -43,7 +43,7 @@ queries = json.loads(Path(sys.argv[4]).read_text())
 shutil.rmtree(folder, ignore_errors=True)
 index = TantivyTokenIndex.at(folder, threads=2) if new else TantivyTokenIndex(folder, threads=2)
 started, cpu = time.perf_counter(), time.process_time()
-index.build(iter(FileCorpus([Path(f) for f in files], progress=False)))
+index.build(iter(FileCorpus.of([Path(f) for f in files], progress=False)))
 children = resource.getrusage(resource.RUSAGE_CHILDREN)
 row = {
     "build_wall_s": round(time.perf_counter() - started, 2),

@@ -23,11 +23,11 @@ def real_documents(data: Path = SHARED_DATA) -> list[Document]:
     documents: list[Document] = []
     passages = data / "corpus" / "wikipedia-passages-1000.jsonl"
     if passages.is_file():
-        corpus = FileCorpus(passages, text_field="contents", progress=False)
+        corpus = FileCorpus.of(passages, text_field="contents", progress=False)
         documents += [Document(f"wiki:{d.id}", d.text) for d in corpus]
     web = sorted((data / "corpus" / "web-cc").glob("*.json*"))
     if web:
-        documents += [Document(f"cc:{d.id}", d.text) for d in FileCorpus(web, progress=False)]
+        documents += [Document(f"cc:{d.id}", d.text) for d in FileCorpus.of(web, progress=False)]
     evidence = data / "triviaqa" / "official-sample" / "evidence"
     for path in sorted(p for p in evidence.rglob("*") if p.is_file()):
         text = path.read_text(encoding="utf-8", errors="replace")

@@ -123,8 +123,8 @@ def has_alias(question: Question, document: Document) -> bool:
 def absent_answer_pairs(data: Path, extra: list[Document], limit: int, per: int) -> list[Pair]:
     """llm-foundry questions whose aliases occur in no sample document, with nearby documents."""
     corpus = [
-        *FileCorpus(data / "corpus" / "wikipedia-passages-1000.jsonl", text_field="contents"),
-        *FileCorpus(data / "corpus" / "web-cc"),
+        *FileCorpus.of(data / "corpus" / "wikipedia-passages-1000.jsonl", text_field="contents"),
+        *FileCorpus.of(data / "corpus" / "web-cc"),
         *extra,
     ]
     questions = LLMFoundryJsonl(data / "triviaqa" / "llm-foundry-triviaqa-3000.jsonl").load()

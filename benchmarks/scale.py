@@ -277,20 +277,20 @@ def child(mode: str, args: list[str]) -> None:
     from tipqa.corpus.files import FileCorpus
 
     if mode == "read":
-        corpus = FileCorpus([Path(a) for a in args], progress=False)
+        corpus = FileCorpus.of([Path(a) for a in args], progress=False)
         print(json.dumps([sum(1 for _ in corpus), corpus.stats.counts["text_bytes"]]))
         return
     if mode == "analyse":  # read+parse, then tantivy_analysis.analyse of every text
         from tipqa.token_index.tantivy_analysis import analyse, tokenization
 
         blank = tokenization().blank
-        corpus = FileCorpus([Path(a) for a in args], progress=False)
+        corpus = FileCorpus.of([Path(a) for a in args], progress=False)
         documents = sum(1 for d in corpus if d.text.strip() and analyse(d.text, blank))
         print(json.dumps([documents, corpus.stats.counts["text_bytes"]]))
         return
     folder, threads, files = Path(args[0]), int(args[1]), [Path(a) for a in args[2:]]
     index = TantivyTokenIndex.at(folder, threads=threads)
-    print(json.dumps(index.build(iter(FileCorpus(files, progress=False)))))
+    print(json.dumps(index.build(iter(FileCorpus.of(files, progress=False)))))
 
 
 def main() -> None:

@@ -42,7 +42,7 @@ RANK_POOL = 1000
 
 def read_only(files: list[Path]) -> dict[str, float]:
     """Seconds to read and parse every document, with documents and bytes of text."""
-    corpus = FileCorpus(files, progress=False)
+    corpus = FileCorpus.of(files, progress=False)
     with stopwatch() as clock:
         documents = sum(1 for _ in corpus)
     return _rates("read+parse", documents, corpus.stats.counts["text_bytes"], clock["seconds"])
@@ -63,7 +63,7 @@ def _rates(name: str, documents: int, text_bytes: int, seconds: float) -> dict[s
 def build_tantivy(files: list[Path], folder: Path) -> tuple[TantivyTokenIndex, dict[str, Any]]:
     """Build the tantivy index as the pipeline does (default heap and threads)."""
     index = TantivyTokenIndex.at(folder)
-    corpus = FileCorpus(files, progress=False)
+    corpus = FileCorpus.of(files, progress=False)
     with stopwatch() as clock:
         counts = index.build(iter(corpus))
     return index, _rates("tantivy", int(counts["documents"]), counts["bytes"], clock["seconds"])
@@ -79,7 +79,7 @@ def build_fts5(files: list[Path], path: Path) -> tuple[sqlite3.Connection, dict[
         "CREATE VIRTUAL TABLE docs USING fts5(doc_id UNINDEXED, body, "
         "tokenize='unicode61 remove_diacritics 0')"
     )
-    corpus = FileCorpus(files, progress=False)
+    corpus = FileCorpus.of(files, progress=False)
     documents = 0
     text_bytes = 0
     with stopwatch() as clock:
@@ -129,7 +129,7 @@ def name_queries(world: Path) -> list[tuple[list[str], list[str]]]:
 def broad_queries(files: list[Path], count: int = 30) -> list[tuple[list[str], list[str]]]:
     """Pairs of the most frequent words of the first documents: thousands of matches each."""
     words: Counter[str] = Counter()
-    for document in islice(iter(FileCorpus(files, progress=False)), 2000):
+    for document in islice(iter(FileCorpus.of(files, progress=False)), 2000):
         words.update(t for t in tokenize(document.text) if len(t) > 3)
     top = [w for w, _ in words.most_common(count + 1)]
     return [([top[i]], [top[i + 1]]) for i in range(count)]

@@ -38,7 +38,7 @@ CLUSTERS = 256
 
 def corpus_chunks(embedder: Any, world: Path, limit: int | None = None) -> list[Chunk]:
     """The chunks of the real samples, then those of the demo world (the first `limit`)."""
-    corpus = FileCorpus(corpus_files(world), progress=False)
+    corpus = FileCorpus.of(corpus_files(world), progress=False)
     real = real_documents()
     sample = [d.text for d in islice(iter(corpus), 200)] + [d.text for d in real[:200]]
     splitter = make_splitter(embedder, calibration_texts=sample)

@@ -57,7 +57,7 @@ def embedder(bf16: bool) -> Any:
 
 def chunks_of(world: Path, model: Any, limit: int | None) -> tuple[list[Chunk], dict[str, Any]]:
     """The first `limit` chunks of the world (all when None), with the chunking rate."""
-    corpus = FileCorpus(corpus_files(world), progress=False)
+    corpus = FileCorpus.of(corpus_files(world), progress=False)
     sample = [d.text for d in islice(iter(corpus), 200)]
     splitter = make_splitter(model, calibration_texts=sample)
     documents = 0

@@ -16,21 +16,31 @@ import numpy as np
 
 from benchmarks.common import K1, corpus_files, world_questions
 from tipqa import steps
+from tipqa.config import read_config
 from tipqa.corpus.files import FileCorpus
-from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_records
 from tipqa.judges.rules import RuleJudge
 from tipqa.keywords.rules import RuleKeywordExtractor
 from tipqa.layout import ShardLayout
 from tipqa.place import IndexPlace
 from tipqa.records import Chunk, Decision, VectorCandidates
+from tipqa.stages.inputs import (
+    KeywordsInputs,
+    TokenJudgeInputs,
+    TokenSearchInputs,
+    VectorJudgeInputs,
+    VectorSearchInputs,
+)
+from tipqa.steps import Judging, VectorSearching
 from tipqa.token_index.tantivy import TantivyTokenIndex
 from tipqa.vector_index.faiss import FaissSettings, FaissVectorIndex
-from tipqa.windows import WindowSettings
 
 K2 = 10
 ADD = 20_000
-RECORD = StepRecord("vector_labels", {})  # the steps' stats files record it; nothing reads them
+CONFIG = read_config({})  # the steps' stats files record these inputs; nothing reads them
+SEARCH = TokenSearchInputs(K1, CONFIG.token_index, "keywords", "token-index")
+JUDGING = TokenJudgeInputs(CONFIG.judge, CONFIG.windows, False, SEARCH)
+VECTORS = VectorSearchInputs(K2, CONFIG.embedder, CONFIG.vector_index, "judged", "index", None)
 
 
 def _index(folder: Path, settings: FaissSettings, chunks: list[Chunk], vectors: np.ndarray) -> Any:
@@ -62,17 +72,20 @@ def label_changes(
     root = workdir / "labels"
     shutil.rmtree(root, ignore_errors=True)
     token = TantivyTokenIndex.at(root / "token")
-    token.build(iter(FileCorpus(corpus_files(world), progress=False)))
+    token.build(iter(FileCorpus.of(corpus_files(world), progress=False)))
     out = ShardLayout(root / "shard")
-    steps.extract_keywords(questions, RuleKeywordExtractor(), out, RECORD)
-    steps.token_search(questions, token, K1, out, RECORD)
-    steps.token_judge(questions, token.get, RuleJudge(), K1, WindowSettings(), out, RECORD)
+    keywords = KeywordsInputs(CONFIG.keywords, "questions")
+    steps.extract_keywords(questions, keywords, RuleKeywordExtractor(), out)
+    steps.token_search(questions, SEARCH, token, out)
+    steps.token_judge(questions, JUDGING, Judging(RuleJudge(), token.get), out)
     labels: dict[str, dict[str, str]] = {}
     hits: dict[str, dict[str, list[str]]] = {}
     for name, settings in (("default", FaissSettings()), ("exact", FaissSettings(kind="flat"))):
         index = _index(root / name, settings, chunks, vectors)
-        steps.vector_search(questions, embedder, index, K2, out, RECORD)
-        steps.vector_judge(questions, RuleJudge(), out, RECORD)
+        steps.vector_search(questions, VECTORS, VectorSearching(embedder, index), out)
+        steps.vector_judge(
+            questions, VectorJudgeInputs(CONFIG.judge, "search"), Judging(RuleJudge()), out
+        )
         index.close()
         decided = read_records(out.data("vector_decisions"), Decision)
         labels[name] = {d.question_id: d.label for d in decided}

@@ -22,7 +22,7 @@ class MakeDemoWorld(Step):
         return self.layout.world_stats
 
     def run(self) -> None:
-        make_world(self.config.demo, self.config.build.k1, self.layout, self.record())
+        make_world(self.plan.world_inputs, self.layout)
 
 
 def world_requirements() -> list[luigi.Task]:
@@ -45,6 +45,4 @@ class PrepareQuestions(Step):
         return self.layout.pool(self.pool).questions_stats
 
     def run(self) -> None:
-        config = self.config
-        pool = config.pool(self.pool)
-        prepare_questions(pool, self.layout, config.build.shard_size, self.record())
+        prepare_questions(self.plan.questions_inputs(self.pool), self.layout)

@@ -40,4 +40,4 @@ class Partition(Step):
         pool = self.layout.pool(self.pool)
         count = shard_count(pool)
         build = pool_provenance(self.layout, self.pool, count)
-        write_partition(steps.pool_shards(pool, count), pool.partition, self.record(), build)
+        write_partition(steps.pool_shards(pool, count), pool.partition_files, self.record(), build)

@@ -11,12 +11,12 @@ from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
 from pipelines.inputs import PrepareQuestions
 from tipqa import layout as names
 from tipqa import steps
-from tipqa.assemble import token_index, vector_index
-from tipqa.components import make_judge, make_keyword_extractor, window_settings
+from tipqa.assemble import judging, llm_cache, token_index, vector_searching
+from tipqa.components import make_keyword_extractor
 from tipqa.fingerprint import StepRecord
 from tipqa.layout import ShardLayout
 from tipqa.records import Question
-from tipqa.vector_index.base import CANDIDATES, EmbedsOnDemand
+from tipqa.stages.inputs import ShardInputs
 
 
 class ShardTask(Step):
@@ -26,8 +26,12 @@ class ShardTask(Step):
     shard = luigi.IntParameter()
     step = ""
 
+    def inputs(self) -> ShardInputs:
+        """What this shard's step reads (from the build plan)."""
+        return self.plan.shard_inputs(self.pool, self.step).at(self.shard)
+
     def record(self) -> StepRecord:
-        return self.plan.shard(self.pool, self.step, self.shard)
+        return self.inputs().record
 
     def as_input(self) -> str:
         """The pool's fingerprint of this step: later steps record that one, not the shard's."""
@@ -48,10 +52,6 @@ class ShardTask(Step):
         """The same shard's task of an earlier step."""
         return task(pool=self.pool, shard=self.shard)
 
-    def cache(self) -> Path | None:
-        """The LLM cache file, unless caching is off."""
-        return self.layout.llm_cache if self.config.windows.cache else None
-
 
 class ExtractKeywords(ShardTask):
     """Keywords of the shard's questions."""
@@ -62,8 +62,9 @@ class ExtractKeywords(ShardTask):
         return PrepareQuestions(pool=self.pool)
 
     def run(self) -> None:
-        extractor = make_keyword_extractor(self.config.keywords, self.cache())
-        steps.extract_keywords(self.questions(), extractor, self.shard_layout(), self.record())
+        inputs = self.plan.keywords(self.pool).at(self.shard)
+        extractor = make_keyword_extractor(inputs.keywords, llm_cache(self.config))
+        steps.extract_keywords(self.questions(), inputs, extractor, self.shard_layout())
 
 
 class TokenSearch(ShardTask):
@@ -75,9 +76,9 @@ class TokenSearch(ShardTask):
         return [self.previous(ExtractKeywords), BuildTokenIndex()]
 
     def run(self) -> None:
+        inputs = self.plan.token_search(self.pool).at(self.shard)
         index = token_index(self.config, self.plan)
-        k1 = self.config.build.k1
-        steps.token_search(self.questions(), index, k1, self.shard_layout(), self.record())
+        steps.token_search(self.questions(), inputs, index, self.shard_layout())
 
 
 class TokenJudge(ShardTask):
@@ -89,17 +90,9 @@ class TokenJudge(ShardTask):
         return self.previous(TokenSearch)
 
     def run(self) -> None:
-        config = self.config
-        steps.token_judge(
-            self.questions(),
-            token_index(config, self.plan).get,
-            make_judge(config.judge, self.cache()),
-            config.build.k1,
-            window_settings(config.windows, config.judge),
-            self.shard_layout(),
-            self.record(),
-            judge_all=config.boundary.judge_all_candidates,
-        )
+        inputs = self.plan.token_judge(self.pool).at(self.shard)
+        backends = judging(inputs.judge, self.config, self.plan)
+        steps.token_judge(self.questions(), inputs, backends, self.shard_layout())
 
 
 class VectorSearch(ShardTask):
@@ -108,14 +101,14 @@ class VectorSearch(ShardTask):
     step = names.VECTOR_SEARCH
 
     def requires(self) -> list[luigi.Task]:
-        tokens = [BuildTokenIndex()] if self.config.vector_index.backend == CANDIDATES else []
+        on_demand = self.plan.vector_search(self.pool).token_index is not None
+        tokens = [BuildTokenIndex()] if on_demand else []
         return [self.previous(TokenJudge), BuildVectorIndex(), *tokens]
 
     def run(self) -> None:
-        embedder, index = vector_index(self.config, self.plan)
-        k2, out, record = self.config.build.k2, self.shard_layout(), self.record()
-        tokens = token_index(self.config, self.plan) if isinstance(index, EmbedsOnDemand) else None
-        steps.vector_search(self.questions(), embedder, index, k2, out, record, tokens)
+        inputs = self.plan.vector_search(self.pool).at(self.shard)
+        backends = vector_searching(self.config, self.plan)
+        steps.vector_search(self.questions(), inputs, backends, self.shard_layout())
 
 
 class VectorJudge(ShardTask):
@@ -127,6 +120,6 @@ class VectorJudge(ShardTask):
         return self.previous(VectorSearch)
 
     def run(self) -> None:
-        judge = make_judge(self.config.judge, self.cache())
-        fetch = token_index(self.config, self.plan).get
-        steps.vector_judge(self.questions(), judge, self.shard_layout(), self.record(), fetch)
+        inputs = self.plan.vector_judge(self.pool).at(self.shard)
+        backends = judging(inputs.judge, self.config, self.plan)
+        steps.vector_judge(self.questions(), inputs, backends, self.shard_layout())

@@ -11,9 +11,8 @@ from typing import Any
 import openai_server as fake
 
 from tipqa.jsonl import write_records
-from tipqa.layout import RunLayout
+from tipqa.layout import RunLayout, SplitsLayout
 from tipqa.records import Evidence, LabeledQuestion
-from tipqa.splits import SplitsLayout
 from tipqa.stats import StepStats
 
 

@@ -64,7 +64,7 @@ def test_a_truncated_compressed_file_is_an_error_naming_it(tmp_path: Path, kind:
     writer = write_gzip if kind == "gz" else write_zstd
     path = truncate(writer(tmp_path / f"part.jsonl.{kind}", LINES))
     with pytest.raises(InputError, match="truncated or corrupt") as error:
-        list(FileCorpus([path], progress=False))
+        list(FileCorpus.of([path], progress=False))
     assert error.value.path == str(path)
     assert "complete lines" in str(error.value)
 
@@ -87,7 +87,7 @@ def test_bad_records_are_counted_skips(tmp_path: Path) -> None:
             ]
         )
     )
-    corpus = FileCorpus([path], progress=False)
+    corpus = FileCorpus.of([path], progress=False)
     documents = list(corpus)
     assert [d.id for d in documents] == ["d1", "d8", "d1", "d9"]
     assert documents[1].text == "\ufffd\ufffd not utf-8", "bad bytes replaced, record kept"
@@ -107,7 +107,7 @@ def test_an_enormous_single_line_is_read_whole_and_indexed(tmp_path: Path) -> No
     text = "Filler words of the enormous line. " * 250_000 + "Ana Brisk founded Vellmar Abbey."
     path = tmp_path / "big.jsonl"
     path.write_bytes(doc(1) + orjson.dumps({"id": "big", "text": text}))  # no final newline
-    documents = list(FileCorpus([path], progress=False))
+    documents = list(FileCorpus.of([path], progress=False))
     assert [d.id for d in documents] == ["d1", "big"] and documents[1].text == text
     index = TantivyTokenIndex.at(tmp_path / "index", threads=1)
     index.build(iter(documents))
@@ -119,7 +119,7 @@ def test_an_enormous_single_line_is_read_whole_and_indexed(tmp_path: Path) -> No
 def test_max_chars_turns_an_enormous_line_into_a_counted_skip(tmp_path: Path) -> None:
     path = tmp_path / "big.jsonl"
     path.write_bytes(doc(1) + orjson.dumps({"id": "big", "text": "word " * 100_000}) + b"\n")
-    corpus = FileCorpus([path], progress=False, max_chars=10_000)
+    corpus = FileCorpus.of([path], progress=False, max_chars=10_000)
     assert [d.id for d in corpus] == ["d1"]
     assert corpus.stats.errors["too_long"] == 1
 

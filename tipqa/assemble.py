@@ -12,13 +12,14 @@ from luigi.configuration import LuigiConfigParser
 
 from tipqa import indexing
 from tipqa.boundary.hub import BoundaryHub
-from tipqa.components import make_embedder, make_token_index, make_vector_index
-from tipqa.config import Config, read_config
+from tipqa.components import make_embedder, make_judge, make_token_index, make_vector_index
+from tipqa.config import Choice, Config, read_config
 from tipqa.embedders.base import Embedder
 from tipqa.errors import ConfigError
 from tipqa.layout import TOKEN_INDEX, VECTOR_INDEX, TrainingIndexLayout
 from tipqa.place import IndexPlace
 from tipqa.plan import Plan
+from tipqa.steps import Judging, VectorSearching
 from tipqa.token_index.base import TOKEN_INDEXES, TokenIndex
 from tipqa.training_order.base import TRAINING_ORDERS, IndexedOrderSettings, TrainingOrder
 from tipqa.vector_index.base import VECTOR_INDEXES, EmbedsOnDemand, VectorIndex
@@ -51,6 +52,23 @@ def vector_index(config: Config, plan: Plan) -> tuple[Embedder, VectorIndex | Em
     embedder = make_embedder(config.embedder)
     place = index_place(VECTOR_INDEX, config, plan)
     return embedder, make_vector_index(config.vector_index, place, embedder)
+
+
+def llm_cache(config: Config) -> Path | None:
+    """The build's LLM cache file, unless `[judge] cache` is off."""
+    return config.layout().llm_cache if config.windows.cache else None
+
+
+def judging(judge: Choice, config: Config, plan: Plan) -> Judging:
+    """A judging step's backends: the judge of `judge` (answers cached), the documents' fetch."""
+    return Judging(make_judge(judge, llm_cache(config)), token_index(config, plan).get)
+
+
+def vector_searching(config: Config, plan: Plan) -> VectorSearching:
+    """Vector search's backends; the token index too when the vector index embeds on demand."""
+    embedder, index = vector_index(config, plan)
+    tokens = token_index(config, plan) if isinstance(index, EmbedsOnDemand) else None
+    return VectorSearching(embedder, index, tokens)
 
 
 def builds_in_parts(step: str, config: Config) -> bool:

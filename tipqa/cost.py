@@ -8,15 +8,22 @@ that can reach it (total matches <= k1). Tokens are estimated from words.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, cast
 
 from tqdm import tqdm
 
-from tipqa.fingerprint import StepRecord
+from tipqa.config import Choice
+from tipqa.embedders.base import KnowsSequenceLength
+from tipqa.errors import ConfigError
+from tipqa.fingerprint import StepInputs
 from tipqa.jsonl import read_records, write_json
-from tipqa.layout import ShardLayout
+from tipqa.judges.base import JUDGES, Prompted
+from tipqa.layout import COST_PREVIEW, QUESTIONS, TOKEN_SEARCH, ShardLayout
+from tipqa.llm.prompts import load_template
 from tipqa.records import SCHEMA_VERSION, Question, TokenCandidates
+from tipqa.stages.inputs import TokenJudgeInputs
 from tipqa.text import word_count
 from tipqa.token_index.base import FetchDocuments
 from tipqa.windows import WindowSettings, judge_windows
@@ -88,30 +95,57 @@ def _add(total: dict[str, Any], part: dict[str, Any]) -> dict[str, Any]:
     return total
 
 
+@dataclass(frozen=True)
+class PreviewInputs(StepInputs):
+    """PreviewCost: the token judging's settings (and k1), k2 and the embedder, over the token
+    search of a pool's questions."""
+
+    step: ClassVar[str] = COST_PREVIEW
+    judging: TokenJudgeInputs
+    k2: int
+    embedder: Choice
+    questions: str
+
+    def settings(self) -> dict[str, Any]:
+        return {**self.judging.settings(), "k2": self.k2, "embedder": self.embedder.identity()}
+
+    def upstream(self) -> dict[str, Any]:
+        return {QUESTIONS: self.questions, TOKEN_SEARCH: self.judging.search.record.fingerprint}
+
+    def prompt_words(self) -> int:
+        """The words of the judge's prompt template (0 for a judge without a prompt)."""
+        judge = self.judging.judge
+        if not JUDGES.has(judge.backend, "prompted"):
+            return 0
+        return word_count(load_template(cast(Prompted, judge.settings).prompt).text)
+
+    def chunk_tokens(self) -> int:
+        """The embedder's chunk size in tokens (ConfigError when it cannot tell)."""
+        settings = self.embedder.settings
+        if not isinstance(settings, KnowsSequenceLength):
+            raise ConfigError(f"embedder {self.embedder.backend!r} cannot tell its chunk size")
+        return settings.max_seq_length()
+
+
 def preview_pool(
     shards: list[tuple[list[Question], ShardLayout]],
     fetch: FetchDocuments,
-    windows: WindowSettings,
-    k1: int,
-    k2: int,
-    prompt_words: int,
-    chunk_tokens: int,
+    inputs: PreviewInputs,
     out: Path,
-    record: StepRecord,
-    *,
-    judge_all: bool = False,
 ) -> dict[str, Any]:
     """The preview of every shard of a pool, summed, written to `out` and returned.
 
-    With `judge_all` (`[boundary] judge_all_candidates`) it also says what judging every
-    candidate adds (`judge_all_candidates`: `judge_all_cost`).
+    With `[boundary] judge_all_candidates` it also says what judging every candidate adds
+    (`judge_all_candidates`: `judge_all_cost`).
     """
+    judging, record = inputs.judging, inputs.record
+    sizes = (judging.k1, inputs.k2, inputs.prompt_words(), inputs.chunk_tokens())
+    windows = judging.window_limits()
     total: dict[str, Any] = {}
     for questions, shard in shards:
         found = {c.question_id: c for c in read_records(shard.token_candidates, TokenCandidates)}
-        part = preview_cost(questions, found, fetch, windows, k1, k2, prompt_words, chunk_tokens)
-        total = _add(total, part)
-    if judge_all and total:
+        total = _add(total, preview_cost(questions, found, fetch, windows, *sizes))
+    if judging.judge_all and total:
         total["judge_all_candidates"] = judge_all_cost(total)
     write_json(
         out,

@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 
@@ -77,3 +77,27 @@ class StepRecord:
     def provenance(self) -> dict[str, Any]:
         """What the step's stats file records of how it was made."""
         return {"fingerprint": self.fingerprint, "settings": self.settings, "inputs": self.inputs}
+
+
+@dataclass(frozen=True)
+class StepInputs:
+    """What one step reads, declared once: its settings and its upstream fingerprints.
+
+    The plan builds one such frozen record per step; the step function receives it and reads
+    its settings from it, and its `record` (so its fingerprint) is made from the same fields.
+    """
+
+    step: ClassVar[str] = ""
+
+    def settings(self) -> dict[str, Any]:
+        """The identities of the settings that decide the step's output."""
+        return {}
+
+    def upstream(self) -> dict[str, Any]:
+        """The fingerprints of what the step reads (other steps, raw inputs)."""
+        return {}
+
+    @functools.cached_property
+    def record(self) -> StepRecord:
+        """The step's record: its fingerprint and provenance."""
+        return StepRecord(self.step, self.settings(), self.upstream())

@@ -3,23 +3,54 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from tipqa.config import Choice
 from tipqa.config_pools import Pool
 from tipqa.corpus.base import CORPUS_READERS, Corpus
 from tipqa.demo.world import DEMO, DemoSettings, WorldSpec, write_world
 from tipqa.errors import InputError
-from tipqa.fingerprint import StepRecord
+from tipqa.fingerprint import StepInputs
 from tipqa.jsonl import write_records
 from tipqa.layout import QUESTIONS, WORLD, PoolLayout, RunLayout
 from tipqa.questions.base import QUESTION_SOURCES, FromFiles, QuestionSource
 from tipqa.stats import StepStats, read_stats
 
 
-def make_world(settings: DemoSettings, k1: int, layout: RunLayout, record: StepRecord) -> StepStats:
+@dataclass(frozen=True)
+class WorldInputs(StepInputs):
+    """The demo world: its settings, and k1 (it sizes the discarded cases)."""
+
+    step: ClassVar[str] = WORLD
+    demo: DemoSettings
+    k1: int
+
+    def settings(self) -> dict[str, Any]:
+        return {"demo": self.demo.identity(), "k1": self.k1}
+
+
+@dataclass(frozen=True)
+class QuestionsInputs(StepInputs):
+    """A pool's questions: the pool's settings and raw input (`source`), and the shard size."""
+
+    step: ClassVar[str] = QUESTIONS
+    pool: Pool
+    shard_size: int
+    source: Any
+
+    def settings(self) -> dict[str, Any]:
+        return {"pool": self.pool.identity(), "shard_size": self.shard_size}
+
+    def upstream(self) -> dict[str, Any]:
+        return {"source": self.source}
+
+
+def make_world(inputs: WorldInputs, layout: RunLayout) -> StepStats:
     """Write the demo world for these settings (its discarded cases sized to k1)."""
-    stats = StepStats(WORLD, provenance=record.provenance())
-    spec = WorldSpec(documents=settings.documents, seed=settings.seed, k1=k1, files=settings.files)
+    stats = StepStats(WORLD, provenance=inputs.record.provenance())
+    demo = inputs.demo
+    spec = WorldSpec(documents=demo.documents, seed=demo.seed, k1=inputs.k1, files=demo.files)
     for name, value in write_world(spec, layout.world).items():
         stats.add(name, value)
     stats.write(layout.world_stats)
@@ -44,14 +75,13 @@ def question_source(pool: Pool, layout: RunLayout) -> QuestionSource:
     return QUESTION_SOURCES.create(pool.source, pool.settings)
 
 
-def prepare_questions(
-    pool: Pool, layout: RunLayout, shard_size: int, record: StepRecord
-) -> StepStats:
+def prepare_questions(inputs: QuestionsInputs, layout: RunLayout) -> StepStats:
     """Load a pool's questions; write them as one file and as one file per shard.
 
     Shards of an earlier preparation are removed (their questions may differ). An empty pool
     is an InputError naming the source's files.
     """
+    pool, shard_size = inputs.pool, inputs.shard_size
     source = question_source(pool, layout)
     questions = source.load()
     if pool.limit is not None:
@@ -63,7 +93,8 @@ def prepare_questions(
             path=", ".join(files) or None,
         )
     out = layout.pool(pool.name)
-    stats = StepStats(QUESTIONS, info={"source": pool.source}, provenance=record.provenance())
+    info = {"source": pool.source}
+    stats = StepStats(QUESTIONS, info=info, provenance=inputs.record.provenance())
     stats.merge(source.stats)
     stats.add("written", len(questions))
     shutil.rmtree(out.shards, ignore_errors=True)

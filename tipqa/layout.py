@@ -256,9 +256,14 @@ class PoolLayout:
         return self.root / "partition"
 
     @property
+    def partition_files(self) -> PartitionLayout:
+        """The files of the pool's partition."""
+        return PartitionLayout(self.partition)
+
+    @property
     def partition_stats(self) -> Path:
         """The partition's stats file, written last."""
-        return self.partition / "stats.json"
+        return self.partition_files.stats
 
     @property
     def cost_preview(self) -> Path:
@@ -269,6 +274,57 @@ class PoolLayout:
     def boundary(self) -> BoundaryLayout:
         """The pool's knowledge boundary over training time (with a training order)."""
         return BoundaryLayout(self.root / "boundary")
+
+
+@dataclass(frozen=True)
+class PartitionLayout:
+    """A pool's partition: one file per label, the vector instances, the relevance files (named
+    by `tipqa.qrels`), a DatasetDict, and the stats file, written last."""
+
+    root: Path
+
+    def labelled(self, label: str) -> Path:
+        """The pool's questions that the partition labelled `label`."""
+        return self.root / f"{label}.jsonl"
+
+    @property
+    def instances(self) -> Path:
+        """The vector-stage instances of the pool's questions."""
+        return self.root / "instances.jsonl"
+
+    @property
+    def dataset(self) -> Path:
+        """The partition as a `datasets.DatasetDict` (one split per label, plus instances)."""
+        return self.root / "hf"
+
+    @property
+    def stats(self) -> Path:
+        """The partition's stats file, written last."""
+        return self.root / "stats.json"
+
+
+@dataclass(frozen=True)
+class SplitsLayout:
+    """The files of the splits folder."""
+
+    root: Path
+
+    def folder(self, split: str) -> Path:
+        """The folder of `split`'s files."""
+        return self.root / split
+
+    def questions(self, split: str) -> Path:
+        """The labelled questions of `split`."""
+        return self.folder(split) / "questions.jsonl"
+
+    def instances(self, split: str) -> Path:
+        """The vector-stage instances of `split`'s questions."""
+        return self.folder(split) / "instances.jsonl"
+
+    @property
+    def stats(self) -> Path:
+        """The split statistics (table 2 of the paper, and more), written last."""
+        return self.root / "stats.json"
 
 
 @dataclass(frozen=True)

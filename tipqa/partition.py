@@ -10,7 +10,7 @@ from typing import Any
 from tipqa.errors import InputError
 from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_records, write_records
-from tipqa.layout import PARTITION, ShardLayout
+from tipqa.layout import PARTITION, PartitionLayout, ShardLayout
 from tipqa.qrels import shard_units, write_relevance
 from tipqa.records import (
     LABELS,
@@ -22,6 +22,8 @@ from tipqa.records import (
 )
 from tipqa.retry import shard_failures
 from tipqa.stats import StepStats
+
+EVIDENCE_FIELDS = ("stage", "doc_id", "unit_id", "text")
 
 
 def label_questions(questions: list[Question], shard: ShardLayout) -> list[LabeledQuestion]:
@@ -66,7 +68,7 @@ def label_questions(questions: list[Question], shard: ShardLayout) -> list[Label
 
 def write_partition(
     shards: list[tuple[list[Question], ShardLayout]],
-    out: Path,
+    out: PartitionLayout,
     record: StepRecord,
     build: dict[str, Any],
 ) -> StepStats:
@@ -89,29 +91,33 @@ def write_partition(
         label: [r for r in rows if r.label == label] for label in LABELS
     }
     for label, items in by_label.items():
-        write_records(out / f"{label}.jsonl", items)
+        write_records(out.labelled(label), items)
         stats.add(label, len(items))
-    write_records(out / "instances.jsonl", instances)
+    write_records(out.instances, instances)
     stats.add("questions", len(rows))
     stats.add("instances", len(instances))
     groups = (shard_units(shard, relevance) for _, shard in shards)
-    relevance.update(write_relevance(groups, out))
+    relevance.update(write_relevance(groups, out.root))
     stats.info["relevance"] = dict(sorted(relevance.items()))
     stage_counts = Counter(f"{r.label}_{r.stage}" for r in rows)
     stats.info["by_stage"] = dict(sorted(stage_counts.items()))
     stats.info["llm_failures"] = dict(sorted(failures.items()))
-    save_dataset_dict(by_label, instances, out / "hf")
-    stats.write(out / "stats.json")
+    save_dataset_dict(by_label, instances, out.dataset)
+    stats.write(out.stats)
     return stats
 
 
-def _row(item: LabeledQuestion) -> dict[str, Any]:
-    """A flat row for Arrow: evidence fields become columns (None when absent)."""
-    row = item.to_dict()
+def flatten_evidence(row: dict[str, Any]) -> dict[str, Any]:
+    """`row` with its `evidence` object as `evidence_*` columns (None when absent), for Arrow."""
     evidence = row.pop("evidence") or {}
-    for key in ("stage", "doc_id", "unit_id", "text"):
+    for key in EVIDENCE_FIELDS:
         row[f"evidence_{key}"] = evidence.get(key)
     return row
+
+
+def question_row(item: LabeledQuestion) -> dict[str, Any]:
+    """A labelled question as a flat row: evidence fields become columns."""
+    return flatten_evidence(item.to_dict())
 
 
 def _dataset(rows: list[dict[str, Any]], features: Any) -> Any:
@@ -139,7 +145,7 @@ def save_dataset_dict(
             "reason": string,
             "keywords": Sequence(string),
             "total_matches": Value("int64"),
-            **{f"evidence_{k}": string for k in ("stage", "doc_id", "unit_id", "text")},
+            **{f"evidence_{k}": string for k in EVIDENCE_FIELDS},
         }
     )
     instance_features = Features(
@@ -155,7 +161,7 @@ def save_dataset_dict(
         }
     )
     splits = {
-        label: _dataset([_row(r) for r in rows], question_features)
+        label: _dataset([question_row(r) for r in rows], question_features)
         for label, rows in by_label.items()
     }
     splits["instances"] = _dataset([i.to_dict() for i in instances], instance_features)

@@ -11,19 +11,31 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from tipqa import layout as steps
 from tipqa.config import Config
 from tipqa.config_pools import Pool
 from tipqa.corpus.base import ReadsFiles
+from tipqa.cost import PreviewInputs
 from tipqa.demo.world import DEMO
 from tipqa.errors import ConfigError
 from tipqa.fingerprint import StepRecord, content_hash, file_stat, files_stat
+from tipqa.inputs import QuestionsInputs, WorldInputs
 from tipqa.questions.base import QUESTION_SOURCES, FromFiles
 from tipqa.splits import SplitPlan
+from tipqa.stages.inputs import (
+    KeywordsInputs,
+    ShardInputs,
+    TokenJudgeInputs,
+    TokenSearchInputs,
+    VectorJudgeInputs,
+    VectorSearchInputs,
+)
 from tipqa.training_order.base import IndexedOrderSettings, OrderSettings
 from tipqa.vector_index.base import CANDIDATES
+
+Inputs = TypeVar("Inputs", bound=ShardInputs)
 
 
 class Plan:
@@ -32,6 +44,8 @@ class Plan:
     def __init__(self, config: Config) -> None:
         self.config = config
         self._memo: dict[tuple[str, ...], StepRecord] = {}
+        self._shard_inputs: dict[tuple[str, str], ShardInputs] = {}
+        self._questions: dict[str, QuestionsInputs] = {}
 
     def _once(self, key: tuple[str, ...], make: Callable[[], StepRecord]) -> StepRecord:
         if key not in self._memo:
@@ -39,10 +53,14 @@ class Plan:
         return self._memo[key]
 
     @functools.cached_property
-    def world(self) -> StepRecord:
+    def world_inputs(self) -> WorldInputs:
         """The demo world: its settings, and k1 (it sizes the discarded cases)."""
-        demo = self.config.demo.identity()
-        return StepRecord(steps.WORLD, {"demo": demo, "k1": self.config.build.k1})
+        return WorldInputs(self.config.demo, self.config.build.k1)
+
+    @property
+    def world(self) -> StepRecord:
+        """The demo world's record."""
+        return self.world_inputs.record
 
     @functools.cached_property
     def corpus(self) -> dict[str, Any]:
@@ -93,13 +111,16 @@ class Plan:
         return StepRecord(f"{step}_file", {}, inputs)
 
     def questions(self, pool: str) -> StepRecord:
-        """A pool's questions: the source's settings and files, the limit and shard size."""
-        return self._once((steps.QUESTIONS, pool), lambda: self._questions(pool))
+        """A pool's questions' record."""
+        return self.questions_inputs(pool).record
 
-    def _questions(self, pool: str) -> StepRecord:
-        spec = self.config.pool(pool)
-        settings = {"pool": spec.identity(), "shard_size": self.config.build.shard_size}
-        return StepRecord(steps.QUESTIONS, settings, {"source": self._pool_input(spec)})
+    def questions_inputs(self, pool: str) -> QuestionsInputs:
+        """A pool's questions: the source's settings and files, the limit and shard size."""
+        if pool not in self._questions:
+            spec = self.config.pool(pool)
+            shard_size = self.config.build.shard_size
+            self._questions[pool] = QuestionsInputs(spec, shard_size, self._pool_input(spec))
+        return self._questions[pool]
 
     def _pool_input(self, pool: Pool) -> Any:
         """The pool's raw input: the demo world, its files by content, or a Hub dataset."""
@@ -113,51 +134,78 @@ class Plan:
 
     def pool_step(self, pool: str, step: str) -> StepRecord:
         """A shard step of `pool`, for every shard at once (a shard adds only its number)."""
-        return self._once((step, pool), lambda: self._pool_step(pool, step))
-
-    def _pool_step(self, pool: str, step: str) -> StepRecord:
-        config = self.config
-        if step == steps.KEYWORDS:
-            before = self.questions(pool)
-            settings: dict[str, Any] = {"keywords": config.keywords.identity()}
-            inputs: dict[str, Any] = {steps.QUESTIONS: before.fingerprint}
-        elif step == steps.TOKEN_SEARCH:
-            settings = {"k1": config.build.k1, "token_index": config.token_index.identity()}
-            inputs = {
-                steps.KEYWORDS: self.pool_step(pool, steps.KEYWORDS).fingerprint,
-                steps.TOKEN_INDEX: self.token_index.fingerprint,
-            }
-        elif step == steps.TOKEN_JUDGE:
-            settings = {"judge": config.judge.identity(), "windows": config.windows.identity()}
-            settings.update(self._judge_all())
-            inputs = {steps.TOKEN_SEARCH: self.pool_step(pool, steps.TOKEN_SEARCH).fingerprint}
-        elif step == steps.VECTOR_SEARCH:
-            settings = {
-                "k2": config.build.k2,
-                "embedder": config.embedder.identity(),
-                "vector_index": config.vector_index.identity(),
-            }
-            inputs = {
-                steps.TOKEN_JUDGE: self.pool_step(pool, steps.TOKEN_JUDGE).fingerprint,
-                steps.VECTOR_INDEX: self.vector_index.fingerprint,
-            }
-            if config.vector_index.backend == CANDIDATES:
-                inputs[steps.TOKEN_INDEX] = self.token_index.fingerprint
-        elif step == steps.VECTOR_JUDGE:
-            settings = {"judge": config.judge.identity()}
-            inputs = {steps.VECTOR_SEARCH: self.pool_step(pool, steps.VECTOR_SEARCH).fingerprint}
-        else:
-            raise ValueError(f"not a shard step: {step!r}")
-        return StepRecord(step, settings, inputs)
-
-    def _judge_all(self) -> dict[str, Any]:
-        """`[boundary] judge_all_candidates`, only when on (so builds without it keep theirs)."""
-        return {"judge_all_candidates": True} if self.config.boundary.judge_all_candidates else {}
+        return self.shard_inputs(pool, step).record
 
     def shard(self, pool: str, step: str, shard: int) -> StepRecord:
         """One shard's record of a shard step."""
-        chain = self.pool_step(pool, step)
-        return StepRecord(step, chain.settings, {**chain.inputs, "shard": shard})
+        return self.shard_inputs(pool, step).at(shard).record
+
+    def shard_inputs(self, pool: str, step: str) -> ShardInputs:
+        """The inputs of a shard step of `pool` (`at(shard)` gives one shard's)."""
+        steps_of = {
+            steps.KEYWORDS: self.keywords,
+            steps.TOKEN_SEARCH: self.token_search,
+            steps.TOKEN_JUDGE: self.token_judge,
+            steps.VECTOR_SEARCH: self.vector_search,
+            steps.VECTOR_JUDGE: self.vector_judge,
+        }
+        if step not in steps_of:
+            raise ValueError(f"not a shard step: {step!r}")
+        return steps_of[step](pool)
+
+    def keywords(self, pool: str) -> KeywordsInputs:
+        """Keyword extraction over the pool's questions."""
+        return self._inputs(steps.KEYWORDS, pool, self._keywords)
+
+    def _keywords(self, pool: str) -> KeywordsInputs:
+        return KeywordsInputs(self.config.keywords, self.questions(pool).fingerprint)
+
+    def token_search(self, pool: str) -> TokenSearchInputs:
+        """Token search: k1 and the token index, over the pool's keywords."""
+        return self._inputs(steps.TOKEN_SEARCH, pool, self._token_search)
+
+    def _token_search(self, pool: str) -> TokenSearchInputs:
+        keywords = self.keywords(pool).record.fingerprint
+        index = self.token_index.fingerprint
+        return TokenSearchInputs(self.config.build.k1, self.config.token_index, keywords, index)
+
+    def token_judge(self, pool: str) -> TokenJudgeInputs:
+        """Token judging: the judge, its windows and early exit, over the token search."""
+        return self._inputs(steps.TOKEN_JUDGE, pool, self._token_judge)
+
+    def _token_judge(self, pool: str) -> TokenJudgeInputs:
+        config = self.config
+        judge_all = config.boundary.judge_all_candidates
+        return TokenJudgeInputs(config.judge, config.windows, judge_all, self.token_search(pool))
+
+    def vector_search(self, pool: str) -> VectorSearchInputs:
+        """Vector search: k2, the embedder and the vector index, over the token decisions."""
+        return self._inputs(steps.VECTOR_SEARCH, pool, self._vector_search)
+
+    def _vector_search(self, pool: str) -> VectorSearchInputs:
+        config = self.config
+        on_demand = config.vector_index.backend == CANDIDATES
+        return VectorSearchInputs(
+            config.build.k2,
+            config.embedder,
+            config.vector_index,
+            self.token_judge(pool).record.fingerprint,
+            self.vector_index.fingerprint,
+            self.token_index.fingerprint if on_demand else None,
+        )
+
+    def vector_judge(self, pool: str) -> VectorJudgeInputs:
+        """Vector judging: the judge, over the vector candidates."""
+        return self._inputs(steps.VECTOR_JUDGE, pool, self._vector_judge)
+
+    def _vector_judge(self, pool: str) -> VectorJudgeInputs:
+        return VectorJudgeInputs(self.config.judge, self.vector_search(pool).record.fingerprint)
+
+    def _inputs(self, step: str, pool: str, make: Callable[[str], Inputs]) -> Inputs:
+        """`make(pool)`, made once per step and pool."""
+        if (step, pool) not in self._shard_inputs:
+            self._shard_inputs[step, pool] = make(pool)
+        return cast(Inputs, self._shard_inputs[step, pool])
 
     def partition(self, pool: str) -> StepRecord:
         """A pool's partition: every shard's decisions."""
@@ -238,22 +286,14 @@ class Plan:
         return StepRecord(steps.REPORT, {}, inputs)
 
     def cost_preview(self, pool: str) -> StepRecord:
-        """PreviewCost: the token candidates, the judge's windows and prompt, k1 and k2."""
-        return self._once((steps.COST_PREVIEW, pool), lambda: self._cost_preview(pool))
+        """PreviewCost's record."""
+        return self.preview_inputs(pool).record
 
-    def _cost_preview(self, pool: str) -> StepRecord:
-        settings = {
-            "judge": self.config.judge.identity(),
-            "windows": self.config.windows.identity(),
-            "k2": self.config.build.k2,
-            "embedder": self.config.embedder.identity(),
-            **self._judge_all(),
-        }
-        inputs = {
-            steps.QUESTIONS: self.questions(pool).fingerprint,
-            steps.TOKEN_SEARCH: self.pool_step(pool, steps.TOKEN_SEARCH).fingerprint,
-        }
-        return StepRecord(steps.COST_PREVIEW, settings, inputs)
+    def preview_inputs(self, pool: str) -> PreviewInputs:
+        """PreviewCost: the token candidates, the judge's windows and prompt, k1 and k2."""
+        vector = self.vector_search(pool)
+        questions = self.questions(pool).fingerprint
+        return PreviewInputs(self.token_judge(pool), vector.k2, vector.embedder, questions)
 
     @functools.cached_property
     def annotation_export(self) -> StepRecord:

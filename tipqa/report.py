@@ -16,11 +16,11 @@ from tipqa.corpus_reading import CorpusReading
 from tipqa.errors import InputError
 from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import atomic_open, iter_records, write_json
-from tipqa.layout import REPORT, RunLayout
+from tipqa.layout import REPORT, RunLayout, SplitsLayout
 from tipqa.match_bins import MATCH_BINS, UNKNOWN_BIN, match_bin
 from tipqa.provenance import REMEDY
 from tipqa.records import LabeledQuestion
-from tipqa.splits import SPLITS, SplitsLayout
+from tipqa.splits import SPLITS
 from tipqa.stats import StepStats, read_stats
 
 TOKEN_OUTCOMES = ("answerable_token", "discarded_token", "undetermined_token")

@@ -31,7 +31,7 @@ from tipqa.errors import ConfigError, InputError
 from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import atomic_open, iter_records
 from tipqa.layout import SPLITS as SPLITS_STEP
-from tipqa.layout import RunLayout
+from tipqa.layout import PartitionLayout, RunLayout, SplitsLayout
 from tipqa.provenance import REMEDY, construction_parameters, shared_steps
 from tipqa.qrels import split_relevance
 from tipqa.records import LABELS, LabeledQuestion, VectorInstance
@@ -119,7 +119,7 @@ class PoolIndex:
     """One pool's partition as read back, lightly: (id, label, stage) of every question."""
 
     name: str
-    folder: Path
+    partition: PartitionLayout
     entries: list[tuple[str, str, str]]
     info: dict[str, Any] = field(default_factory=dict)
 
@@ -143,44 +143,23 @@ def _by_stage(pairs: Iterable[tuple[str, str]]) -> dict[str, int]:
     return dict(sorted(Counter(f"{label}_{stage}" for label, stage in pairs).items()))
 
 
-def read_pool(name: str, folder: Path) -> PoolIndex:
-    """Index a pool's partition folder (one JSONL file per label, instances, stats)."""
-    folder = Path(folder)
-    for path in [*(folder / f"{label}.jsonl" for label in LABELS), folder / "stats.json"]:
+def read_pool(name: str, partition: PartitionLayout) -> PoolIndex:
+    """Index a pool's partition (one JSONL file per label, instances, stats)."""
+    for path in [*(partition.labelled(label) for label in LABELS), partition.stats]:
         if not path.is_file():
             raise InputError(f"pool {name!r} has no partition file here", path=str(path))
     entries: list[tuple[str, str, str]] = []
     for label in LABELS:
-        path = folder / f"{label}.jsonl"
+        path = partition.labelled(label)
         for row in iter_records(path, LabeledQuestion):
             if row.label != label:
                 raise InputError(
                     f"question {row.id} is labelled {row.label!r}", path=str(path), field="label"
                 )
             entries.append((row.id, row.label, row.stage))
-    stats = read_stats(folder / "stats.json", REMEDY)
+    stats = read_stats(partition.stats, REMEDY)
     info = stats.get("info", {})
-    return PoolIndex(name, folder, entries, info if isinstance(info, dict) else {})
-
-
-@dataclass(frozen=True)
-class SplitsLayout:
-    """The files of the splits folder."""
-
-    root: Path
-
-    def questions(self, split: str) -> Path:
-        """The labelled questions of `split`."""
-        return self.root / split / "questions.jsonl"
-
-    def instances(self, split: str) -> Path:
-        """The vector-stage instances of `split`'s questions."""
-        return self.root / split / "instances.jsonl"
-
-    @property
-    def stats(self) -> Path:
-        """The split statistics (table 2 of the paper, and more), written last."""
-        return self.root / "stats.json"
+    return PoolIndex(name, partition, entries, info if isinstance(info, dict) else {})
 
 
 def sample_validation(
@@ -226,7 +205,7 @@ def assign_splits(
             raise InputError(
                 f"question id {qid!r} is in split {membership[qid]!r} and in split {split!r}: "
                 f"pools {test.name!r} and {train.name!r} share questions",
-                path=str(train.folder),
+                path=str(train.partition.root),
             )
         membership[qid] = split
     return membership, info
@@ -244,11 +223,11 @@ def write_split_files(
         instances = {n: stack.enter_context(atomic_open(out.instances(n))) for n in names}
         for pool in pools:
             for label in SPLIT_LABELS:
-                for row in iter_records(pool.folder / f"{label}.jsonl", LabeledQuestion):
+                for row in iter_records(pool.partition.labelled(label), LabeledQuestion):
                     split = membership[row.id]
                     questions[split].write(orjson.dumps(row.to_dict()) + b"\n")
                     counts[split]["pairs"].append((row.label, row.stage))
-            path = pool.folder / "instances.jsonl"
+            path = pool.partition.instances
             for instance in iter_records(path, VectorInstance) if path.is_file() else []:
                 target = membership.get(instance.question_id)
                 if target is not None:
@@ -265,7 +244,7 @@ def agreed_parameters(pools: list[PoolIndex]) -> dict[str, Any]:
     for pool in pools:
         build = pool.info.get("build")
         if not isinstance(build, dict) or "steps" not in build:
-            raise InputError(f"pool {pool.name!r}: {REMEDY}", path=str(pool.folder / "stats.json"))
+            raise InputError(f"pool {pool.name!r}: {REMEDY}", path=str(pool.partition.stats))
         builds.append(build)
     first = shared_steps(builds[0])
     for pool, build in zip(pools[1:], builds[1:], strict=True):
@@ -275,7 +254,7 @@ def agreed_parameters(pools: list[PoolIndex]) -> dict[str, Any]:
                 raise InputError(
                     f"pools {pools[0].name!r} and {pool.name!r} were built with different "
                     f"{step} settings or inputs: {REMEDY}",
-                    path=str(pool.folder / "stats.json"),
+                    path=str(pool.partition.stats),
                 )
     return construction_parameters(builds[0])
 
@@ -292,15 +271,16 @@ def make_splits(
     `evaluation` writes files that evaluate the test split into the splits folder before the
     stats file (the lm-evaluation-harness task, `tipqa.lmeval_task.write_task_folder`).
     """
-    pools = [read_pool(name, run.pool(name).partition) for name in plan.used_pools]
+    pools = [read_pool(name, run.pool(name).partition_files) for name in plan.used_pools]
     parameters = agreed_parameters(pools)
     membership, validation = assign_splits(pools[0], pools[1] if len(pools) > 1 else None, plan)
     layout = SplitsLayout(run.splits)
     names = plan.splits
     counts = write_split_files(pools, membership, names, layout)
-    judged = split_relevance([pool.folder for pool in pools], membership, names, layout.root)
+    folders = [pool.partition.root for pool in pools]
+    judged = split_relevance(folders, membership, names, layout.root)
     for stale in set(SPLITS) - set(names):
-        shutil.rmtree(layout.root / stale, ignore_errors=True)
+        shutil.rmtree(layout.folder(stale), ignore_errors=True)
     stats = StepStats(SPLITS_STEP, provenance=record.provenance())
     sources = {"test": plan.test_pool, "train": plan.train_pool}
     sources["validation"] = plan.train_pool

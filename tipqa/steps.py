@@ -9,6 +9,7 @@ finished.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from tipqa.components import make_embedder
@@ -17,7 +18,6 @@ from tipqa.embedders.base import Embedder
 from tipqa.evaluate.answerers import ANSWERERS
 from tipqa.evaluate.pipeline import evaluate_model
 from tipqa.evaluate.refusal import RefusalDetector
-from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_records, write_records
 from tipqa.judges.base import RelevanceJudge
 from tipqa.keywords.base import KeywordExtractor
@@ -40,12 +40,18 @@ from tipqa.records import (
     TokenCandidates,
     VectorCandidates,
 )
+from tipqa.stages.inputs import (
+    KeywordsInputs,
+    TokenJudgeInputs,
+    TokenSearchInputs,
+    VectorJudgeInputs,
+    VectorSearchInputs,
+)
 from tipqa.stages.token import judge_token_candidates, search_tokens
 from tipqa.stages.vector import judge_vector_candidates, search_vectors
 from tipqa.stats import Counted, StepStats
 from tipqa.token_index.base import FetchDocuments, TokenIndex
 from tipqa.vector_index.base import EmbedsOnDemand, VectorIndex
-from tipqa.windows import WindowSettings
 
 
 def shard_questions(shard: ShardLayout) -> list[Question]:
@@ -68,11 +74,33 @@ def _usage(stats: StepStats, *components: object) -> None:
             stats.errors.update(own.errors)
 
 
+@dataclass(frozen=True)
+class Judging:
+    """The backends of a judging step: the judge, and the documents' fetch (the token index's).
+
+    The vector stage needs `fetch` only to record where each chunk is in its document.
+    """
+
+    judge: RelevanceJudge
+    fetch: FetchDocuments | None = None
+
+
+@dataclass(frozen=True)
+class VectorSearching:
+    """The backends of vector search: the embedder and the vector index, and the token index
+    when the index embeds the token candidates on demand."""
+
+    embedder: Embedder
+    index: VectorIndex | EmbedsOnDemand
+    token_index: TokenIndex | None = None
+
+
 def extract_keywords(
-    questions: list[Question], extractor: KeywordExtractor, out: ShardLayout, record: StepRecord
+    questions: list[Question], inputs: KeywordsInputs, extractor: KeywordExtractor, out: ShardLayout
 ) -> StepStats:
     """Keywords of every question of the shard."""
-    stats = StepStats(KEYWORDS, info={"extractor": extractor.name}, provenance=record.provenance())
+    info = {"extractor": extractor.name}
+    stats = StepStats(KEYWORDS, info=info, provenance=inputs.record.provenance())
     results = extractor.extract(questions)
     for result in results:
         stats.add("questions")
@@ -88,10 +116,11 @@ def extract_keywords(
 
 
 def token_search(
-    questions: list[Question], index: TokenIndex, k1: int, out: ShardLayout, record: StepRecord
+    questions: list[Question], inputs: TokenSearchInputs, index: TokenIndex, out: ShardLayout
 ) -> StepStats:
     """Token search for the shard's questions whose keywords were extracted."""
-    stats = StepStats(TOKEN_SEARCH, info={"k1": k1}, provenance=record.provenance())
+    k1 = inputs.k1
+    stats = StepStats(TOKEN_SEARCH, info={"k1": k1}, provenance=inputs.record.provenance())
     keywords = {k.question_id: k for k in read_records(out.keywords, Keywords)}
     usable = [q for q in questions if not keywords[q.id].error]
     stats.add("skipped_keyword_error", len(questions) - len(usable))
@@ -102,26 +131,26 @@ def token_search(
 
 
 def token_judge(
-    questions: list[Question],
-    fetch: FetchDocuments,
-    judge: RelevanceJudge,
-    k1: int,
-    windows: WindowSettings,
-    out: ShardLayout,
-    record: StepRecord,
-    *,
-    judge_all: bool = False,
+    questions: list[Question], inputs: TokenJudgeInputs, backends: Judging, out: ShardLayout
 ) -> StepStats:
     """Judge the token candidates (early exit unless `judge_all`); decide the token outcomes."""
+    judge, k1, windows, judge_all = (
+        backends.judge,
+        inputs.k1,
+        inputs.window_limits(),
+        inputs.judge_all,
+    )
+    if backends.fetch is None:
+        raise ValueError("token judging reads the documents: give Judging a fetch")
     info = {"k1": k1, "judge": judge.name, **dataclasses.asdict(windows)}
     if judge_all:
         info["judge_all_candidates"] = True
-    stats = StepStats(TOKEN_JUDGE, info=info, provenance=record.provenance())
+    stats = StepStats(TOKEN_JUDGE, info=info, provenance=inputs.record.provenance())
     keywords = {k.question_id: k for k in read_records(out.keywords, Keywords)}
     candidates = {c.question_id: c for c in read_records(out.token_candidates, TokenCandidates)}
     searched = [q for q in questions if q.id in candidates]
     decisions, judgments = judge_token_candidates(
-        searched, candidates, fetch, judge, k1, windows, stats, judge_all=judge_all
+        searched, candidates, backends.fetch, judge, k1, windows, stats, judge_all=judge_all
     )
     for question in questions:
         if question.id not in candidates:
@@ -145,39 +174,35 @@ def _to_vector(questions: list[Question], out: ShardLayout) -> list[Question]:
 
 def vector_search(
     questions: list[Question],
-    embedder: Embedder,
-    index: VectorIndex | EmbedsOnDemand,
-    k2: int,
+    inputs: VectorSearchInputs,
+    backends: VectorSearching,
     out: ShardLayout,
-    record: StepRecord,
-    token_index: TokenIndex | None = None,
 ) -> StepStats:
-    """Vector search for the questions the token stage passed on (`token_index`: the
-    candidates of a stage that embeds on demand)."""
+    """Vector search for the questions the token stage passed on."""
+    embedder, k2 = backends.embedder, inputs.k2
     info = {"k2": k2, "embedder": embedder.name}
-    stats = StepStats(VECTOR_SEARCH, info=info, provenance=record.provenance())
+    stats = StepStats(VECTOR_SEARCH, info=info, provenance=inputs.record.provenance())
     pending = _to_vector(questions, out)
-    candidates = search_vectors(pending, embedder, index, k2, stats, token_index=token_index)
+    candidates = search_vectors(
+        pending, embedder, backends.index, k2, stats, token_index=backends.token_index
+    )
     write_records(out.vector_candidates, candidates)
     stats.write(out.stats(VECTOR_SEARCH))
     return stats
 
 
 def vector_judge(
-    questions: list[Question],
-    judge: RelevanceJudge,
-    out: ShardLayout,
-    record: StepRecord,
-    fetch: FetchDocuments | None = None,
+    questions: list[Question], inputs: VectorJudgeInputs, backends: Judging, out: ShardLayout
 ) -> StepStats:
-    """Judge every vector candidate and decide the remaining questions (`fetch`: the
-    documents, to record where each chunk is in its document)."""
-    stats = StepStats(VECTOR_JUDGE, info={"judge": judge.name}, provenance=record.provenance())
+    """Judge every vector candidate and decide the remaining questions."""
+    judge = backends.judge
+    info = {"judge": judge.name}
+    stats = StepStats(VECTOR_JUDGE, info=info, provenance=inputs.record.provenance())
     pending = _to_vector(questions, out)
     keywords = {k.question_id: k for k in read_records(out.keywords, Keywords)}
     candidates = {c.question_id: c for c in read_records(out.vector_candidates, VectorCandidates)}
     decisions, judgments, instances = judge_vector_candidates(
-        pending, candidates, keywords, judge, stats, fetch
+        pending, candidates, keywords, judge, stats, backends.fetch
     )
     write_records(out.vector_judgments, judgments)
     write_records(out.vector_decisions, decisions)

@@ -63,7 +63,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     root = tmp_path_factory.mktemp("boundary")
     world = run_luigi(luigi_config(root), "MakeDemoWorld")
     assert world.returncode == 0, world.stderr[-3000:]
-    corpus = FileCorpus(root / "outputs" / "t" / "world" / "corpus")
+    corpus = FileCorpus.of(root / "outputs" / "t" / "world" / "corpus")
     order = write_training_order(
         corpus, root / "order", seq_length=SEQ_LENGTH, batch_size=BATCH_SIZE
     )

@@ -18,8 +18,7 @@ import pytest
 from tests_support import luigi_config, rule_playing_server, run_luigi
 
 from tipqa.demo.world import DemoSettings
-from tipqa.fingerprint import StepRecord
-from tipqa.inputs import make_world
+from tipqa.inputs import WorldInputs, make_world
 from tipqa.jsonl import read_json, read_records
 from tipqa.layout import (
     HUB_FOLDER,
@@ -55,7 +54,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     id of the file's first document (the indexes keep the first).
     """
     folder = tmp_path_factory.mktemp("inputs")
-    make_world(DemoSettings(300, 5, 2), 20, RunLayout(folder), StepRecord("world", {}))
+    make_world(WorldInputs(DemoSettings(300, 5, 2), 20), RunLayout(folder))
     first = sorted((folder / "world" / "corpus").iterdir())[0]
     lines = first.read_bytes().splitlines(keepends=True)
     lines.insert(3, b'{"id": "broken", "text": \n')

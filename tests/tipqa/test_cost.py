@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tipqa.cost import judge_all_cost, preview_cost, preview_pool
-from tipqa.fingerprint import StepRecord
+from tipqa.config import read_config
+from tipqa.cost import PreviewInputs, judge_all_cost, preview_cost, preview_pool
 from tipqa.jsonl import read_json, write_records
-from tipqa.layout import COST_PREVIEW, ShardLayout
+from tipqa.layout import ShardLayout
 from tipqa.records import Document, Question, TokenCandidates, TokenHit
+from tipqa.stages.inputs import TokenJudgeInputs, TokenSearchInputs
 from tipqa.windows import WindowSettings
 
 DOCS = {
@@ -64,17 +65,25 @@ def test_judging_all_candidates_costs_the_upper_bound() -> None:
     assert 0 < added["added_prompt_tokens_at_most"] < added["prompt_tokens"]
 
 
+def preview_inputs(judge_all: bool) -> PreviewInputs:
+    """The cost preview's inputs under the default settings, with k1 = 3 and k2 = 10."""
+    config = read_config({})
+    search = TokenSearchInputs(3, config.token_index, "keywords", "token-index")
+    judging = TokenJudgeInputs(config.judge, config.windows, judge_all, search)
+    return PreviewInputs(judging, 10, config.embedder, "questions")
+
+
 def test_the_pool_preview_says_what_judging_all_adds(tmp_path: Path) -> None:
     questions = [Question("q1", "Where was Ada Vell born?", "Orrin", ["Orrin"])]
     shard = ShardLayout(tmp_path / "shard-00000")
     write_records(shard.token_candidates, [candidates("q1", ["d1", "d2", "d3"], 3)])
-    args = ([(questions, shard)], fetch, WindowSettings(), 3, 10, 40, 256)
-    record = StepRecord(COST_PREVIEW, {"judge_all_candidates": True})
-    plain = preview_pool(*args, tmp_path / "plain.json", record)
+    shards = [(questions, shard)]
+    plain = preview_pool(shards, fetch, preview_inputs(False), tmp_path / "plain.json")
     assert "judge_all_candidates" not in plain
-    every = preview_pool(*args, tmp_path / "all.json", record, judge_all=True)
+    inputs = preview_inputs(True)
+    every = preview_pool(shards, fetch, inputs, tmp_path / "all.json")
     assert every["judge_all_candidates"] == judge_all_cost(plain)
     assert every["judge_all_candidates"]["added_prompts_at_most"] == 3
     written = read_json(tmp_path / "all.json")
     assert written["judge_all_candidates"] == every["judge_all_candidates"]
-    assert written["fingerprint"] == record.fingerprint
+    assert written["fingerprint"] == inputs.record.fingerprint

@@ -55,7 +55,7 @@ def write_corpus(folder: Path) -> FileCorpus:
     for part, ids in enumerate([["a", "b"], ["c"]]):
         lines = [f'{{"id": "{i}", "text": "text of {i}"}}' for i in ids]
         (folder / f"part-{part}.jsonl").write_text("\n".join(lines) + "\n")
-    return FileCorpus(str(folder))
+    return FileCorpus.of(str(folder))
 
 
 def test_shards_are_the_corpus_files_in_order(tmp_path: Path) -> None:
@@ -124,12 +124,12 @@ def test_a_build_in_parts_sums_the_reader_counts_of_its_parts(tmp_path: Path) ->
     corpus = write_corpus(tmp_path / "corpus")
     with open(corpus.files[1], "a") as handle:
         handle.write('{"id": "d", "text": \n{"id": "a", "text": "a again"}\n')
-    corpus = FileCorpus(corpus.files)
+    corpus = FileCorpus.of(corpus.files)
     index, record = LedgerIndex(), StepRecord(TOKEN_INDEX, {})
     shards = indexing.corpus_shards(corpus)
     parts = [tmp_path / f"file-{number}.stats.json" for number in range(len(shards))]
     for shard, path in zip(shards, parts, strict=True):
-        indexing.index_token_shard(FileCorpus(corpus.files), shard, index, path, record)
+        indexing.index_token_shard(FileCorpus.of(corpus.files), shard, index, path, record)
     stats_path = tmp_path / "token.stats.json"
     indexing.finalize_index(index, shards, TOKEN_INDEX, stats_path, record, parts)
     written = read_json(stats_path)
@@ -194,7 +194,7 @@ def test_the_vector_build_reads_once_says_nothing_twice_and_counts_what_the_mani
     lines.insert(2, '{"id": "broken", "text": ')
     lines.append('{"id": "d1", "text": "A second document with the id of another."}')
     path.write_text("\n".join(lines) + "\n")
-    corpus = CountedPasses(FileCorpus(path))
+    corpus = CountedPasses(FileCorpus.of(path))
     record = StepRecord(TOKEN_INDEX, {})
     with caplog.at_level(logging.DEBUG, logger="tipqa.corpus.base"):
         indexing.build_token_index(corpus, ReadAll(), tmp_path / "token.stats.json", record)

@@ -8,22 +8,33 @@ import orjson
 import pytest
 
 from tipqa.config import read_config
+from tipqa.config_pools import Pool
 from tipqa.demo.world import DemoSettings
 from tipqa.errors import InputError
-from tipqa.fingerprint import StepRecord
-from tipqa.inputs import make_world, open_corpus, prepare_questions, shard_count
+from tipqa.inputs import (
+    QuestionsInputs,
+    WorldInputs,
+    make_world,
+    open_corpus,
+    prepare_questions,
+    shard_count,
+)
 from tipqa.jsonl import read_json, read_records, write_records
-from tipqa.layout import QUESTIONS, RunLayout
+from tipqa.layout import RunLayout
 from tipqa.records import Question
 
 WORLD = DemoSettings(documents=300, seed=7, files=2)
-RECORD = StepRecord(QUESTIONS, {"test": True})
+
+
+def questions_inputs(pool: Pool, shard_size: int) -> QuestionsInputs:
+    """A pool's questions' inputs for a test (any raw input will do)."""
+    return QuestionsInputs(pool, shard_size, {"test": True})
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> RunLayout:
     layout = RunLayout(tmp_path_factory.mktemp("run"))
-    stats = make_world(WORLD, 10, layout, StepRecord("world", {}))
+    stats = make_world(WorldInputs(WORLD, 10), layout)
     assert stats.counts["documents"] == 300
     return layout
 
@@ -57,7 +68,8 @@ def test_files_corpus_with_derived_ids(tmp_path: Path) -> None:
 
 def test_prepare_demo_questions_with_limit_and_shards(run: RunLayout) -> None:
     pool = read_config({"pool.dev": {"source": "demo", "limit": "5"}}).pool("dev")
-    stats = prepare_questions(pool, run, 2, RECORD)
+    inputs = questions_inputs(pool, 2)
+    stats = prepare_questions(inputs, run)
     layout = run.pool("dev")
     written = read_records(layout.questions, Question)
     assert written == read_records(run.world_questions, Question)[:5]
@@ -66,13 +78,13 @@ def test_prepare_demo_questions_with_limit_and_shards(run: RunLayout) -> None:
     assert shard_count(layout) == 3
     recorded = read_json(layout.questions_stats)
     assert recorded["info"] == {"source": "demo"}
-    assert recorded["fingerprint"] == RECORD.fingerprint
+    assert recorded["fingerprint"] == inputs.record.fingerprint
 
 
 def test_prepare_questions_again_drops_old_shards(run: RunLayout) -> None:
     pool = read_config({"pool.dev": {"source": "demo", "limit": "6"}}).pool("dev")
-    prepare_questions(pool, run, 2, RECORD)
-    prepare_questions(pool, run, 3, RECORD)
+    prepare_questions(questions_inputs(pool, 2), run)
+    prepare_questions(questions_inputs(pool, 3), run)
     assert sorted(p.name for p in run.pool("dev").shards.iterdir()) == [
         "shard-00000",
         "shard-00001",
@@ -84,7 +96,7 @@ def test_prepare_questions_from_a_source(tmp_path: Path) -> None:
     write_records(source, [Question(f"q{i}", f"Q{i}?", "A", ["A"]) for i in range(3)])
     sections = {"pool.dev": {"source": "tipqa-jsonl", "paths": str(source)}}
     run = RunLayout(tmp_path / "run")
-    stats = prepare_questions(read_config(sections).pool("dev"), run, 10, RECORD)
+    stats = prepare_questions(questions_inputs(read_config(sections).pool("dev"), 10), run)
     assert [q.id for q in read_records(run.pool("dev").questions, Question)] == ["q0", "q1", "q2"]
     assert stats.counts["written"] == 3
     assert stats.counts["questions"] == 3
@@ -96,7 +108,7 @@ def test_prepare_questions_bad_line_names_the_file(tmp_path: Path) -> None:
     sections = {"pool.dev": {"source": "tipqa-jsonl", "paths": str(source)}}
     run = RunLayout(tmp_path / "run")
     with pytest.raises(InputError) as info:
-        prepare_questions(read_config(sections).pool("dev"), run, 10, RECORD)
+        prepare_questions(questions_inputs(read_config(sections).pool("dev"), 10), run)
     assert (info.value.path, info.value.line) == (str(source), 1)
     assert not run.pool("dev").questions.exists()
 
@@ -107,5 +119,5 @@ def test_an_empty_pool_is_an_error_naming_the_file(tmp_path: Path) -> None:
     sections = {"pool.dev": {"source": "tipqa-jsonl", "paths": str(source)}}
     run = RunLayout(tmp_path / "run")
     with pytest.raises(InputError, match=r"empty\.jsonl: question pool 'dev' has no questions"):
-        prepare_questions(read_config(sections).pool("dev"), run, 10, RECORD)
+        prepare_questions(questions_inputs(read_config(sections).pool("dev"), 10), run)
     assert not run.pool("dev").questions_stats.exists()

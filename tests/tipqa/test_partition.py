@@ -10,7 +10,7 @@ from datasets import load_from_disk
 from tipqa.errors import InputError
 from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_json, read_records, write_records
-from tipqa.layout import PARTITION, ShardLayout
+from tipqa.layout import PARTITION, PartitionLayout, ShardLayout
 from tipqa.partition import label_questions, write_partition
 from tipqa.records import (
     LABELS,
@@ -109,7 +109,9 @@ def test_write_partition_files_stats_and_dataset(tmp_path: Path) -> None:
     )
     shards = [([q("a"), q("b"), q("c"), q("d")], first_shard(tmp_path / "s0")), ([q("e")], second)]
     out = tmp_path / "partition"
-    stats = write_partition(shards, out, StepRecord(PARTITION, {"pool": "dev"}), {"steps": {}})
+    stats = write_partition(
+        shards, PartitionLayout(out), StepRecord(PARTITION, {"pool": "dev"}), {"steps": {}}
+    )
 
     labelled = {label: read_records(out / f"{label}.jsonl", LabeledQuestion) for label in LABELS}
     assert {k: [r.id for r in v] for k, v in labelled.items()} == {
@@ -155,11 +157,11 @@ def test_write_partition_again_replaces_the_dataset(tmp_path: Path) -> None:
     shard = shard_with(
         tmp_path / "s0", [Decision("e", "discarded", "token", "many", None, 9, 2)], []
     )
-    write_partition([([q("e")], shard)], out, StepRecord(PARTITION, {}), {})
+    write_partition([([q("e")], shard)], PartitionLayout(out), StepRecord(PARTITION, {}), {})
     shard = shard_with(
         tmp_path / "s0", [Decision("e", "answerable", "token", "yes", TOKEN_EVIDENCE, 9, 1)], []
     )
-    write_partition([([q("e")], shard)], out, StepRecord(PARTITION, {}), {})
+    write_partition([([q("e")], shard)], PartitionLayout(out), StepRecord(PARTITION, {}), {})
     loaded = load_from_disk(str(out / "hf"))
     assert (loaded["answerable"].num_rows, loaded["discarded"].num_rows) == (1, 0)
     assert read_records(out / "discarded.jsonl", LabeledQuestion) == []

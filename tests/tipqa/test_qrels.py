@@ -11,7 +11,7 @@ from partition_fixtures import write_pool
 from tipqa.errors import InputError
 from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_json, read_records, write_records
-from tipqa.layout import PARTITION, SPLITS, RunLayout, ShardLayout
+from tipqa.layout import PARTITION, SPLITS, PartitionLayout, RunLayout, ShardLayout
 from tipqa.partition import write_partition
 from tipqa.qrels import (
     QRELS_FILE,
@@ -116,7 +116,7 @@ def test_the_partition_writes_the_relevance_files_and_counts_them(tmp_path: Path
         for qid, shard in (("b", first), ("c", second))
     ]
     out = tmp_path / "partition"
-    write_partition(shards, out, StepRecord(PARTITION, {}), {"steps": {}})
+    write_partition(shards, PartitionLayout(out), StepRecord(PARTITION, {}), {"steps": {}})
     assert (out / QRELS_FILE).read_text() == "b 0 d3 1\nb 0 d5 0\nc 0 d8 0\n"
     assert [u.question_id for u in read_records(out / UNITS_FILE, JudgedUnit)] == ["b"] * 3 + ["c"]
     relevance = read_json(out / "stats.json")["info"]["relevance"]

@@ -11,12 +11,12 @@ from partition_fixtures import CONFIG, DEV, INFO, TRAIN, provenance, write_pool
 from tipqa.errors import ConfigError, InputError
 from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_json, read_records, write_records
-from tipqa.layout import SPLITS, RunLayout
+from tipqa.layout import SPLITS, RunLayout, SplitsLayout
 from tipqa.llm.prompts import load_template
 from tipqa.lmeval_task.task_files import write_task_folder
 from tipqa.provenance import construction_parameters
 from tipqa.records import LabeledQuestion, VectorInstance
-from tipqa.splits import SplitPlan, SplitSettings, SplitsLayout, make_splits, sample_validation
+from tipqa.splits import SplitPlan, SplitSettings, make_splits, sample_validation
 
 RECORD = StepRecord(SPLITS, {})
 

@@ -7,16 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tipqa.fingerprint import StepRecord
+from tipqa.config import read_config
 from tipqa.jsonl import read_json, read_records, write_records
 from tipqa.judges.rules import RuleJudge
 from tipqa.keywords.rules import RuleKeywordExtractor
 from tipqa.layout import (
     KEYWORDS,
     TOKEN_JUDGE,
-    TOKEN_SEARCH,
     VECTOR_JUDGE,
-    VECTOR_SEARCH,
     PoolLayout,
     ShardLayout,
 )
@@ -31,8 +29,17 @@ from tipqa.records import (
     VectorHit,
     VectorInstance,
 )
+from tipqa.stages.inputs import (
+    KeywordsInputs,
+    TokenJudgeInputs,
+    TokenSearchInputs,
+    VectorJudgeInputs,
+    VectorSearchInputs,
+)
 from tipqa.stats import StepStats
 from tipqa.steps import (
+    Judging,
+    VectorSearching,
     extract_keywords,
     pool_shards,
     shard_questions,
@@ -42,7 +49,6 @@ from tipqa.steps import (
     vector_search,
 )
 from tipqa.token_index.tantivy import TantivyTokenIndex
-from tipqa.windows import WindowSettings
 
 QUESTIONS = [
     Question("born", "In which city was Kellan Dusk born?", "Varnholt", ["Varnholt"]),
@@ -57,9 +63,9 @@ DOCS = [
 ]
 
 
-def record(step: str) -> StepRecord:
-    """A step's record for a test (any settings will do)."""
-    return StepRecord(step, {"test": step})
+CONFIG = read_config({})
+KEYWORDS_INPUTS = KeywordsInputs(CONFIG.keywords, "questions")
+SEARCH_INPUTS = TokenSearchInputs(5, CONFIG.token_index, "keywords", "token-index")
 
 
 def test_pool_shards_read_each_shard_file(tmp_path: Path) -> None:
@@ -111,7 +117,7 @@ def index(tmp_path: Path) -> TantivyTokenIndex:
 
 def test_keyword_and_token_steps(tmp_path: Path, index: TantivyTokenIndex) -> None:
     shard = ShardLayout(tmp_path / "shard-00000")
-    stats = extract_keywords(QUESTIONS, BrokenForOne(), shard, record(KEYWORDS))
+    stats = extract_keywords(QUESTIONS, KEYWORDS_INPUTS, BrokenForOne(), shard)
     assert stats.errors == {"extraction_failed": 1}
     assert stats.counts["questions"] == 4 and stats.counts["BrokenForOne.calls"] == 1
     keywords = read_records(shard.keywords, Keywords)
@@ -120,10 +126,10 @@ def test_keyword_and_token_steps(tmp_path: Path, index: TantivyTokenIndex) -> No
     ]  # fmt: skip
     written = read_json(shard.stats(KEYWORDS))
     assert written["info"] == {"extractor": "broken-for-one"}
-    assert written["fingerprint"] == record(KEYWORDS).fingerprint
-    assert written["provenance"]["settings"] == {"test": KEYWORDS}
+    assert written["fingerprint"] == KEYWORDS_INPUTS.record.fingerprint
+    assert written["provenance"]["settings"] == {"keywords": CONFIG.keywords.identity()}
 
-    stats = token_search(QUESTIONS, index, 5, shard, record(TOKEN_SEARCH))
+    stats = token_search(QUESTIONS, SEARCH_INPUTS, index, shard)
     assert stats.counts["skipped_keyword_error"] == 1
     found = {c.question_id: c for c in read_records(shard.token_candidates, TokenCandidates)}
     assert set(found) == {"born", "apart", "none"}
@@ -131,8 +137,8 @@ def test_keyword_and_token_steps(tmp_path: Path, index: TantivyTokenIndex) -> No
     assert (found["apart"].total, found["none"].total) == (1, 0)
 
     judge = CountingJudge()
-    windows = WindowSettings()
-    stats = token_judge(QUESTIONS, index.get, judge, 5, windows, shard, record(TOKEN_JUDGE))
+    inputs = TokenJudgeInputs(CONFIG.judge, CONFIG.windows, False, SEARCH_INPUTS)
+    stats = token_judge(QUESTIONS, inputs, Judging(judge, index.get), shard)
     decisions = {d.question_id: d for d in read_records(shard.token_decisions, Decision)}
     assert {k: d.label for k, d in decisions.items()} == {
         "born": "answerable", "apart": "to_vector", "none": "to_vector", "broken": "undetermined",
@@ -191,14 +197,17 @@ def test_vector_steps_take_only_questions_passed_on(tmp_path: Path) -> None:
     )
     texts = ["Orla Venn died in 1544.", "Quillmere is a town."]
     index = ChunkPerQuery(texts)
-    stats = vector_search(QUESTIONS, OneHotEmbedder(), index, 1, shard, record(VECTOR_SEARCH))
+    inputs = VectorSearchInputs(1, CONFIG.embedder, CONFIG.vector_index, "judge", "index", None)
+    stats = vector_search(QUESTIONS, inputs, VectorSearching(OneHotEmbedder(), index), shard)
     assert stats.counts["questions"] == 2
     candidates = read_records(shard.vector_candidates, VectorCandidates)
     assert [(c.question_id, c.hits[0].chunk_id) for c in candidates] == [
         ("apart", "c0"),
         ("none", "c1"),
     ]
-    stats = vector_judge(QUESTIONS, RuleJudge(), shard, record(VECTOR_JUDGE))
+    stats = vector_judge(
+        QUESTIONS, VectorJudgeInputs(CONFIG.judge, "search"), Judging(RuleJudge()), shard
+    )
     decisions = read_records(shard.vector_decisions, Decision)
     assert [(d.question_id, d.label) for d in decisions] == [
         ("apart", "answerable"),

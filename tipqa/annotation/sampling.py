@@ -90,11 +90,11 @@ def collect_population(pool: PoolLayout, stats: StepStats) -> list[AnnotationIte
     """Every yes/no judgment of the pool's answerable and unanswerable questions (no text yet)."""
     questions: dict[str, LabeledQuestion] = {}
     for label in SAMPLED_LABELS:
-        for row in read_records(pool.partition / f"{label}.jsonl", LabeledQuestion):
+        for row in read_records(pool.partition_files.labelled(label), LabeledQuestion):
             questions[row.id] = row
     excluded: dict[str, str] = {}
     for label in EXCLUDED_LABELS:
-        path = pool.partition / f"{label}.jsonl"
+        path = pool.partition_files.labelled(label)
         if path.exists():
             excluded.update({row.id: label for row in read_records(path, LabeledQuestion)})
     seen: set[str] = set()

@@ -91,7 +91,7 @@ def _token_context(
 
 def _stored_evidence(pool: PoolLayout) -> dict[tuple[str, str], str]:
     """The evidence texts stored in the partition, by (question id, unit id)."""
-    path = pool.partition / "answerable.jsonl"
+    path = pool.partition_files.labelled("answerable")
     return {
         (row.id, row.evidence.unit_id): row.evidence.text
         for row in iter_records(path, LabeledQuestion)
@@ -148,7 +148,7 @@ def attach_token_texts(
                 raise InputError(
                     f"item {item.item_id}: the recomputed window differs from the stored "
                     "evidence (the token index or the window code changed since the run)",
-                    path=str(pool.partition / "answerable.jsonl"),
+                    path=str(pool.partition_files.labelled("answerable")),
                 )
             stats.add("token_evidence_checked")
         stats.add("token_windows_recomputed")

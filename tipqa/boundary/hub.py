@@ -20,11 +20,12 @@ from tipqa.boundary import checkpoints
 from tipqa.boundary.checkpoints import answerable_shares
 from tipqa.boundary.records import FirstSeen
 from tipqa.errors import InputError
-from tipqa.hub.folder import HubConfig, count_lines, question_row, question_schema
+from tipqa.hub.folder import HubConfig, count_lines, question_schema
 from tipqa.jsonl import iter_records
-from tipqa.layout import RunLayout
+from tipqa.layout import RunLayout, SplitsLayout
+from tipqa.partition import flatten_evidence, question_row
 from tipqa.records import SCHEMA_VERSION, LabeledQuestion
-from tipqa.splits import SPLITS, SplitsLayout
+from tipqa.splits import SPLITS
 
 REMEDY = "run the build again: luigi --module pipelines CreateDataset --local-scheduler"
 SHOWN_CHECKPOINTS = 10
@@ -120,11 +121,7 @@ def first_seen_schema() -> Any:
 
 def first_seen_row(seen: FirstSeen) -> dict[str, Any]:
     """A flat row of the `first_seen` configuration."""
-    row = seen.to_dict()
-    evidence = row.pop("evidence") or {}
-    for key in ("stage", "doc_id", "unit_id", "text"):
-        row[f"evidence_{key}"] = evidence.get(key)
-    return row
+    return flatten_evidence(seen.to_dict())
 
 
 class CheckpointConfig:

@@ -66,9 +66,38 @@ class ReadsFiles(Protocol):
         ...
 
 
+class ReaderFields(Protocol):
+    """The reader keys of a corpus's settings that its `DocumentParser` applies."""
+
+    @property
+    def text_field(self) -> str:
+        """Field of the text (dotted names work)."""
+        ...
+
+    @property
+    def id_field(self) -> str | None:
+        """Field of the id (None or empty: ids derived from file and line)."""
+        ...
+
+    @property
+    def meta_fields(self) -> tuple[str, ...] | None:
+        """Fields kept as meta (None: all)."""
+        ...
+
+    @property
+    def strict(self) -> bool:
+        """A bad record is an InputError, not a counted skip."""
+        ...
+
+    @property
+    def max_chars(self) -> int | None:
+        """Skip longer documents (counted)."""
+        ...
+
+
 CORPUS_READERS: Registry[Corpus] = Registry("corpus reader")
 CORPUS_READERS.add(
-    "files", "tipqa.corpus.files:open_files", settings="tipqa.corpus.files:FileCorpusSettings"
+    "files", "tipqa.corpus.files:FileCorpus", settings="tipqa.corpus.files:FileCorpusSettings"
 )
 CORPUS_READERS.add(
     "hub", "tipqa.corpus.hub:HubCorpus", settings="tipqa.corpus.hub:HubCorpusSettings"
@@ -97,24 +126,17 @@ class DocumentParser:
     def __init__(
         self,
         stats: StepStats,
+        fields: ReaderFields,
         *,
-        text_field: str = "text",
-        id_field: str | None = "id",
-        meta_fields: list[str] | None = None,
-        strict: bool = False,
-        max_chars: int | None = None,
         check_duplicates: bool = True,
         seen: set[bytes] | None = None,
     ) -> None:
-        """`seen`: the digests of ids read so far, shared by parsers of one corpus."""
-        if not text_field:
+        """`fields`: the reader keys of the corpus's settings; `check_duplicates`: count
+        repeated ids; `seen`: the digests of ids read so far, shared by parsers of one corpus."""
+        if not fields.text_field:
             raise ValueError("text_field must be a non-empty field name")
         self.stats = stats
-        self.text_field = text_field
-        self.id_field = id_field or None
-        self.meta_fields = None if meta_fields is None else list(meta_fields)
-        self.strict = strict
-        self.max_chars = max_chars
+        self.fields = fields
         self.check_duplicates = check_duplicates
         self._seen: set[bytes] = set() if seen is None else seen
         self._warned: Counter[str] = Counter()
@@ -128,7 +150,7 @@ class DocumentParser:
         self, kind: str, message: str, *, path: str, line: int, field: str | None = None
     ) -> None:
         """Count and log a skipped record, or raise InputError when strict."""
-        if self.strict:
+        if self.fields.strict:
             raise InputError(message, path=path, line=line, field=field)
         self.stats.error(kind)
         where = f"{path}, line {line}" + (f", field {field!r}" if field else "")
@@ -157,20 +179,26 @@ class DocumentParser:
             kind = type(record).__name__
             self.skip("not_object", f"expected a JSON object, got {kind}", path=path, line=line)
             return None
-        text = get_field(record, self.text_field)
+        text = get_field(record, self.fields.text_field)
         if text is MISSING or text is None:
-            self.skip("missing_text", "no text field", path=path, line=line, field=self.text_field)
+            self.skip(
+                "missing_text", "no text field", path=path, line=line, field=self.fields.text_field
+            )
             return None
         if not isinstance(text, str):
             message = f"text must be a string, got {type(text).__name__}"
-            self.skip("text_not_string", message, path=path, line=line, field=self.text_field)
+            self.skip(
+                "text_not_string", message, path=path, line=line, field=self.fields.text_field
+            )
             return None
         if not text.strip():
-            self.skip("empty_text", "empty text", path=path, line=line, field=self.text_field)
+            self.skip(
+                "empty_text", "empty text", path=path, line=line, field=self.fields.text_field
+            )
             return None
-        if self.max_chars is not None and len(text) > self.max_chars:
-            message = f"text of {len(text)} characters exceeds max_chars={self.max_chars}"
-            self.skip("too_long", message, path=path, line=line, field=self.text_field)
+        if self.fields.max_chars is not None and len(text) > self.fields.max_chars:
+            message = f"text of {len(text)} characters exceeds max_chars={self.fields.max_chars}"
+            self.skip("too_long", message, path=path, line=line, field=self.fields.text_field)
             return None
         doc_id = self._document_id(record, origin=origin, path=path, line=line, given=doc_id)
         if doc_id is None:
@@ -184,7 +212,8 @@ class DocumentParser:
         self, record: dict[str, Any], *, origin: str, path: str, line: int, given: str | None
     ) -> str | None:
         """The record's own id (strings and integers) or "{origin}:{line}" when it has none."""
-        value: Any = MISSING if self.id_field is None else get_field(record, self.id_field)
+        id_field = self.fields.id_field or None
+        value: Any = MISSING if id_field is None else get_field(record, id_field)
         if given is not None:
             doc_id = given
         elif value is MISSING or value is None:
@@ -196,7 +225,7 @@ class DocumentParser:
             doc_id = str(value)
         else:
             message = f"id must be a non-empty string or an integer, got {value!r:.60}"
-            self.skip("invalid_id", message, path=path, line=line, field=self.id_field)
+            self.skip("invalid_id", message, path=path, line=line, field=id_field)
             return None
         if self.check_duplicates:
             digest = hashlib.blake2b(doc_id.encode("utf-8", "surrogatepass"), digest_size=12)
@@ -210,10 +239,11 @@ class DocumentParser:
 
     def _meta(self, record: dict[str, Any]) -> dict[str, Any]:
         """Every other top-level field by default, else the requested (dotted) fields present."""
-        if self.meta_fields is None:
-            return {k: v for k, v in record.items() if k not in (self.text_field, self.id_field)}
+        if self.fields.meta_fields is None:
+            own = (self.fields.text_field, self.fields.id_field or None)
+            return {k: v for k, v in record.items() if k not in own}
         meta: dict[str, Any] = {}
-        for name in self.meta_fields:
+        for name in self.fields.meta_fields:
             value = get_field(record, name)
             if value is not MISSING:
                 meta[name] = value

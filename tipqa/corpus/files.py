@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import orjson
 from tqdm import tqdm
@@ -108,15 +108,6 @@ def _grouped_files(
     return found
 
 
-def open_files(settings: FileCorpusSettings, *, progress: bool | None = None) -> FileCorpus:
-    """The corpus of these settings."""
-    return FileCorpus(
-        groups=[group for _, group in settings.file_groups()],
-        check_duplicates=settings.check_duplicates,
-        progress=progress,
-    )
-
-
 @dataclass
 class _Group:
     """One group's reader settings and the parser that applies them."""
@@ -128,80 +119,58 @@ class _Group:
 class FileCorpus:
     """Documents of local files: JSONL (also .json, .gz, .zst), Parquet and plain text.
 
-    `paths` are files, directories or glob patterns (sorted, deterministic). Fields may be
-    dotted (`meta.pile_set_name`). Without an id (field absent, null, or `id_field=None`) a
-    document's id is "{file name}:{line}" (for Parquet, the row number from 1). With
-    `format="text"` each file (any suffix) is one document whose id is its path below the
-    folder that named it (`wikipedia/Ana.txt` for `evidence/wikipedia/Ana.txt` under
+    `settings.paths` are files, directories or glob patterns (sorted, deterministic). Fields
+    may be dotted (`meta.pile_set_name`). Without an id (field absent, null, or
+    `id_field=None`) a document's id is "{file name}:{line}" (for Parquet, the row number from
+    1). With `format="text"` each file (any suffix) is one document whose id is its path below
+    the folder that named it (`wikipedia/Ana.txt` for `evidence/wikipedia/Ana.txt` under
     `paths = evidence`). With `meta_fields=None` every other top-level field goes to
     `Document.meta` (the Pile's `meta` object is kept as is); with a list, only those (dotted)
     fields. Bytes that are not UTF-8 are replaced by U+FFFD (counted as `utf8_replaced`), or
     the record skipped with `bad_utf8="skip"`. Bad records are counted skips in `stats.errors`
-    (or InputError when `strict`); damaged compressed files always raise. `groups` replaces
-    `paths` and the reader keywords: files read each with their group's settings, ids checked
-    for duplicates across all. `stats` is reset at the start of each full pass (`__iter__`).
-    `progress`: a tqdm bar of documents (None: only when stderr is a terminal).
+    (or InputError when `strict`); damaged compressed files always raise. With groups
+    (`[corpus.NAME]`), files are read each with their group's settings, ids checked for
+    duplicates across all. `stats` is reset at the start of each full pass (`__iter__`).
+    `progress`: a tqdm bar of documents (None: only when stderr is a terminal). Library
+    callers build one with `FileCorpus.of(paths, **fields)`.
     """
 
-    def __init__(
-        self,
-        paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] = (),
-        *,
-        text_field: str = "text",
-        id_field: str | None = "id",
-        meta_fields: list[str] | None = None,
-        strict: bool = False,
-        max_chars: int | None = None,
-        bad_utf8: BadUtf8 = "replace",
-        format: FileKind = "auto",
-        check_duplicates: bool = True,
-        progress: bool | None = None,
-        groups: Sequence[FileGroupSettings] = (),
-    ) -> None:
-        if not groups:
-            named = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-            groups = [
-                FileGroupSettings(
-                    paths=tuple(str(path) for path in named),
-                    format=format,
-                    text_field=text_field,
-                    id_field=id_field,
-                    meta_fields=None if meta_fields is None else tuple(meta_fields),
-                    strict=strict,
-                    max_chars=max_chars,
-                    bad_utf8=bad_utf8,
-                )
-            ]
-        self._settings = list(groups)
-        grouped = _grouped_files([(str(n), g) for n, g in enumerate(self._settings)])
+    def __init__(self, settings: FileCorpusSettings, *, progress: bool | None = None) -> None:
+        self.settings = settings
+        self.progress = progress
+        groups = settings.file_groups()
+        self._settings = [group for _, group in groups]
+        grouped = _grouped_files(groups)
         self.files: list[Path] = [path for path, _, _ in grouped]
         self._place = {path: (root, number) for path, root, number in grouped}
         for path, _, number in grouped:
             if self._settings[number].format == "auto":
                 file_format(path)
-        self.check_duplicates = check_duplicates
-        self.progress = progress
         self._start()
+
+    @classmethod
+    def of(
+        cls,
+        paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+        *,
+        progress: bool | None = None,
+        **fields: Any,
+    ) -> FileCorpus:
+        """The corpus of `paths` read with these `FileCorpusSettings` fields (library use)."""
+        named = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+        if isinstance(fields.get("meta_fields"), list):
+            fields["meta_fields"] = tuple(fields["meta_fields"])
+        settings = FileCorpusSettings(paths=tuple(str(path) for path in named), **fields)
+        return cls(settings, progress=progress)
 
     def _start(self) -> None:
         """Fresh counters and one parser per group, sharing the ids seen."""
         self.stats = StepStats("corpus")
         seen: set[bytes] = set()
+        check = self.settings.check_duplicates
         self._groups = [
             _Group(
-                settings,
-                DocumentParser(
-                    self.stats,
-                    text_field=settings.text_field,
-                    id_field=settings.id_field,
-                    meta_fields=None
-                    if settings.meta_fields is None
-                    else list(settings.meta_fields),
-                    strict=settings.strict,
-                    max_chars=settings.max_chars,
-                    check_duplicates=self.check_duplicates,
-                    seen=seen,
-                ),
+                settings, DocumentParser(self.stats, settings, check_duplicates=check, seen=seen)
             )
             for settings in self._settings
         ]

@@ -68,15 +68,7 @@ class HubCorpus:
         """Yield the split's documents, starting fresh counters and duplicate checks."""
         self.stats = StepStats("corpus")
         settings = self.settings
-        parser = DocumentParser(
-            self.stats,
-            text_field=settings.text_field,
-            id_field=settings.id_field,
-            meta_fields=None if settings.meta_fields is None else list(settings.meta_fields),
-            strict=settings.strict,
-            max_chars=settings.max_chars,
-            check_duplicates=settings.check_duplicates,
-        )
+        parser = DocumentParser(self.stats, settings, check_duplicates=settings.check_duplicates)
         dataset = self.load()
         disable = None if self.progress is None else not self.progress
         rows = tqdm(dataset, desc=self.origin, unit="row", disable=disable)

@@ -21,9 +21,9 @@ from typing import Any
 
 from tipqa.errors import InputError
 from tipqa.jsonl import iter_records
-from tipqa.layout import RunLayout
+from tipqa.layout import RunLayout, SplitsLayout
 from tipqa.records import SCHEMA_VERSION, Evidence, LabeledQuestion, RecordError
-from tipqa.splits import SPLIT_LABELS, SplitsLayout
+from tipqa.splits import SPLIT_LABELS
 from tipqa.stats import read_stats
 
 log = logging.getLogger(__name__)

@@ -11,9 +11,9 @@ import orjson
 from tipqa.errors import InputError
 from tipqa.export.formats import ExportFormat
 from tipqa.jsonl import atomic_open, iter_records, write_json
-from tipqa.layout import RunLayout
+from tipqa.layout import RunLayout, SplitsLayout
 from tipqa.records import LabeledQuestion
-from tipqa.splits import SPLITS, SplitsLayout
+from tipqa.splits import SPLITS
 from tipqa.stats import read_stats
 
 REMEDY = "build the splits first: luigi --module pipelines CreateDataset"

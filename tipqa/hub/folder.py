@@ -25,13 +25,14 @@ from tipqa.hub.card import render_card
 from tipqa.hub.folder_stats import HubFolderStats
 from tipqa.hub.settings import HubSettings
 from tipqa.jsonl import iter_records
-from tipqa.layout import HUB_FOLDER, RunLayout
+from tipqa.layout import HUB_FOLDER, RunLayout, SplitsLayout
 from tipqa.lmeval_task.task_files import card_section as lm_eval_section
 from tipqa.lmeval_task.task_files import checkpoint_steps, write_task_folder
+from tipqa.partition import question_row
 from tipqa.provenance import REMEDY
 from tipqa.qrels import QRELS_FILE, UNITS_FILE
 from tipqa.records import SCHEMA_VERSION, JudgedUnit, LabeledQuestion, VectorInstance
-from tipqa.splits import SPLITS, SplitsLayout
+from tipqa.splits import SPLITS
 from tipqa.stats import StepStats, read_stats
 
 BATCH_ROWS = 1000
@@ -102,15 +103,6 @@ def relevance_schema() -> Any:
         ],
         metadata={"tipqa_schema_version": str(SCHEMA_VERSION)},
     )
-
-
-def question_row(item: LabeledQuestion) -> dict[str, Any]:
-    """A flat row of the `questions` configuration."""
-    row = item.to_dict()
-    evidence = row.pop("evidence") or {}
-    for key in ("stage", "doc_id", "unit_id", "text"):
-        row[f"evidence_{key}"] = evidence.get(key)
-    return row
 
 
 class HubConfig(Protocol):

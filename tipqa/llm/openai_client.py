@@ -95,56 +95,47 @@ class OpenAIServerSettings(Settings):
     backoff_base: float = knob(0.5, doc="seconds before the first retry (doubled each time)")
     backoff_max: float = knob(30.0, doc="the longest wait between retries, in seconds")
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.model, str) or not self.model:
+            raise ConfigError("openai: a model name is required")
+        if self.max_concurrency < 1:
+            raise ConfigError(f"openai: max_concurrency must be >= 1, got {self.max_concurrency}")
+        if self.max_retries < 0:
+            raise ConfigError(f"openai: max_retries must be >= 0, got {self.max_retries}")
+        if self.timeout <= 0:
+            raise ConfigError(f"openai: timeout must be > 0, got {self.timeout}")
+
     def extras(self) -> tuple[Extra, ...]:
         """The `openai` package."""
         return (OPENAI,)
 
     def client(self, stats: StepStats, *, progress: bool = True) -> OpenAIChatClient:
         """A chat client for this server, counting into `stats` (the key from OPENAI_API_KEY)."""
-        return OpenAIChatClient(
-            self.model,
-            base_url=self.base_url or None,
-            max_concurrency=self.max_concurrency,
-            max_retries=self.max_retries,
-            timeout=self.timeout,
-            backoff_base=self.backoff_base,
-            backoff_max=self.backoff_max,
-            progress=progress,
-            stats=stats,
-        )
+        return OpenAIChatClient(self, progress=progress, stats=stats)
 
 
 class OpenAIChatClient:
-    """Chat completions at temperature 0 with bounded concurrency, retries and counters."""
+    """Chat completions at temperature 0 with bounded concurrency, retries and counters.
+
+    `settings.base_url` empty: OPENAI_BASE_URL, else OpenAI; `api_key` None: OPENAI_API_KEY.
+    Library callers build one with `OpenAIChatClient.of(model=..., **fields)`.
+    """
 
     def __init__(
         self,
-        model: str,
+        settings: OpenAIServerSettings,
         *,
-        base_url: str | None = None,
         api_key: str | None = None,
-        max_concurrency: int = 8,
-        max_retries: int = 5,
-        timeout: float = 60.0,
-        backoff_base: float = 0.5,
-        backoff_max: float = 30.0,
         progress: bool = True,
         stats: StepStats | None = None,
     ) -> None:
-        if not isinstance(model, str) or not model:
-            raise ConfigError("openai: a model name is required")
-        if max_concurrency < 1:
-            raise ConfigError(f"openai: max_concurrency must be >= 1, got {max_concurrency}")
-        if max_retries < 0:
-            raise ConfigError(f"openai: max_retries must be >= 0, got {max_retries}")
-        if timeout <= 0:
-            raise ConfigError(f"openai: timeout must be > 0, got {timeout}")
         try:
             import openai
         except ImportError as exc:
             raise MissingExtraError("openai", "openai") from exc
-        self.model = model
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        self.settings = settings
+        self.base_url = settings.base_url or os.environ.get("OPENAI_BASE_URL") or None
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             if self.base_url is None or not is_local_url(self.base_url):
@@ -154,18 +145,31 @@ class OpenAIChatClient:
                 )
             key = PLACEHOLDER_KEY
         self._secret = key
-        self.max_concurrency = max_concurrency
-        self.max_retries = max_retries
-        self.timeout = float(timeout)
-        self.backoff_base = backoff_base
-        self.backoff_max = backoff_max
         self.progress = progress
         self.stats = stats if stats is not None else StepStats("llm")
         self._lock = threading.Lock()
         self._openai = openai
         self._client = openai.OpenAI(
-            api_key=key, base_url=self.base_url, max_retries=0, timeout=self.timeout
+            api_key=key, base_url=self.base_url, max_retries=0, timeout=float(settings.timeout)
         )
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        api_key: str | None = None,
+        progress: bool = True,
+        stats: StepStats | None = None,
+        **fields: Any,
+    ) -> OpenAIChatClient:
+        """A client of the server these `OpenAIServerSettings` fields name (library use)."""
+        settings = OpenAIServerSettings(**fields)
+        return cls(settings, api_key=api_key, progress=progress, stats=stats)
+
+    @property
+    def model(self) -> str:
+        """The model's name on the server."""
+        return self.settings.model
 
     def __repr__(self) -> str:
         return f"OpenAIChatClient(model={self.model!r}, base_url={self.base_url!r})"
@@ -196,7 +200,7 @@ class OpenAIChatClient:
         if not batch:
             return []
         results: list[ChatResult | None] = [None] * len(batch)
-        workers = min(self.max_concurrency, len(batch))
+        workers = min(self.settings.max_concurrency, len(batch))
         with (
             ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tipqa-openai") as pool,
             tqdm(total=len(batch), desc=desc, disable=not self.progress, leave=False) as bar,
@@ -242,7 +246,7 @@ class OpenAIChatClient:
                         f"({kind}: {detail}): set OPENAI_API_KEY to a key it accepts, then run "
                         "the same command again"
                     ) from None
-                if retryable and attempts <= self.max_retries:
+                if retryable and attempts <= self.settings.max_retries:
                     delay = self._backoff(attempts, retry_after)
                     self._count("retries")
                     self._count(f"retries_{kind}")
@@ -272,10 +276,10 @@ class OpenAIChatClient:
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         """Exponential delay with jitter (half fixed, half random), at least the Retry-After."""
-        ceiling = min(self.backoff_max, self.backoff_base * 2 ** (attempt - 1))
+        ceiling = min(self.settings.backoff_max, self.settings.backoff_base * 2 ** (attempt - 1))
         delay = ceiling / 2 + random.uniform(0, ceiling / 2)
         if retry_after is not None:
-            delay = max(delay, min(retry_after, self.backoff_max))
+            delay = max(delay, min(retry_after, self.settings.backoff_max))
         return delay
 
     def _result(self, reply: ChatReply, attempts: int) -> ChatResult:

@@ -188,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     order = write_training_order(
-        FileCorpus(args.corpus),
+        FileCorpus.of(args.corpus),
         args.out,
         seq_length=args.seq_length,
         batch_size=args.batch_size,

@@ -78,11 +78,6 @@ class ElasticsearchVectorIndex(EsIndexBase):
         super().__init__(settings.index, settings.shards, settings, connection, build, client)
         self.dimension = dimension
         self.similarity = similarity
-        self.hnsw_m = settings.hnsw_m
-        self.ef_construction = settings.ef_construction
-        self.quantize = settings.quantize
-        self.num_candidates = settings.num_candidates
-        self.search_batch = settings.search_batch
         self._counts: dict[str, float] = dict.fromkeys(
             (
                 "chunks_added",
@@ -115,9 +110,9 @@ class ElasticsearchVectorIndex(EsIndexBase):
         return mappings.vector_index_settings(self.shards), mappings.vector_index_mappings(
             self.dimension,
             self.similarity,
-            hnsw_m=self.hnsw_m,
-            ef_construction=self.ef_construction,
-            quantize=self.quantize,
+            hnsw_m=self.settings.hnsw_m,
+            ef_construction=self.settings.ef_construction,
+            quantize=self.settings.quantize,
         )
 
     def _expected_meta(self) -> dict[str, Any]:
@@ -201,14 +196,14 @@ class ElasticsearchVectorIndex(EsIndexBase):
         if k > queries.MAX_NUM_CANDIDATES:
             raise ConfigError(f"k must be <= {queries.MAX_NUM_CANDIDATES}, got {k}")
         results: list[list[VectorHit]] = []
-        for start in range(0, queries_array.shape[0], self.search_batch):
-            batch = queries_array[start : start + self.search_batch]
+        for start in range(0, queries_array.shape[0], self.settings.search_batch):
+            batch = queries_array[start : start + self.settings.search_batch]
             results.extend(self._search_batch(batch, k))
         return results
 
     def _search_batch(self, batch: np.ndarray, k: int) -> list[list[VectorHit]]:
         """One `_msearch` request for a batch of query vectors."""
-        bodies = [queries.knn_search_body(v, k, self.num_candidates) for v in batch]
+        bodies = [queries.knn_search_body(v, k, self.settings.num_candidates) for v in batch]
         response = self.client.msearch(index=self.index, searches=queries.msearch_lines(bodies))
         results = queries.parse_knn_responses(body(response), self.similarity)
         if len(results) != len(bodies):

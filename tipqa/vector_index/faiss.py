@@ -134,24 +134,19 @@ class FaissVectorIndex:
         self.path = Path(place.path)
         self.dimension = dimension
         self.similarity = similarity
-        self.kind = settings.kind
-        self.hnsw_m = settings.hnsw_m
-        self.ef_construction = settings.ef_construction
-        self.ef_search = settings.ef_search
-        self.pq_dims = settings.pq_dims
-        if self.kind == "pq-rerank" and dimension % self.pq_dims:
+        if settings.kind == "pq-rerank" and dimension % settings.pq_dims:
             raise ConfigError(
-                f"faiss index: pq_dims {self.pq_dims} does not divide the dimension {dimension}"
+                f"faiss index: pq_dims {settings.pq_dims} does not divide the dimension {dimension}"
             )
         self._faiss = import_faiss()
         if settings.threads:
             self._faiss.omp_set_num_threads(settings.threads)
         self.path.mkdir(parents=True, exist_ok=True)
-        own = {"hnsw": ("hnsw_m",), "pq-rerank": ("pq_dims",)}.get(self.kind, ())
-        checked = ("dimension", "similarity", "kind", *own)
-        manifest = read_manifest(
-            self.path / MANIFEST, {name: getattr(self, name) for name in checked}
-        )
+        kinds = {"hnsw": {"hnsw_m": settings.hnsw_m}, "pq-rerank": {"pq_dims": settings.pq_dims}}
+        checked = {"dimension": dimension, "similarity": similarity, "kind": settings.kind}
+        manifest = read_manifest(self.path / MANIFEST, {**checked, **kinds.get(settings.kind, {})})
+        # the build depth an existing index was made with (its manifest's), else the settings'
+        self.ef_construction = settings.ef_construction
         if manifest is not None:
             self.ef_construction = int(manifest.get("ef_construction", self.ef_construction))
         self._clear(everything=manifest is None)
@@ -195,7 +190,7 @@ class FaissVectorIndex:
             return
         count = manifest["count"]
         self._index = load_faiss(self.path / manifest["faiss_file"], count, self.dimension)
-        if self.kind == "hnsw":
+        if self.settings.kind == "hnsw":
             self._index.hnsw.efConstruction = self.ef_construction
         if manifest.get("codes_file") is not None:
             self._codes = load_faiss(self.path / manifest["codes_file"], count, self.dimension)
@@ -216,9 +211,9 @@ class FaissVectorIndex:
         """An empty FAISS index of the configured kind and metric."""
         faiss = self._faiss
         metric = faiss.METRIC_L2 if self.similarity == "l2_norm" else faiss.METRIC_INNER_PRODUCT
-        if self.kind != "hnsw":
+        if self.settings.kind != "hnsw":
             return faiss.IndexFlat(self.dimension, metric)
-        index = faiss.IndexHNSWFlat(self.dimension, self.hnsw_m, metric)
+        index = faiss.IndexHNSWFlat(self.dimension, self.settings.hnsw_m, metric)
         index.hnsw.efConstruction = self.ef_construction
         return index
 
@@ -284,14 +279,16 @@ class FaissVectorIndex:
 
     def _commit(self, *, with_codes: bool) -> dict[str, float]:
         """Write a new generation if anything changed or codes are due; return the counts."""
-        coding = with_codes and self.kind == "pq-rerank"
+        coding = with_codes and self.settings.kind == "pq-rerank"
         if self._dirty or (coding and self._codes is None and self.count() >= MIN_CODED):
             self._db.commit()
             generation = self._generation + 1
             names = [f"index-{generation if self._dirty else self._generation}.faiss"]
             if self._dirty:
                 write_faiss(self._index, self.path / names[0])
-            self._codes = pq_codes(self._faiss, self._index, self.pq_dims) if coding else None
+            self._codes = (
+                pq_codes(self._faiss, self._index, self.settings.pq_dims) if coding else None
+            )
             if self._codes is not None:
                 names.append(f"codes-{generation}.faiss")
                 write_faiss(self._codes, self.path / names[1])
@@ -317,10 +314,10 @@ class FaissVectorIndex:
             "version": FORMAT_VERSION,
             "dimension": self.dimension,
             "similarity": self.similarity,
-            "kind": self.kind,
-            "hnsw_m": self.hnsw_m,
+            "kind": self.settings.kind,
+            "hnsw_m": self.settings.hnsw_m,
             "ef_construction": self.ef_construction,
-            "pq_dims": self.pq_dims,
+            "pq_dims": self.settings.pq_dims,
             "count": self.count(),
             "generation": generation,
             "faiss_file": faiss_file,
@@ -351,8 +348,8 @@ class FaissVectorIndex:
 
     def _searcher(self, k: int) -> Any:
         """The FAISS index a search of k results runs on: codes re-ranked once finished."""
-        if self.kind == "hnsw":
-            self._index.hnsw.efSearch = max(self.ef_search, k)
+        if self.settings.kind == "hnsw":
+            self._index.hnsw.efSearch = max(self.settings.ef_search, k)
         if self._codes is None or self._codes.ntotal != self._index.ntotal:
             return self._index
         return reranked(self._faiss, self._codes, self._index, self.settings.rerank)

@@ -7,6 +7,7 @@ import logging
 import pytest
 
 from tipqa.corpus.base import MISSING, WARNINGS_PER_KIND, DocumentParser, get_field
+from tipqa.corpus.files import FileGroupSettings
 from tipqa.stats import StepStats
 
 
@@ -22,7 +23,7 @@ def test_get_field_nested_flattened_and_missing() -> None:
 
 def test_integer_ids_become_strings_and_booleans_are_rejected() -> None:
     stats = StepStats("corpus")
-    parser = DocumentParser(stats)
+    parser = DocumentParser(stats, FileGroupSettings())
     doc = parser.parse({"id": 12, "text": "t"}, origin="f", path="f", line=1)
     assert doc is not None and doc.id == "12"
     assert parser.parse({"id": True, "text": "t"}, origin="f", path="f", line=2) is None
@@ -32,14 +33,14 @@ def test_integer_ids_become_strings_and_booleans_are_rejected() -> None:
 @pytest.mark.parametrize(("check", "expected"), [(True, 1), (False, 0)])
 def test_duplicate_check_can_be_turned_off(check: bool, expected: int) -> None:
     stats = StepStats("corpus")
-    parser = DocumentParser(stats, check_duplicates=check)
+    parser = DocumentParser(stats, FileGroupSettings(), check_duplicates=check)
     for line in (1, 2):
         assert parser.parse({"id": "same", "text": "t"}, origin="f", path="f", line=line)
     assert stats.counts["duplicate_ids"] == expected
 
 
 def test_warnings_are_limited_per_kind(caplog: pytest.LogCaptureFixture) -> None:
-    parser = DocumentParser(StepStats("corpus"))
+    parser = DocumentParser(StepStats("corpus"), FileGroupSettings())
     with caplog.at_level(logging.WARNING, logger="tipqa.corpus.base"):
         for line in range(1, WARNINGS_PER_KIND + 10):
             parser.parse({"text": ""}, origin="f", path="f", line=line)
@@ -50,4 +51,4 @@ def test_warnings_are_limited_per_kind(caplog: pytest.LogCaptureFixture) -> None
 
 def test_empty_text_field_name_is_rejected() -> None:
     with pytest.raises(ValueError, match="text_field"):
-        DocumentParser(StepStats("corpus"), text_field="")
+        DocumentParser(StepStats("corpus"), FileGroupSettings(text_field=""))

@@ -34,7 +34,7 @@ RECORDS = [
 
 
 def test_pile_format_derives_ids_and_keeps_meta() -> None:
-    corpus = FileCorpus(PILE)
+    corpus = FileCorpus.of(PILE)
     docs = list(corpus)
     assert [d.id for d in docs] == ["pile.jsonl:1", "pile.jsonl:2", "pile.jsonl:3", "pile.jsonl:4"]
     assert docs[1].meta == {"meta": {"pile_set_name": "Wikipedia (en)"}}
@@ -63,7 +63,7 @@ def test_dotted_text_and_id_fields(tmp_path: Path) -> None:
     path.write_bytes(
         jsonl([{"doc": {"body": "Hello there.", "key": 7}}, {"doc": {"body": "Bye."}}])
     )
-    docs = list(FileCorpus(path, text_field="doc.body", id_field="doc.key", meta_fields=[]))
+    docs = list(FileCorpus.of(path, text_field="doc.body", id_field="doc.key", meta_fields=[]))
     assert [(d.id, d.text, d.meta) for d in docs] == [
         ("7", "Hello there.", {}),
         ("nested.jsonl:2", "Bye.", {}),
@@ -73,7 +73,7 @@ def test_dotted_text_and_id_fields(tmp_path: Path) -> None:
 def test_id_field_none_always_derives(tmp_path: Path) -> None:
     path = tmp_path / "a.jsonl"
     path.write_bytes(jsonl(RECORDS))
-    docs = list(FileCorpus(path, id_field=None))
+    docs = list(FileCorpus.of(path, id_field=None))
     assert [d.id for d in docs] == ["a.jsonl:1", "a.jsonl:2", "a.jsonl:3"]
     assert docs[0].meta == {"id": "d1", "meta": {"lang": "en", "n": 1}}
 
@@ -89,7 +89,7 @@ def test_formats_give_the_same_documents(tmp_path: Path, suffix: str) -> None:
         pq.write_table(pa.Table.from_pylist(RECORDS), path)
     else:
         path.write_bytes(jsonl(RECORDS))
-    docs = list(FileCorpus(path, meta_fields=["meta.lang"]))
+    docs = list(FileCorpus.of(path, meta_fields=["meta.lang"]))
     assert [(d.id, d.text, d.meta) for d in docs] == [
         (r["id"], r["text"], {"meta.lang": r["meta"]["lang"]}) for r in RECORDS
     ]
@@ -99,7 +99,7 @@ def test_parquet_without_id_uses_row_number(tmp_path: Path) -> None:
     path = tmp_path / "rows.parquet"
     table = pa.Table.from_pylist([{"body": f"Row {i} text.", "n": i} for i in range(2500)])
     pq.write_table(table, path, row_group_size=1000)
-    corpus = FileCorpus(path, text_field="body")
+    corpus = FileCorpus.of(path, text_field="body")
     docs = list(corpus)
     assert len(docs) == 2500
     assert docs[0].id == "rows.parquet:1"
@@ -111,7 +111,7 @@ def test_parquet_missing_text_column_names_file_and_field(tmp_path: Path) -> Non
     path = tmp_path / "rows.parquet"
     pq.write_table(pa.Table.from_pylist([{"body": "x"}]), path)
     with pytest.raises(InputError, match=r"rows\.parquet.*field 'text'.*body"):
-        list(FileCorpus(path))
+        list(FileCorpus.of(path))
 
 
 def test_zstd_with_several_frames(tmp_path: Path) -> None:
@@ -120,7 +120,7 @@ def test_zstd_with_several_frames(tmp_path: Path) -> None:
     path.write_bytes(
         compressor.compress(jsonl(RECORDS[:2])) + compressor.compress(jsonl(RECORDS[2:]))
     )
-    assert [d.id for d in FileCorpus(path)] == ["d1", "d2", "d3"]
+    assert [d.id for d in FileCorpus.of(path)] == ["d1", "d2", "d3"]
 
 
 def test_globs_directories_sorted_and_single_file_iteration(tmp_path: Path) -> None:
@@ -128,10 +128,10 @@ def test_globs_directories_sorted_and_single_file_iteration(tmp_path: Path) -> N
         data = jsonl(records)
         (tmp_path / name).write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
     (tmp_path / "notes.txt").write_text("not a corpus file")
-    by_glob = FileCorpus(str(tmp_path / "*.json*"))
+    by_glob = FileCorpus.of(str(tmp_path / "*.json*"))
     assert [p.name for p in by_glob.files] == ["a.jsonl.gz", "b.jsonl"]
     assert [d.id for d in by_glob] == ["d1", "d2", "d3"]
-    by_dir = FileCorpus(tmp_path)
+    by_dir = FileCorpus.of(tmp_path)
     assert by_dir.files == by_glob.files
     assert [d.id for d in by_dir.iter_file(by_dir.files[1])] == ["d2", "d3"]
     assert by_dir.stats.counts["files"] == 1
@@ -139,12 +139,12 @@ def test_globs_directories_sorted_and_single_file_iteration(tmp_path: Path) -> N
 
 def test_pattern_matching_nothing_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="matches no file"):
-        FileCorpus(str(tmp_path / "*.jsonl"))
+        FileCorpus.of(str(tmp_path / "*.jsonl"))
     with pytest.raises(InputError, match="no such file"):
-        FileCorpus(tmp_path / "absent.jsonl")
+        FileCorpus.of(tmp_path / "absent.jsonl")
     (tmp_path / "x.csv").write_text("a,b\n")
     with pytest.raises(InputError, match="unsupported file type"):
-        FileCorpus(tmp_path / "x.csv")
+        FileCorpus.of(tmp_path / "x.csv")
 
 
 BAD_LINES = [
@@ -165,7 +165,7 @@ BAD_LINES = [
 def test_bad_records_are_counted_skips(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b"\n".join(BAD_LINES) + b"\n")
-    corpus = FileCorpus(path, bad_utf8="skip")
+    corpus = FileCorpus.of(path, bad_utf8="skip")
     with caplog.at_level(logging.WARNING):
         docs = list(corpus)
     assert [d.id for d in docs] == ["ok1", "ok1", "ok2"]
@@ -200,7 +200,7 @@ def test_strict_raises_naming_file_line_and_field(
     path = tmp_path / "bad.jsonl"
     path.write_bytes(BAD_LINES[0] + b"\n" + BAD_LINES[line - 1] + b"\n")
     with pytest.raises(InputError, match=kind) as info:
-        list(FileCorpus(path, strict=True))
+        list(FileCorpus.of(path, strict=True))
     assert info.value.path == str(path)
     assert info.value.line == 2
     assert info.value.field == field
@@ -209,7 +209,7 @@ def test_strict_raises_naming_file_line_and_field(
 def test_max_chars_skips_huge_documents(tmp_path: Path) -> None:
     path = tmp_path / "big.jsonl"
     path.write_bytes(jsonl([{"id": "s", "text": "short"}, {"id": "h", "text": "word " * 1000}]))
-    corpus = FileCorpus(path, max_chars=100)
+    corpus = FileCorpus.of(path, max_chars=100)
     assert [d.id for d in corpus] == ["s"]
     assert corpus.stats.errors["too_long"] == 1
 
@@ -218,7 +218,7 @@ def test_wrong_text_field_is_an_error_not_an_empty_corpus(tmp_path: Path) -> Non
     path = tmp_path / "passages.jsonl"
     path.write_bytes(jsonl([{"id": "1", "contents": "A passage."}] * 3))
     with pytest.raises(InputError, match="none of the 3 records") as info:
-        list(FileCorpus(path))
+        list(FileCorpus.of(path))
     assert info.value.field == "text"
 
 
@@ -227,7 +227,7 @@ def test_truncated_gzip_names_file_and_lines(tmp_path: Path) -> None:
     data = gzip.compress(jsonl(records))
     path = tmp_path / "cut.jsonl.gz"
     path.write_bytes(data[: len(data) // 2])
-    corpus = FileCorpus(path)
+    corpus = FileCorpus.of(path)
     seen = []
     with pytest.raises(
         InputError, match=r"cut\.jsonl\.gz.*truncated or corrupt gzip file after \d+"
@@ -246,7 +246,7 @@ def test_truncated_zstd_names_file_and_lines(tmp_path: Path) -> None:
     with pytest.raises(
         InputError, match=r"cut\.jsonl\.zst.*truncated or corrupt zstd file"
     ) as info:
-        seen.extend(FileCorpus(path))
+        seen.extend(FileCorpus.of(path))
     assert 0 < len(seen) < 3000
     assert f"after {len(seen)} complete lines" in str(info.value)
 
@@ -255,11 +255,11 @@ def test_corrupt_zstd_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "junk.jsonl.zst"
     path.write_bytes(b"this is not zstandard data at all" * 10)
     with pytest.raises(InputError, match=r"junk\.jsonl\.zst"):
-        list(FileCorpus(path))
+        list(FileCorpus.of(path))
 
 
 def test_new_pass_resets_stats_and_duplicate_check() -> None:
-    corpus = FileCorpus(PILE)
+    corpus = FileCorpus.of(PILE)
     list(corpus)
     list(corpus)
     assert corpus.stats.counts["documents"] == 4
@@ -268,7 +268,7 @@ def test_new_pass_resets_stats_and_duplicate_check() -> None:
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="shared sample data absent")
 def test_real_wikipedia_passages() -> None:
-    corpus = FileCorpus(SHARED / "wikipedia-passages-1000.jsonl", text_field="contents")
+    corpus = FileCorpus.of(SHARED / "wikipedia-passages-1000.jsonl", text_field="contents")
     docs = list(corpus)
     assert len(docs) == 1000
     assert len({d.id for d in docs}) == 1000
@@ -278,7 +278,9 @@ def test_real_wikipedia_passages() -> None:
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="shared sample data absent")
 def test_real_dolma_web_files() -> None:
-    corpus = FileCorpus(str(SHARED / "web-cc" / "*"), meta_fields=["source", "metadata.language"])
+    corpus = FileCorpus.of(
+        str(SHARED / "web-cc" / "*"), meta_fields=["source", "metadata.language"]
+    )
     docs = list(corpus)
     assert [p.name for p in corpus.files] == [
         "cc_en_head-0091.jsonl",

@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from tipqa.config import read_config
-from tipqa.corpus.files import FileCorpus, FileGroupSettings, open_files
+from tipqa.corpus.files import FileCorpus, FileCorpusSettings, FileGroupSettings
 from tipqa.errors import ConfigError, InputError
 from tipqa.plan import Plan
 
@@ -39,7 +39,7 @@ def sections(paths: dict[str, Path], **corpus: str) -> dict[str, dict[str, str]]
 
 def test_each_group_is_read_with_its_own_settings(tmp_path: Path) -> None:
     config = read_config(sections(world(tmp_path), max_chars="1000"))
-    corpus = open_files(config.corpus.settings, progress=False)
+    corpus = FileCorpus(config.corpus.settings, progress=False)
     documents = {d.id: d.text for d in corpus}
     assert documents == {
         "p1": "Ana Brisk\nfounded it.",
@@ -66,7 +66,7 @@ def test_groups_are_part_of_the_corpus_identity(tmp_path: Path) -> None:
 def test_bad_utf8_skip_drops_the_record_and_counts_it(tmp_path: Path) -> None:
     path = tmp_path / "part.jsonl"
     path.write_bytes(b'{"id": "a", "text": "caf\xe9"}\n{"id": "b", "text": "fine"}\n')
-    corpus = FileCorpus(path, bad_utf8="skip")
+    corpus = FileCorpus.of(path, bad_utf8="skip")
     assert [d.id for d in corpus] == ["b"] and corpus.stats.errors["invalid_utf8"] == 1
 
 
@@ -74,8 +74,8 @@ def test_duplicate_ids_are_counted_across_groups(tmp_path: Path) -> None:
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "x.jsonl").write_text(json.dumps({"id": "same", "text": name}) + "\n")
-    groups = [FileGroupSettings(paths=(str(tmp_path / n),)) for n in ("a", "b")]
-    corpus = FileCorpus(groups=groups)
+    groups = tuple((n, FileGroupSettings(paths=(str(tmp_path / n),))) for n in ("a", "b"))
+    corpus = FileCorpus(FileCorpusSettings(groups=groups))
     assert [d.text for d in corpus] == ["a", "b"] and corpus.stats.counts["duplicate_ids"] == 1
 
 
@@ -96,4 +96,4 @@ def test_mistakes_in_groups_are_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"\[corpus\] unknown key 'groups'"):
         read_config({"corpus": {"source": "files", "paths": "x", "groups": "wiki"}})
     with pytest.raises(InputError, match="unsupported file type"):
-        FileCorpus(paths["evidence"] / "wikipedia" / "Ana_Brisk.txt")
+        FileCorpus.of(paths["evidence"] / "wikipedia" / "Ana_Brisk.txt")

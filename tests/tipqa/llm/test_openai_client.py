@@ -23,7 +23,7 @@ def make_client(server, **options) -> OpenAIChatClient:
     options.setdefault("backoff_base", 0.001)
     options.setdefault("progress", False)
     options.setdefault("timeout", 2.0)
-    return OpenAIChatClient("test-model", base_url=server.base_url, **options)
+    return OpenAIChatClient.of(model="test-model", base_url=server.base_url, **options)
 
 
 def judge_prompt(passage: str, answer: str) -> str:
@@ -107,8 +107,8 @@ def test_connection_refused_is_a_connection_error(monkeypatch) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    client = OpenAIChatClient(
-        "m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=1, backoff_base=0.001
+    client = OpenAIChatClient.of(
+        model="m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=1, backoff_base=0.001
     )
     result = client.complete(user("hello"))
     assert result.error == "connection"
@@ -162,12 +162,12 @@ def test_missing_key_is_a_placeholder_only_for_local_servers(openai_server, monk
     assert client.complete(user("x")).ok
     assert openai_server.headers[0]["authorization"] == "Bearer EMPTY"
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
-        OpenAIChatClient("m", base_url="https://llm.example.org/v1")
+        OpenAIChatClient.of(model="m", base_url="https://llm.example.org/v1")
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
-        OpenAIChatClient("m")
+        OpenAIChatClient.of(model="m")
     monkeypatch.setenv("OPENAI_API_KEY", "from-env")
     monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url)
-    client = OpenAIChatClient("m", progress=False)
+    client = OpenAIChatClient.of(model="m", progress=False)
     assert client.base_url == openai_server.base_url
     assert client.complete(user("x")).ok
     assert openai_server.headers[-1]["authorization"] == "Bearer from-env"
@@ -181,15 +181,15 @@ def test_is_local_url() -> None:
 
 def test_bad_settings_are_config_errors() -> None:
     with pytest.raises(ConfigError, match="max_concurrency"):
-        OpenAIChatClient("m", base_url="http://localhost/v1", max_concurrency=0)
+        OpenAIChatClient.of(model="m", base_url="http://localhost/v1", max_concurrency=0)
     with pytest.raises(ConfigError, match="model"):
-        OpenAIChatClient("", base_url="http://localhost/v1")
+        OpenAIChatClient.of(model="", base_url="http://localhost/v1")
 
 
 def test_missing_openai_package_names_the_extra(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "openai", None)
     with pytest.raises(MissingExtraError, match=r"tipqa\[openai\]"):
-        OpenAIChatClient("m", base_url="http://localhost/v1")
+        OpenAIChatClient.of(model="m", base_url="http://localhost/v1")
 
 
 def test_odd_logprobs_are_skipped(openai_server, server_module) -> None:

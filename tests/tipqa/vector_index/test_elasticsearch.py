@@ -57,8 +57,8 @@ def test_bad_options_are_config_errors(options: dict) -> None:
 
 
 def test_quantization_options_accepted() -> None:
-    assert index(dimension=384, quantize="bbq").quantize == "bbq"
-    assert index(dimension=8, quantize="int4").quantize == "int4"
+    assert index(dimension=384, quantize="bbq").settings.quantize == "bbq"
+    assert index(dimension=8, quantize="int4").settings.quantize == "int4"
     with pytest.raises(ConfigError, match="even"):
         index(dimension=7, quantize="int4")
 
