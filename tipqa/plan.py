@@ -238,20 +238,26 @@ class Plan:
         return StepRecord(steps.REPORT, {}, inputs)
 
     def cost_preview(self, pool: str) -> StepRecord:
-        """PreviewCost: the token candidates, the judge's windows and prompt, k1 and k2."""
+        """PreviewCost: the corpus and its sample, the keywords, the judge's windows and prompt,
+        k1 and k2."""
         return self._once((steps.COST_PREVIEW, pool), lambda: self._cost_preview(pool))
 
     def _cost_preview(self, pool: str) -> StepRecord:
+        build = self.config.build
         settings = {
             "judge": self.config.judge.identity(),
             "windows": self.config.windows.identity(),
-            "k2": self.config.build.k2,
+            "k1": build.k1,
+            "k2": build.k2,
+            "sample": {"share": build.cost_sample, "seed": build.cost_seed},
+            "token_index": self.config.token_index.identity(),
             "embedder": self.config.embedder.identity(),
             **self._judge_all(),
         }
         inputs = {
             steps.QUESTIONS: self.questions(pool).fingerprint,
-            steps.TOKEN_SEARCH: self.pool_step(pool, steps.TOKEN_SEARCH).fingerprint,
+            steps.KEYWORDS: self.pool_step(pool, steps.KEYWORDS).fingerprint,
+            "corpus": self.corpus,
         }
         return StepRecord(steps.COST_PREVIEW, settings, inputs)
 
