@@ -65,22 +65,29 @@ def _is_cli_run() -> bool:
     return os.getpid() == _MAIN_PID and CmdlineParser.get_instance() is not None
 
 
-def _note_root(task: luigi.Task) -> None:
-    """Note the root: the first task the `luigi` command checks."""
+def _note_root() -> None:
+    """Note the root task of the `luigi` command (its first scheduling event)."""
     if not _root and _is_cli_run():
-        _root.append(task)
+        from luigi.cmdline_parser import CmdlineParser
+
+        _root.append(CmdlineParser.get_instance().get_task_obj())
+
+
+@luigi.Task.event_handler(luigi.Event.DEPENDENCY_DISCOVERED)
+def _on_discovered(task: luigi.Task, dependency: luigi.Task) -> None:
+    _note_root()
 
 
 @luigi.Task.event_handler(luigi.Event.DEPENDENCY_PRESENT)
 def _on_present(task: luigi.Task) -> None:
-    _note_root(task)
+    _note_root()
 
 
 @luigi.Task.event_handler(luigi.Event.DEPENDENCY_MISSING)
 def _on_missing(task: luigi.Task) -> None:
-    _note_root(task)
-    if isinstance(task, luigi.ExternalTask):
-        _failed.value = 1
+    """A missing external input, or a `complete()` that raised: Luigi's code stands."""
+    _note_root()
+    _failed.value = 1
 
 
 @luigi.Task.event_handler(luigi.Event.SUCCESS)
@@ -94,6 +101,7 @@ def _on_success(task: luigi.Task) -> None:
 @luigi.Task.event_handler(luigi.Event.PROCESS_FAILURE)
 @luigi.Task.event_handler(luigi.Event.TIMEOUT)
 def _on_failure(task: luigi.Task, *_: object) -> None:
+    _note_root()
     _failed.value = 1
 
 

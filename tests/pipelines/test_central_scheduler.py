@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import configparser
 import os
 import pwd
 import re
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "scale.md"
 USER = "tipqa-luigid"
-WORLD = {"build": {"shard_size": "10"}}
+WORLD = {"build": {"shard_size": "10"}, "vector_index": {"backend": "candidates"}}
 DONE = re.compile(r"Worker\(.*?\) done\s+(\S+\(.*?\))$", re.M)
 
 
@@ -106,6 +107,18 @@ def _wait_for_port(port: int) -> None:
     raise AssertionError(f"luigid never listened on {port}")
 
 
+def small_world(folder: Path) -> Path:
+    """The small demo world's config in `folder`, with the candidate vector stage."""
+    folder.mkdir()
+    config = luigi_config(folder, **WORLD)
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(config)
+    parser.remove_option("vector_index", "kind")
+    with open(config, "w") as handle:
+        parser.write(handle)
+    return config
+
+
 def labels(root: Path) -> dict[str, tuple[str, str | None]]:
     """Each question's label and stage."""
     folder = root / "outputs" / "t" / "pools" / "dev" / "partition"
@@ -117,13 +130,11 @@ def test_two_clients_build_once_and_both_exit_zero(
     scheduler: tuple[int, Path], tmp_path: Path
 ) -> None:
     port, _ = scheduler
-    for folder in ("alone", "shared"):
-        (tmp_path / folder).mkdir()
-    alone = luigi_config(tmp_path / "alone", **WORLD)
+    alone = small_world(tmp_path / "alone")
     single = run_luigi(alone, "CreateDataset")
     assert single.returncode == 0, single.stderr[-3000:]
 
-    config = luigi_config(tmp_path / "shared", **WORLD)
+    config = small_world(tmp_path / "shared")
     client = guide_command("luigi --module pipelines CreateDataset").split()
     client = [a for a in client if not a.startswith("LUIGI_CONFIG_PATH=")]
     assert client[:4] == ["luigi", "--module", "pipelines", "CreateDataset"], client
@@ -147,6 +158,10 @@ def test_two_clients_build_once_and_both_exit_zero(
     steps = {task: count for task, count in ran.items() if not task.startswith("CreateDataset")}
     assert steps and max(steps.values()) == 1, [t for t, n in steps.items() if n > 1]
     assert ran["CreateDataset()"] == 2, "each client ran its own summary"
-    stats = list((tmp_path / "shared" / "outputs").rglob("*.stats.json"))
-    assert len(stats) >= len(steps), "every step that ran wrote its stats file"
+    shards = len(
+        list((tmp_path / "shared" / "outputs" / "t" / "pools" / "dev" / "shards").iterdir())
+    )
+    for family in ("ExtractKeywords", "TokenSearch", "TokenJudge", "VectorSearch", "VectorJudge"):
+        runs = [task for task in steps if task.startswith(f"{family}(")]
+        assert len(runs) == shards, (family, runs)
     assert labels(tmp_path / "shared") == labels(tmp_path / "alone")
