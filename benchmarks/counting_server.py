@@ -11,7 +11,6 @@ import hashlib
 import importlib.util
 import itertools
 import json
-import sqlite3
 import sys
 import tempfile
 import threading
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common import ROOT
+from tipqa.llm.cache import LLMCache
 
 
 def _server_module() -> Any:
@@ -160,14 +160,8 @@ class CountingServer:
         """True when the served run's LLM cache holds `key`."""
         if self.cache is None or not self.cache.exists():
             return False
-        db = sqlite3.connect(f"file:{self.cache}?mode=ro", uri=True, timeout=30)
-        try:
-            row = db.execute("SELECT 1 FROM llm_cache WHERE key = ?", (key,)).fetchone()
-        except sqlite3.OperationalError:
-            row = None
-        finally:
-            db.close()
-        return row is not None
+        with LLMCache(self.cache) as cache:
+            return cache.get(key) is not None
 
     def resent(self, cache: Path) -> dict[str, int]:
         """Prompts of the run of `cache` sent more than once (answered or not), and the extra
@@ -191,9 +185,6 @@ class CountingServer:
         return lost
 
     def stored_keys(self, cache: Path) -> set[str]:
-        """Every key of an LLM cache file."""
-        db = sqlite3.connect(f"file:{cache}?mode=ro", uri=True)
-        try:
-            return {row[0] for row in db.execute("SELECT key FROM llm_cache")}
-        finally:
-            db.close()
+        """Every key of an LLM cache (all its files)."""
+        with LLMCache(cache) as store:
+            return store.keys()

@@ -173,7 +173,7 @@ def run_clean(folder: Path, server: CountingServer, documents: int, shard_size: 
     """The uninterrupted reference run."""
     shutil.rmtree(folder, ignore_errors=True)
     config = config_for(folder, server, documents, shard_size)
-    server.begin(folder / "outputs" / "bench" / "llm-cache.sqlite")
+    server.begin(folder / "outputs" / "bench" / "llm-cache")
     start = run_once(config, folder / "luigi.log", [])
     start.calls = sum(server.phase_asked.values())
     if start.code != 0:
@@ -193,7 +193,7 @@ def run_interrupted(
     the planned stages never reached."""
     shutil.rmtree(folder, ignore_errors=True)
     config = config_for(folder, server, documents, shard_size)
-    cache = folder / "outputs" / "bench" / "llm-cache.sqlite"
+    cache = folder / "outputs" / "bench" / "llm-cache"
     starts: list[Start] = []
     remaining = list(plan)
     while True:
@@ -216,9 +216,9 @@ def summarize(
         if last.code == 0
         else list(PARTITION_FILES)
     )
-    cache = dirty_dir / "outputs" / "bench" / "llm-cache.sqlite"
+    cache = dirty_dir / "outputs" / "bench" / "llm-cache"
     final_keys = server.stored_keys(cache)
-    stored = final_keys | server.stored_keys(clean_dir / "outputs" / "bench" / "llm-cache.sqlite")
+    stored = final_keys | server.stored_keys(clean_dir / "outputs" / "bench" / "llm-cache")
     unstored = Counter(server.kinds[p] for p in server.asked if server.keys[p] not in stored)
     interrupted_calls = sum(s.calls for s in starts)
     kills = [s.killed_at for s in starts if s.killed_at is not None]

@@ -35,7 +35,14 @@ class StepTarget(luigi.LocalTarget):
 
 
 class Step(luigi.Task):
-    """A task whose output is its stats file, complete when the fingerprint matches."""
+    """A task whose output is its stats file, complete when the fingerprint matches.
+
+    A failure is final for the run (`retry_count = 1`: the scheduler disables the task at once),
+    so clients that wait for other clients' tasks (`--worker-keep-alive`) stop instead of
+    waiting for a retry; running the command again retries it.
+    """
+
+    retry_count = 1
 
     def record(self) -> StepRecord:
         """This step's settings, inputs and fingerprint (from the build plan)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 
 import luigi
 
@@ -24,8 +25,19 @@ class CreateDataset(luigi.Task):
     summary is printed every time; the steps behind it rerun only when their settings or
     inputs changed. Publishing is a separate task (PublishDataset). A build that leaves
     questions undetermined fails (a non-zero exit) unless `--accept-undetermined` is given.
+
+    Each `luigi` command is a client of its own (`client`, its host and process id), so with
+    several clients on one central scheduler every client runs its own CreateDataset once the
+    steps (each run once, by whichever client) are done: each prints the summary and exits 0
+    only when the build finished (`pipelines/exit_codes.py`).
     """
 
+    retry_count = 1
+    client = luigi.Parameter(
+        default=f"{socket.gethostname()}-{os.getpid()}",
+        description="this client's name (default: host and process id); each client's "
+        "CreateDataset is a task of its own",
+    )
     accept_undetermined = luigi.BoolParameter(
         significant=False,
         description="finish with a zero exit code even when questions are undetermined",
@@ -38,6 +50,9 @@ class CreateDataset(luigi.Task):
 
     def complete(self) -> bool:
         return False
+
+    def __repr__(self) -> str:
+        return f"{self.task_family}()"
 
     def run(self) -> None:
         config = current()

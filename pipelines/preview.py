@@ -1,30 +1,40 @@
-"""PreviewCost: what the judge will be sent, known before any judging."""
+"""PreviewCost: what the judge will be sent, known before the corpus's index is built."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import luigi
 
 from pipelines.base import Step
-from pipelines.inputs import PrepareQuestions
-from pipelines.shard_steps import TokenSearch
+from pipelines.inputs import PrepareQuestions, world_requirements
+from pipelines.shard_steps import ExtractKeywords
 from tipqa import steps
-from tipqa.assemble import token_index
-from tipqa.cost import preview_pool
+from tipqa.components import window_settings
+from tipqa.cost import preview_sample_pool
+from tipqa.embedders.base import KnowsSequenceLength
+from tipqa.errors import ConfigError
 from tipqa.fingerprint import StepRecord
-from tipqa.inputs import shard_count
+from tipqa.inputs import open_corpus, shard_count
+from tipqa.judges.base import JUDGES, Prompted
+from tipqa.llm.prompts import load_template
+from tipqa.text import word_count
 
 
 class PreviewCost(Step):
-    """Count prompts and estimate tokens of a pool's judging from its token candidates."""
+    """Estimate a pool's judge prompts and tokens from a token index of a corpus sample.
+
+    The sample is `[build] cost_sample` of the corpus's documents (seed `cost_seed`), indexed
+    into `<run>/index/token-sample`; the pool's questions are searched there with their
+    keywords and the judge's windows of their hits counted, then scaled to the whole corpus.
+    """
 
     pool = luigi.Parameter()
 
-    def requires(self) -> luigi.Task:
-        return PrepareQuestions(pool=self.pool)
+    def requires(self) -> list[luigi.Task]:
+        return [PrepareQuestions(pool=self.pool), *world_requirements()]
 
     def record(self) -> StepRecord:
         return self.plan.cost_preview(self.pool)
@@ -34,15 +44,27 @@ class PreviewCost(Step):
 
     def dynamic_requires(self) -> list[luigi.Task]:
         count = shard_count(self.layout.pool(self.pool))
-        return [TokenSearch(pool=self.pool, shard=i) for i in range(count)]
+        return [ExtractKeywords(pool=self.pool, shard=i) for i in range(count)]
 
     def run(self) -> Any:
         yield self.dynamic_requires()
+        config = self.config
         pool = self.layout.pool(self.pool)
-        preview = preview_pool(
+        embedder = config.embedder.settings
+        if not isinstance(embedder, KnowsSequenceLength):
+            raise ConfigError(f"embedder {config.embedder.backend!r} cannot tell its chunk size")
+        judge = config.judge.settings
+        prompted = JUDGES.has(config.judge.backend, "prompted")
+        prompt = load_template(cast(Prompted, judge).prompt).text if prompted else ""
+        preview = preview_sample_pool(
             steps.pool_shards(pool, shard_count(pool)),
-            token_index(self.config, self.plan).get,
-            self.plan.preview_inputs(self.pool),
+            open_corpus(config.corpus, self.layout),
+            self.layout.root / "index" / "token-sample",
+            config,
+            window_settings(config.windows, config.judge),
+            word_count(prompt),
+            embedder.max_seq_length(),
             self.stats_path(),
+            self.record(),
         )
         print(json.dumps(preview, indent=2))

@@ -82,14 +82,16 @@ def _spooled() -> list[str]:
     return [orjson.loads(line) for line in lines if line]
 
 
-def _print_messages() -> None:
+def print_messages() -> None:
+    """Print the run's messages (the main process's and the spooled ones) once."""
     if os.getpid() != _MAIN_PID:
         return
     for message in dict.fromkeys([*_messages, *_spooled()]):
         print(message, file=sys.stderr if message.startswith("tipqa: ") else sys.stdout)
+    _messages.clear()
 
 
-atexit.register(_print_messages)
+atexit.register(print_messages)
 
 
 def announce(text: str) -> None:

@@ -22,6 +22,7 @@ from tests_support import luigi_config, run_luigi
 from tipqa.corpus.files import FileCorpus
 from tipqa.errors import InputError
 from tipqa.jsonl import read_json, read_records
+from tipqa.llm.cache import LLMCache
 from tipqa.records import Decision
 from tipqa.token_index.tantivy import TantivyTokenIndex
 
@@ -292,11 +293,12 @@ def test_a_misbehaving_judge_server_gives_undetermined_questions_and_counted_err
     stats = judge_stats(tmp_path)
     assert sum(v for k, v in stats["errors"].items() if k.startswith("judgment_")) > 0
     assert stats["counts"]["outcome_undetermined"] == len(judged)
-    cache = tmp_path / "outputs" / "t" / "llm-cache.sqlite"
     import sqlite3
 
-    with sqlite3.connect(cache) as db:
-        backends = [row[0] for row in db.execute("SELECT backend FROM llm_cache")]
+    backends = []
+    for file in LLMCache(tmp_path / "outputs" / "t" / "llm-cache").files():
+        with sqlite3.connect(file) as db:
+            backends += [row[0] for row in db.execute("SELECT backend FROM llm_cache")]
     assert backends and all("judge" not in b for b in backends)  # only keyword answers stored
 
 

@@ -54,6 +54,10 @@ class BuildSettings(Settings):
     shard_size: int = setting(200, doc="questions per shard (a failure costs one shard)")
     k1: int = setting(100, doc="token-stage documents judged at most")
     k2: int = setting(10, doc="vector-stage chunks judged")
+    cost_sample: float = setting(
+        0.05, doc="PreviewCost: the share of the corpus's documents it indexes and scales from"
+    )
+    cost_seed: int = setting(0, doc="PreviewCost: the seed of its corpus sample")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -61,6 +65,8 @@ class BuildSettings(Settings):
             raise ConfigError(f"[build] name {self.name!r} must be a non-empty folder name")
         if min(self.shard_size, self.k1, self.k2) < 1:
             raise ConfigError("[build] shard_size, k1 and k2 must be at least 1")
+        if not 0 < self.cost_sample <= 1:
+            raise ConfigError(f"[build] cost_sample = {self.cost_sample}: a share in (0, 1]")
 
 
 @dataclass(frozen=True)

@@ -94,8 +94,8 @@ class RunLayout:
 
     @property
     def llm_cache(self) -> Path:
-        """The persistent cache of LLM calls (shared by all shards)."""
-        return self.root / "llm-cache.sqlite"
+        """The persistent cache of LLM calls (shared by all shards): a folder of SQLite files."""
+        return self.root / "llm-cache"
 
     def pool(self, name: str) -> PoolLayout:
         """The files of question pool `name` (for example TriviaQA's dev or train set)."""

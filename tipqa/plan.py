@@ -17,7 +17,6 @@ from tipqa import layout as steps
 from tipqa.config import Config
 from tipqa.config_pools import Pool
 from tipqa.corpus.base import ReadsFiles
-from tipqa.cost import PreviewInputs
 from tipqa.demo.world import DEMO
 from tipqa.errors import ConfigError
 from tipqa.fingerprint import StepRecord, content_hash, file_stat, files_stat
@@ -31,6 +30,7 @@ from tipqa.stages.inputs import (
     TokenSearchInputs,
     VectorJudgeInputs,
     VectorSearchInputs,
+    judge_all_setting,
 )
 from tipqa.training_order.base import IndexedOrderSettings, OrderSettings
 from tipqa.vector_index.base import CANDIDATES
@@ -286,14 +286,29 @@ class Plan:
         return StepRecord(steps.REPORT, {}, inputs)
 
     def cost_preview(self, pool: str) -> StepRecord:
-        """PreviewCost's record."""
-        return self.preview_inputs(pool).record
+        """PreviewCost: the corpus and its sample, the keywords, the judge's windows and prompt,
+        k1 and k2."""
+        return self._once((steps.COST_PREVIEW, pool), lambda: self._cost_preview(pool))
 
-    def preview_inputs(self, pool: str) -> PreviewInputs:
-        """PreviewCost: the token candidates, the judge's windows and prompt, k1 and k2."""
-        vector = self.vector_search(pool)
-        questions = self.questions(pool).fingerprint
-        return PreviewInputs(self.token_judge(pool), vector.k2, vector.embedder, questions)
+    def _cost_preview(self, pool: str) -> StepRecord:
+        build = self.config.build
+        settings = {
+            "judge": self.config.judge.identity(),
+            "windows": self.config.windows.identity(),
+            "k1": build.k1,
+            "k2": build.k2,
+            "cost_sample": build.cost_sample,
+            "cost_seed": build.cost_seed,
+            "token_index": self.config.token_index.identity(),
+            "embedder": self.config.embedder.identity(),
+            **judge_all_setting(self.config.boundary.judge_all_candidates),
+        }
+        inputs = {
+            steps.QUESTIONS: self.questions(pool).fingerprint,
+            steps.KEYWORDS: self.pool_step(pool, steps.KEYWORDS).fingerprint,
+            "corpus": self.corpus,
+        }
+        return StepRecord(steps.COST_PREVIEW, settings, inputs)
 
     @functools.cached_property
     def annotation_export(self) -> StepRecord:

@@ -59,6 +59,8 @@ SECTIONS = {
     "k1": "[build]",
     "k2": "[build]",
     "shard_size": "[build]",
+    "cost_sample": "[build]",
+    "cost_seed": "[build]",
     "pool": "[pool.NAME]",
     "token_index": "[token_index]",
     "embedder": "[embedder]",

@@ -42,7 +42,7 @@ def test_a_killed_build_resumes_to_identical_outputs_without_repeating_cached_ca
         assert clean.calls > 0
         folder = tmp_path / "killed"
         config = config_for(folder, server, DOCUMENTS, SHARD_SIZE)
-        cache = folder / "outputs" / "bench" / "llm-cache.sqlite"
+        cache = folder / "outputs" / "bench" / "llm-cache"
         server.begin(cache, stall_after=6)
         killed = run_once(
             config,
@@ -67,7 +67,7 @@ def test_a_killed_build_resumes_to_identical_outputs_without_repeating_cached_ca
 
 @pytest.mark.needs("openai")
 def test_the_server_flags_a_call_whose_answer_is_already_cached(tmp_path: Path) -> None:
-    cache_path = tmp_path / "llm-cache.sqlite"
+    cache_path = tmp_path / "llm-cache"
     request = JudgeRequest(
         "q1", "Who founded Vellmar Abbey?", "Ana Brisk", ["Ana Brisk"], ["Vellmar Abbey"],
         "token", "d1", "d1@w0", "Ana Brisk founded Vellmar Abbey in the spring.",

@@ -23,7 +23,9 @@ def test_llm_backends_label_like_the_rules_and_a_rerun_pays_nothing(
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with fake.FakeOpenAIServer(rule_playing_server) as server:
         llm = {"backend": "openai", "model": "tiny", "base_url": server.base_url}
-        config = luigi_config(tmp_path, keywords=llm, judge={**llm, "max_concurrency": "4"})
+        judge = {**llm, "max_concurrency": "4"}
+        # the whole corpus as the sample: the estimate is the exact upper bound
+        config = luigi_config(tmp_path, keywords=llm, judge=judge, build={"cost_sample": "1"})
         preview = run_luigi(config, "PreviewCost", "--pool", "dev")
         assert preview.returncode == 0, preview.stderr[-3000:]
         judge_calls_before = server.calls
@@ -38,7 +40,8 @@ def test_llm_backends_label_like_the_rules_and_a_rerun_pays_nothing(
             for p in (run / "pools" / "dev" / "shards").glob("*/token_judge.stats.json")
         )
         token = estimate["token_stage"]
-        assert token["prompts_at_least"] <= token_prompts <= token["prompts_at_most"]
+        assert token["prompts_at_least_in_sample"] <= token_prompts
+        assert token_prompts <= token["prompts_at_most"]["estimate"]
         assert paid - judge_calls_before > 0
 
         expected = {

@@ -40,7 +40,7 @@ def partition_with(root: Path, server: fake.FakeOpenAIServer, **judge: str) -> P
     """Redo the dev pool's partition with keywords and judge on `server`; the run folder."""
     run = root / "outputs" / "s"
     shutil.rmtree(run / "pools", ignore_errors=True)
-    (run / "llm-cache.sqlite").unlink(missing_ok=True)
+    shutil.rmtree(run / "llm-cache", ignore_errors=True)
     llm = {"backend": "openai", "model": f"local-{server.shape}", "base_url": server.base_url}
     config = luigi_config(root, **WORLD, keywords=llm, judge={**llm, **judge})
     result = run_luigi(config, "Partition", "--pool", "dev")

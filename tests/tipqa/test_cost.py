@@ -4,12 +4,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tipqa.config import read_config
-from tipqa.cost import PreviewInputs, judge_all_cost, preview_cost, preview_pool
+import pytest
+
+from tipqa.cost import (
+    in_sample,
+    judge_all_cost,
+    preview_cost,
+    preview_pool,
+    preview_pool_from_sample,
+    sample_documents,
+)
+from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_json, write_records
-from tipqa.layout import ShardLayout
+from tipqa.layout import COST_PREVIEW, ShardLayout
 from tipqa.records import Document, Question, TokenCandidates, TokenHit
-from tipqa.stages.inputs import TokenJudgeInputs, TokenSearchInputs
+from tipqa.token_index.tantivy import TantivyTokenIndex
 from tipqa.windows import WindowSettings
 
 DOCS = {
@@ -65,25 +74,66 @@ def test_judging_all_candidates_costs_the_upper_bound() -> None:
     assert 0 < added["added_prompt_tokens_at_most"] < added["prompt_tokens"]
 
 
-def preview_inputs(judge_all: bool) -> PreviewInputs:
-    """The cost preview's inputs under the default settings, with k1 = 3 and k2 = 10."""
-    config = read_config({})
-    search = TokenSearchInputs(3, config.token_index, "keywords", "token-index")
-    judging = TokenJudgeInputs(config.judge, config.windows, judge_all, search)
-    return PreviewInputs(judging, 10, config.embedder, "questions")
-
-
 def test_the_pool_preview_says_what_judging_all_adds(tmp_path: Path) -> None:
     questions = [Question("q1", "Where was Ada Vell born?", "Orrin", ["Orrin"])]
     shard = ShardLayout(tmp_path / "shard-00000")
     write_records(shard.token_candidates, [candidates("q1", ["d1", "d2", "d3"], 3)])
-    shards = [(questions, shard)]
-    plain = preview_pool(shards, fetch, preview_inputs(False), tmp_path / "plain.json")
+    args = ([(questions, shard)], fetch, WindowSettings(), 3, 10, 40, 256)
+    record = StepRecord(COST_PREVIEW, {"judge_all_candidates": True})
+    plain = preview_pool(*args, tmp_path / "plain.json", record)
     assert "judge_all_candidates" not in plain
-    inputs = preview_inputs(True)
-    every = preview_pool(shards, fetch, inputs, tmp_path / "all.json")
+    every = preview_pool(*args, tmp_path / "all.json", record, judge_all=True)
     assert every["judge_all_candidates"] == judge_all_cost(plain)
     assert every["judge_all_candidates"]["added_prompts_at_most"] == 3
     written = read_json(tmp_path / "all.json")
     assert written["judge_all_candidates"] == every["judge_all_candidates"]
-    assert written["fingerprint"] == inputs.record.fingerprint
+    assert written["fingerprint"] == record.fingerprint
+
+
+def _corpus() -> list[Document]:
+    """3,000 documents: "Ada Vell" with "Orrin" in 600 of them (several paragraphs in some),
+    "Ben Oru" with "Lisk" in 60, neither in the rest."""
+    documents = []
+    for i in range(3000):
+        if i % 5 == 0:
+            text = "Ada Vell came to Orrin." + "\n\nAda Vell sang in Orrin." * (i % 3)
+        elif i % 50 == 1:
+            text = "Ben Oru lived in Lisk for a year."
+        else:
+            text = f"A plain note number {i} about the weather."
+        documents.append(Document(f"d{i:05d}", text))
+    return documents
+
+
+@pytest.mark.slow
+def test_the_sample_scales_to_the_corpus_within_its_interval(tmp_path: Path) -> None:
+    documents = _corpus()
+    questions = [
+        Question("q1", "Where did Ada Vell go?", "Orrin", ["Orrin"]),
+        Question("q2", "Where did Ben Oru live?", "Lisk", ["Lisk"]),
+        Question("q3", "Who is Cal Dun?", "Nowhere", ["Nowhere"]),
+    ]
+    keywords = {"q1": ["Ada Vell"], "q2": ["Ben Oru"], "q3": ["Cal Dun"]}
+    full = TantivyTokenIndex.at(tmp_path / "full", threads=1)
+    full.build(documents)
+    found = {q.id: full.search(keywords[q.id], q.aliases, 100) for q in questions}
+    exact = preview_cost(
+        questions,
+        {q: TokenCandidates(q, keywords[q], r.total, r.hits) for q, r in found.items()},
+        full.get, WindowSettings(), 100, 10, 40, 256,
+    )  # fmt: skip
+    share = 0.2
+    sampled = [d for d in documents if in_sample(d.id, share, seed=3)]
+    assert 0.15 < len(sampled) / len(documents) < 0.25
+    part = TantivyTokenIndex.at(tmp_path / "sample", threads=1)
+    part.build(sample_documents(documents, share, 3))
+    preview = preview_pool_from_sample(
+        [(questions, keywords)], part, WindowSettings(), (100, 10), share, 3, 40, 256
+    )
+    token = preview["token_stage"]["prompts_at_most"]
+    truth = exact["token_stage"]["prompts_at_most"]
+    assert abs(token["estimate"] - truth) <= 0.25 * truth, (token, truth)
+    low, high = token["interval_95"]
+    assert low <= truth <= high and low < high
+    vector = preview["vector_stage"]["questions_at_most"]
+    assert vector["estimate"] == exact["vector_stage"]["questions_at_most"] == 2

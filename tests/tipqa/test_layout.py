@@ -21,7 +21,7 @@ def test_run_layout_paths(tmp_path: Path) -> None:
     assert run.world == tmp_path / "demo" / "world"
     assert run.token_index == tmp_path / "demo" / "index" / "token"
     assert run.vector_index == tmp_path / "demo" / "index" / "vector"
-    assert run.llm_cache == tmp_path / "demo" / "llm-cache.sqlite"
+    assert run.llm_cache == tmp_path / "demo" / "llm-cache"
     assert run.splits == tmp_path / "demo" / "splits"
     assert RunLayout.of(str(tmp_path), "demo") == run
 

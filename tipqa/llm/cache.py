@@ -1,11 +1,14 @@
-"""A persistent cache of LLM outputs in one SQLite file, shared by worker processes.
+"""A persistent cache of LLM outputs, shared by worker processes on any number of hosts.
 
 The key is the SHA-256 of (`CACHE_VERSION`, the task, the settings' `identity()`, which holds the
 model and the prompt template's hash, and the exact inputs), so a change of model, template or
 any setting that decides an answer never reuses one; knobs (concurrency, batch size) do not count.
-A cache file of another `SCHEMA` is refused with the path to move away. The database runs in
-WAL mode with a busy timeout: several processes may read and write it at once. Each process (and
-each fork) opens its own connection.
+A cache file of another `SCHEMA` is refused with the path to move away. The cache is a folder
+of SQLite files, one per writing process, read together (`tipqa.stores.writer_files`): no file
+has two writers, so hosts sharing an output root over a network filesystem never depend on
+SQLite's locks. A key that two processes stored holds an answer to the same prompt in each; the
+process's own file is read first, then the others by name. An older cache of one file,
+`<folder>.sqlite`, is read too.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 import orjson
 
 from tipqa.errors import InputError
+from tipqa.stores.writer_files import WriterFiles
 
 log = logging.getLogger(__name__)
 
@@ -48,15 +52,15 @@ def cache_key(task: str, identity: Mapping[str, Any], inputs: Mapping[str, Any])
 
 
 class LLMCache:
-    """Key → JSON value store on SQLite (WAL mode); safe across threads and processes."""
+    """Key → JSON value store in a folder of SQLite files; safe across threads, processes, hosts."""
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 60.0) -> None:
         self.path = Path(path)
         self.busy_timeout = busy_timeout
         self._lock = threading.Lock()
-        self._pid = -1
-        self._conn: sqlite3.Connection | None = None
-        self._connection()
+        self._files = WriterFiles(
+            self.path, [_CREATE], _check_schema, kind="LLM cache", busy_timeout=busy_timeout
+        )
 
     def __repr__(self) -> str:
         return f"LLMCache({str(self.path)!r})"
@@ -67,47 +71,20 @@ class LLMCache:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["path"], busy_timeout=state["busy_timeout"])  # type: ignore[misc]
 
-    def _connection(self) -> sqlite3.Connection:
-        """This process's connection, opened (and the table created) on first use."""
-        if self._conn is not None and self._pid == os.getpid():
-            return self._conn
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            conn = sqlite3.connect(
-                self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
-            )
-            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute(_CREATE)
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version == 0:
-                conn.execute(f"PRAGMA user_version = {SCHEMA}")
-            elif version != SCHEMA:
-                raise InputError(
-                    f"LLM cache schema {version}, this version reads {SCHEMA}: its keys cannot "
-                    "be matched, so none of its answers can be reused; move the file away or "
-                    "delete it (a new one is made)",
-                    path=str(self.path),
-                )
-        except sqlite3.DatabaseError as exc:
-            raise InputError(f"not a usable SQLite cache: {exc}", path=str(self.path)) from exc
-        self._conn, self._pid = conn, os.getpid()
-        return conn
-
     def get_many(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
         """The stored values of those keys that are present (an unreadable value is a miss)."""
         wanted = list(dict.fromkeys(keys))
         found: dict[str, dict[str, Any]] = {}
         with self._lock:
-            conn = self._connection()
             for start in range(0, len(wanted), _CHUNK):
-                chunk = wanted[start : start + _CHUNK]
+                chunk = [key for key in wanted[start : start + _CHUNK] if key not in found]
+                if not chunk:
+                    continue
                 marks = ",".join("?" * len(chunk))
-                rows = conn.execute(
-                    f"SELECT key, value FROM llm_cache WHERE key IN ({marks})", chunk
-                ).fetchall()
-                for key, blob in rows:
+                sql = f"SELECT key, value FROM llm_cache WHERE key IN ({marks})"
+                for key, blob in self._files.query(sql, chunk):
+                    if key in found:
+                        continue
                     try:
                         value = orjson.loads(blob)
                     except orjson.JSONDecodeError:
@@ -123,13 +100,13 @@ class LLMCache:
         return self.get_many([key]).get(key)
 
     def put_many(self, items: Sequence[tuple[str, str, Mapping[str, Any]]]) -> int:
-        """Store (key, backend, value) triples in one transaction; return how many."""
+        """Store (key, backend, value) triples in one transaction of this process's file."""
         if not items:
             return 0
         now = time.time()
         rows = [(key, backend, orjson.dumps(dict(value)), now) for key, backend, value in items]
         with self._lock:
-            conn = self._connection()
+            conn = self._files.writer()
             conn.execute("BEGIN IMMEDIATE")
             try:
                 conn.executemany(
@@ -147,19 +124,39 @@ class LLMCache:
         """Store one value."""
         self.put_many([(key, backend, value)])
 
-    def __len__(self) -> int:
+    def keys(self) -> set[str]:
+        """Every stored key, over all the cache's files."""
         with self._lock:
-            return self._connection().execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0]
+            return {key for (key,) in self._files.query("SELECT key FROM llm_cache")}
+
+    def files(self) -> list[Path]:
+        """The cache's SQLite files."""
+        return self._files.files()
+
+    def __len__(self) -> int:
+        return len(self.keys())
 
     def close(self) -> None:
-        """Close this process's connection (a later call reopens it)."""
+        """Close this process's connections (a later call reopens them)."""
         with self._lock:
-            if self._conn is not None and self._pid == os.getpid():
-                self._conn.close()
-            self._conn = None
+            self._files.close()
 
     def __enter__(self) -> LLMCache:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _check_schema(conn: sqlite3.Connection, path: Path, own: bool) -> None:
+    """Mark a new file of this process with `SCHEMA`; refuse a file of another, naming it."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version == 0 and own:
+        conn.execute(f"PRAGMA user_version = {SCHEMA}")
+    elif version not in (0, SCHEMA):
+        raise InputError(
+            f"LLM cache schema {version}, this version reads {SCHEMA}: its keys cannot "
+            "be matched, so none of its answers can be reused; move the file away or "
+            "delete it (a new one is made)",
+            path=str(path),
+        )

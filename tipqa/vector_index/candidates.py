@@ -31,7 +31,7 @@ from tipqa.stats import StepStats
 from tipqa.token_index.base import RanksText, TokenIndex
 from tipqa.vector_index.chunk_store import ChunkStore, StoredDocument, document_key
 
-STORE, SPLITTER = "chunks.sqlite", "splitter.json"
+STORE, SPLITTER = "chunks", "splitter.json"
 MISSING_NAMED = 100  # candidates the token index could not return, named in the stats
 
 

@@ -1,4 +1,4 @@
-"""The chunks and vectors of the documents a candidate vector stage embedded, in one SQLite file.
+"""The chunks and vectors of the documents a candidate vector stage embedded.
 
 A document is stored under a key of its id and the hash of its text (a changed document is a
 new key), with all its chunks and their vectors in one row, so a document is either wholly in
@@ -21,6 +21,7 @@ import orjson
 
 from tipqa.errors import InputError
 from tipqa.records import Chunk, Document
+from tipqa.stores.writer_files import WriterFiles
 
 _CREATE = (
     "CREATE TABLE IF NOT EXISTS documents ("
@@ -45,19 +46,12 @@ class StoredDocument:
 
 
 class ChunkStore:
-    """Document key → its chunks and their vectors, on SQLite (WAL: safe across processes)."""
+    """Document key → its chunks and their vectors, in a folder of SQLite files (one per writer)."""
 
     def __init__(self, path: str | os.PathLike[str], dimension: int) -> None:
         self.path = Path(path)
         self.dimension = dimension
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")
-            self._db.execute(_CREATE)
-        except sqlite3.DatabaseError as exc:
-            raise InputError(f"not a usable chunk store: {exc}", path=str(self.path)) from exc
+        self._files = WriterFiles(self.path, [_CREATE], _check_table, kind="chunk store")
 
     def keys_present(self, keys: Iterable[str]) -> set[str]:
         """The keys among `keys` that the store holds."""
@@ -66,12 +60,12 @@ class ChunkStore:
         for start in range(0, len(wanted), _CHUNK):
             chunk = wanted[start : start + _CHUNK]
             marks = ",".join("?" * len(chunk))
-            rows = self._db.execute(f"SELECT key FROM documents WHERE key IN ({marks})", chunk)
-            found.update(key for (key,) in rows)
+            sql = f"SELECT key FROM documents WHERE key IN ({marks})"
+            found.update(key for (key,) in self._files.query(sql, chunk))
         return found
 
     def put(self, rows: Sequence[tuple[str, str, list[Chunk], np.ndarray]]) -> None:
-        """Store (key, document id, chunks, vectors) rows in one transaction."""
+        """Store (key, document id, chunks, vectors) rows in one transaction of the own file."""
         values = []
         for key, doc_id, chunks, vectors in rows:
             matrix = np.ascontiguousarray(vectors, dtype=np.float32)
@@ -82,26 +76,31 @@ class ChunkStore:
                 )
             encoded = orjson.dumps([[c.id, c.doc_id, c.index, c.text] for c in chunks])
             values.append((key, doc_id, encoded, matrix.tobytes()))
-        self._db.execute("BEGIN IMMEDIATE")
+        db = self._files.writer()
+        db.execute("BEGIN IMMEDIATE")
         try:
-            self._db.executemany(
+            db.executemany(
                 "INSERT OR REPLACE INTO documents (key, doc_id, chunks, vectors) VALUES (?,?,?,?)",
                 values,
             )
         except BaseException:
-            self._db.execute("ROLLBACK")
+            db.execute("ROLLBACK")
             raise
-        self._db.execute("COMMIT")
+        db.execute("COMMIT")
 
     def get(self, keys: Iterable[str]) -> dict[str, StoredDocument]:
         """The stored documents of those keys that are present."""
         wanted = list(dict.fromkeys(keys))
         found: dict[str, StoredDocument] = {}
         for start in range(0, len(wanted), _CHUNK):
-            chunk = wanted[start : start + _CHUNK]
+            chunk = [key for key in wanted[start : start + _CHUNK] if key not in found]
+            if not chunk:
+                continue
             marks = ",".join("?" * len(chunk))
             query = f"SELECT key, chunks, vectors FROM documents WHERE key IN ({marks})"
-            for key, chunks, vectors in self._db.execute(query, chunk):
+            for key, chunks, vectors in self._files.query(query, chunk):
+                if key in found:
+                    continue
                 listed = [
                     Chunk(id=c[0], doc_id=c[1], index=c[2], text=c[3]) for c in orjson.loads(chunks)
                 ]
@@ -109,16 +108,27 @@ class ChunkStore:
                 found[key] = StoredDocument(listed, matrix)
         return found
 
+    def _sizes(self) -> dict[str, int]:
+        """Each stored key's vector bytes (a key in several files counted once)."""
+        sizes: dict[str, int] = {}
+        for key, size in self._files.query("SELECT key, length(vectors) FROM documents"):
+            sizes.setdefault(key, int(size))
+        return sizes
+
     def __len__(self) -> int:
-        return int(self._db.execute("SELECT COUNT(*) FROM documents").fetchone()[0])
+        return len(self._sizes())
 
     def chunk_count(self) -> int:
         """Chunks stored, over every document."""
-        total = 0
-        for (vectors,) in self._db.execute("SELECT length(vectors) FROM documents"):
-            total += int(vectors) // (4 * self.dimension)
-        return total
+        return sum(size // (4 * self.dimension) for size in self._sizes().values())
 
     def close(self) -> None:
-        """Close the connection."""
-        self._db.close()
+        """Close the connections."""
+        self._files.close()
+
+
+def _check_table(conn: sqlite3.Connection, path: Path, own: bool) -> None:
+    """Refuse a file that is not a chunk store (no `documents` table), naming it."""
+    tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
+    if tables and "documents" not in tables:
+        raise InputError("not a chunk store: no documents table", path=str(path))

@@ -134,7 +134,8 @@ def test_unusable_cache_entry_is_a_counted_miss(server, tmp_path) -> None:
     path = tmp_path / "c.sqlite"
     judge = CachedJudge(judge_for(server), LLMCache(path))
     judge.judge(REQUESTS[:1])
-    with sqlite3.connect(path) as raw:
+    [file] = LLMCache(path).files()
+    with sqlite3.connect(file) as raw:
         raw.execute('UPDATE llm_cache SET value = \'{"label": "perhaps", "raw": "x"}\'')
     server.reset()
     again = CachedJudge(judge_for(server), LLMCache(path))
