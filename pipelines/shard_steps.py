@@ -7,12 +7,14 @@ from pathlib import Path
 import luigi
 
 from pipelines.base import Step
+from pipelines.gpus import GPU, engine_gpus, on_gpu
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
 from pipelines.inputs import PrepareQuestions
 from tipqa import layout as names
 from tipqa import steps
 from tipqa.assemble import token_index, vector_index
 from tipqa.components import make_judge, make_keyword_extractor, window_settings
+from tipqa.config import Choice
 from tipqa.fingerprint import StepRecord
 from tipqa.layout import ShardLayout
 from tipqa.records import Question
@@ -53,7 +55,21 @@ class ShardTask(Step):
         return self.layout.llm_cache if self.config.windows.cache else None
 
 
-class ExtractKeywords(ShardTask):
+class LLMShardTask(ShardTask):
+    """A shard step that asks an LLM: it takes GPUs (the `gpu` resource) when its backend is
+    vLLM's offline engine, whose engine then starts on a free GPU slot (`pipelines.gpus`)."""
+
+    def llm(self) -> Choice:
+        """The seam whose backend this step asks."""
+        raise NotImplementedError
+
+    @property
+    def resources(self) -> dict[str, int]:  # type: ignore[override]
+        gpus = engine_gpus(self.llm())
+        return {GPU: gpus} if gpus else {}
+
+
+class ExtractKeywords(LLMShardTask):
     """Keywords of the shard's questions."""
 
     step = names.KEYWORDS
@@ -61,9 +77,13 @@ class ExtractKeywords(ShardTask):
     def requires(self) -> luigi.Task:
         return PrepareQuestions(pool=self.pool)
 
+    def llm(self) -> Choice:
+        return self.config.keywords
+
     def run(self) -> None:
         extractor = make_keyword_extractor(self.config.keywords, self.cache())
-        steps.extract_keywords(self.questions(), extractor, self.shard_layout(), self.record())
+        with on_gpu(self.config, self.llm()):
+            steps.extract_keywords(self.questions(), extractor, self.shard_layout(), self.record())
 
 
 class TokenSearch(ShardTask):
@@ -80,7 +100,7 @@ class TokenSearch(ShardTask):
         steps.token_search(self.questions(), index, k1, self.shard_layout(), self.record())
 
 
-class TokenJudge(ShardTask):
+class TokenJudge(LLMShardTask):
     """Judge token candidates with early exit; decide answerable, discarded or on to vectors."""
 
     step = names.TOKEN_JUDGE
@@ -88,18 +108,22 @@ class TokenJudge(ShardTask):
     def requires(self) -> luigi.Task:
         return self.previous(TokenSearch)
 
+    def llm(self) -> Choice:
+        return self.config.judge
+
     def run(self) -> None:
         config = self.config
-        steps.token_judge(
-            self.questions(),
-            token_index(config, self.plan).get,
-            make_judge(config.judge, self.cache()),
-            config.build.k1,
-            window_settings(config.windows, config.judge),
-            self.shard_layout(),
-            self.record(),
-            judge_all=config.boundary.judge_all_candidates,
-        )
+        with on_gpu(config, self.llm()):
+            steps.token_judge(
+                self.questions(),
+                token_index(config, self.plan).get,
+                make_judge(config.judge, self.cache()),
+                config.build.k1,
+                window_settings(config.windows, config.judge),
+                self.shard_layout(),
+                self.record(),
+                judge_all=config.boundary.judge_all_candidates,
+            )
 
 
 class VectorSearch(ShardTask):
@@ -118,7 +142,7 @@ class VectorSearch(ShardTask):
         steps.vector_search(self.questions(), embedder, index, k2, out, record, tokens)
 
 
-class VectorJudge(ShardTask):
+class VectorJudge(LLMShardTask):
     """Judge every vector candidate; decide answerable or unanswerable."""
 
     step = names.VECTOR_JUDGE
@@ -126,7 +150,11 @@ class VectorJudge(ShardTask):
     def requires(self) -> luigi.Task:
         return self.previous(VectorSearch)
 
+    def llm(self) -> Choice:
+        return self.config.judge
+
     def run(self) -> None:
         judge = make_judge(self.config.judge, self.cache())
         fetch = token_index(self.config, self.plan).get
-        steps.vector_judge(self.questions(), judge, self.shard_layout(), self.record(), fetch)
+        with on_gpu(self.config, self.llm()):
+            steps.vector_judge(self.questions(), judge, self.shard_layout(), self.record(), fetch)
