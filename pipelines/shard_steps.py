@@ -7,7 +7,7 @@ from pathlib import Path
 import luigi
 
 from pipelines.base import Step
-from pipelines.gpus import GPU, engine_gpus, on_gpu
+from pipelines.gpus import GPU, configured_gpus, engine_gpus, on_gpu
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
 from pipelines.inputs import PrepareQuestions
 from tipqa import layout as names
@@ -65,8 +65,10 @@ class LLMShardTask(ShardTask):
 
     @property
     def resources(self) -> dict[str, int]:  # type: ignore[override]
+        """`tensor_parallel_size` of the `gpu` resource, where `[resources] gpu` is set (else
+        none: one process needs no sharing, and parallel workers are refused an engine)."""
         gpus = engine_gpus(self.llm())
-        return {GPU: gpus} if gpus else {}
+        return {GPU: gpus} if gpus and configured_gpus() is not None else {}
 
 
 class ExtractKeywords(LLMShardTask):

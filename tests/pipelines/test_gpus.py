@@ -9,17 +9,32 @@ from pathlib import Path
 import pytest
 from tests_support import luigi_config, run_luigi
 
+from pipelines import shard_steps
+from pipelines.shard_steps import TokenJudge
+from tipqa.config import Choice
 from tipqa.jsonl import read_json
+from tipqa.judges.rules import RuleJudgeSettings
+from tipqa.judges.vllm import VLLMJudgeSettings
 from tipqa.llm.gpu_slots import read_claims
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.vllm,
-    pytest.mark.skipif(
-        importlib.util.find_spec("vllm") is None,
-        reason="vllm is not installed: this test runs in .venv-vllm (see .ci/run)",
-    ),
-]
+needs_vllm = pytest.mark.skipif(
+    importlib.util.find_spec("vllm") is None,
+    reason="vllm is not installed: this test runs in .venv-vllm (see .ci/run)",
+)
+
+
+def test_engine_tasks_take_the_gpu_resource_where_it_is_set(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    engine = Choice("vllm", VLLMJudgeSettings(model="m", tensor_parallel_size=2))
+    task = TokenJudge(pool="dev", shard=0)
+    monkeypatch.setattr(TokenJudge, "llm", lambda self: engine)
+    monkeypatch.setattr(shard_steps, "configured_gpus", lambda: None)
+    assert task.resources == {}
+    monkeypatch.setattr(shard_steps, "configured_gpus", lambda: 8)
+    assert task.resources == {"gpu": 2}
+    monkeypatch.setattr(TokenJudge, "llm", lambda self: Choice("rules", RuleJudgeSettings()))
+    assert task.resources == {}
 
 
 def engine_judge(model: Path) -> dict[str, str]:
@@ -35,6 +50,9 @@ def engine_judge(model: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
+@pytest.mark.vllm
+@needs_vllm
 def test_two_workers_share_one_gpu_slot_and_count_engine_starts(
     tmp_path: Path, vllm_environment: Path, tiny_model: Path
 ) -> None:
