@@ -7,12 +7,14 @@ from pathlib import Path
 import luigi
 
 from pipelines.base import Step
+from pipelines.gpus import GPU, configured_gpus, engine_gpus, on_gpu
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
 from pipelines.inputs import PrepareQuestions
 from tipqa import layout as names
 from tipqa import steps
 from tipqa.assemble import judging, llm_cache, token_index, vector_searching
 from tipqa.components import make_keyword_extractor
+from tipqa.config import Choice
 from tipqa.fingerprint import StepRecord
 from tipqa.layout import ShardLayout
 from tipqa.records import Question
@@ -53,7 +55,23 @@ class ShardTask(Step):
         return task(pool=self.pool, shard=self.shard)
 
 
-class ExtractKeywords(ShardTask):
+class LLMShardTask(ShardTask):
+    """A shard step that asks an LLM: it takes GPUs (the `gpu` resource) when its backend is
+    vLLM's offline engine, whose engine then starts on a free GPU slot (`pipelines.gpus`)."""
+
+    def llm(self) -> Choice:
+        """The seam whose backend this step asks."""
+        raise NotImplementedError
+
+    @property
+    def resources(self) -> dict[str, int]:  # type: ignore[override]
+        """`tensor_parallel_size` of the `gpu` resource, where `[resources] gpu` is set (else
+        none: one process needs no sharing, and parallel workers are refused an engine)."""
+        gpus = engine_gpus(self.llm())
+        return {GPU: gpus} if gpus and configured_gpus() is not None else {}
+
+
+class ExtractKeywords(LLMShardTask):
     """Keywords of the shard's questions."""
 
     step = names.KEYWORDS
@@ -61,10 +79,14 @@ class ExtractKeywords(ShardTask):
     def requires(self) -> luigi.Task:
         return PrepareQuestions(pool=self.pool)
 
+    def llm(self) -> Choice:
+        return self.config.keywords
+
     def run(self) -> None:
         inputs = self.plan.keywords(self.pool).at(self.shard)
         extractor = make_keyword_extractor(inputs.keywords, llm_cache(self.config))
-        steps.extract_keywords(self.questions(), inputs, extractor, self.shard_layout())
+        with on_gpu(self.config, self.llm()):
+            steps.extract_keywords(self.questions(), inputs, extractor, self.shard_layout())
 
 
 class TokenSearch(ShardTask):
@@ -81,7 +103,7 @@ class TokenSearch(ShardTask):
         steps.token_search(self.questions(), inputs, index, self.shard_layout())
 
 
-class TokenJudge(ShardTask):
+class TokenJudge(LLMShardTask):
     """Judge token candidates with early exit; decide answerable, discarded or on to vectors."""
 
     step = names.TOKEN_JUDGE
@@ -89,10 +111,14 @@ class TokenJudge(ShardTask):
     def requires(self) -> luigi.Task:
         return self.previous(TokenSearch)
 
+    def llm(self) -> Choice:
+        return self.config.judge
+
     def run(self) -> None:
         inputs = self.plan.token_judge(self.pool).at(self.shard)
         backends = judging(inputs.judge, self.config, self.plan)
-        steps.token_judge(self.questions(), inputs, backends, self.shard_layout())
+        with on_gpu(self.config, self.llm()):
+            steps.token_judge(self.questions(), inputs, backends, self.shard_layout())
 
 
 class VectorSearch(ShardTask):
@@ -111,7 +137,7 @@ class VectorSearch(ShardTask):
         steps.vector_search(self.questions(), inputs, backends, self.shard_layout())
 
 
-class VectorJudge(ShardTask):
+class VectorJudge(LLMShardTask):
     """Judge every vector candidate; decide answerable or unanswerable."""
 
     step = names.VECTOR_JUDGE
@@ -119,7 +145,11 @@ class VectorJudge(ShardTask):
     def requires(self) -> luigi.Task:
         return self.previous(VectorSearch)
 
+    def llm(self) -> Choice:
+        return self.config.judge
+
     def run(self) -> None:
         inputs = self.plan.vector_judge(self.pool).at(self.shard)
         backends = judging(inputs.judge, self.config, self.plan)
-        steps.vector_judge(self.questions(), inputs, backends, self.shard_layout())
+        with on_gpu(self.config, self.llm()):
+            steps.vector_judge(self.questions(), inputs, backends, self.shard_layout())

@@ -9,8 +9,8 @@ from typing import Any
 
 from tipqa.errors import InputError
 from tipqa.fingerprint import StepRecord
-from tipqa.jsonl import read_records, write_records
-from tipqa.layout import PARTITION, PartitionLayout, ShardLayout
+from tipqa.jsonl import read_json, read_records, write_records
+from tipqa.layout import PARTITION, SHARD_STEPS, PartitionLayout, ShardLayout
 from tipqa.qrels import shard_units, write_relevance
 from tipqa.records import (
     LABELS,
@@ -83,10 +83,12 @@ def write_partition(
     instances: list[VectorInstance] = []
     failures: Counter[str] = Counter()
     relevance: Counter[str] = Counter()
+    engine_starts = 0
     for questions, shard in shards:
         rows.extend(label_questions(questions, shard))
         instances.extend(read_records(shard.instances, VectorInstance))
         failures += shard_failures(shard)
+        engine_starts += shard_engine_starts(shard)
     by_label: dict[str, list[LabeledQuestion]] = {
         label: [r for r in rows if r.label == label] for label in LABELS
     }
@@ -102,9 +104,21 @@ def write_partition(
     stage_counts = Counter(f"{r.label}_{r.stage}" for r in rows)
     stats.info["by_stage"] = dict(sorted(stage_counts.items()))
     stats.info["llm_failures"] = dict(sorted(failures.items()))
+    stats.info["llm_engine_starts"] = engine_starts
     save_dataset_dict(by_label, instances, out.dataset)
     stats.write(out.stats)
     return stats
+
+
+def shard_engine_starts(shard: ShardLayout) -> int:
+    """vLLM offline engines the shard's steps started (`<Backend>.engine_starts` in their stats)."""
+    starts = 0
+    for step in SHARD_STEPS:
+        path = shard.stats(step)
+        stats = read_json(path) if path.is_file() else {}
+        counts = stats.get("counts", {}) if isinstance(stats, dict) else {}
+        starts += sum(int(v) for k, v in counts.items() if k.endswith(".engine_starts"))
+    return starts
 
 
 def flatten_evidence(row: dict[str, Any]) -> dict[str, Any]:

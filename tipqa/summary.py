@@ -106,12 +106,13 @@ def summarize(
     evidence over training (its pools' boundary stats are read).
     """
     lines = [f"# Build {run.root.name}", ""]
-    undetermined = 0
+    undetermined = engine_starts = 0
     failures: Counter[str] = Counter()
     for name in pools:
         stats = read_stats(run.pool(name).partition_stats, REMEDY)
         counts = stats.get("counts", {})
         undetermined += int(counts.get("undetermined", 0))
+        engine_starts += int(stats.get("info", {}).get("llm_engine_starts", 0))
         failures.update(stats.get("info", {}).get("llm_failures", {}))
         by_stage = stats.get("info", {}).get("by_stage", {})
         lines.append(
@@ -126,6 +127,8 @@ def summarize(
     reading = splits.get("parameters", {}).get("corpus_reading")
     if reading is not None:
         lines.append(f"- corpus: {CorpusReading.from_dict(reading).summary_line()}")
+    if engine_starts:
+        lines.append(f"- vLLM offline engines started: {engine_starts} (each loads the model)")
     dated, order_warnings = _boundary_lines(run, pools) if boundary else ([], [])
     lines += dated
     lines += [

@@ -9,7 +9,7 @@ from datasets import load_from_disk
 
 from tipqa.errors import InputError
 from tipqa.fingerprint import StepRecord
-from tipqa.jsonl import read_json, read_records, write_records
+from tipqa.jsonl import read_json, read_records, write_json, write_records
 from tipqa.layout import PARTITION, PartitionLayout, ShardLayout
 from tipqa.partition import label_questions, write_partition
 from tipqa.records import (
@@ -108,6 +108,9 @@ def test_write_partition_files_stats_and_dataset(tmp_path: Path) -> None:
         [],
     )
     shards = [([q("a"), q("b"), q("c"), q("d")], first_shard(tmp_path / "s0")), ([q("e")], second)]
+    judged = {"counts": {"CachedJudge.engine_starts": 1, "CachedJudge.requests": 9}}
+    write_json(second.stats("token_judge"), judged)
+    write_json(second.stats("keywords"), {"counts": {"VLLMKeywordExtractor.engine_starts": 1}})
     out = tmp_path / "partition"
     stats = write_partition(
         shards, PartitionLayout(out), StepRecord(PARTITION, {"pool": "dev"}), {"steps": {}}
@@ -130,6 +133,7 @@ def test_write_partition_files_stats_and_dataset(tmp_path: Path) -> None:
         "questions": 5, "instances": 3,
     }  # fmt: skip
     assert data["info"]["build"] == {"steps": {}}
+    assert data["info"]["llm_engine_starts"] == 2
     assert data["provenance"]["settings"] == {"pool": "dev"}
     assert data["info"]["by_stage"] == {
         "answerable_token": 2, "answerable_vector": 1, "discarded_token": 1,

@@ -7,6 +7,7 @@ from pathlib import Path
 from partition_fixtures import INFO, build_splits
 
 from tipqa.corpus_reading import CorpusReading
+from tipqa.jsonl import read_json, write_json
 from tipqa.summary import summarize, write_summary
 
 
@@ -22,3 +23,17 @@ def test_the_summary_says_what_the_corpus_reader_skipped(tmp_path: Path) -> None
     assert text.index("- split **") < text.index("- corpus: ")
     unrecorded = build_splits(tmp_path / "unrecorded")
     assert "- corpus:" not in summarize(unrecorded, ["dev", "train"])
+
+
+def test_the_summary_counts_the_engines_the_shard_steps_started(tmp_path: Path) -> None:
+    run = build_splits(tmp_path / "engines")
+    assert "engines started" not in summarize(run, ["dev", "train"])
+    for pool, starts in (("dev", 2), ("train", 3)):
+        path = run.pool(pool).partition_stats
+        stats = read_json(path)
+        assert isinstance(stats, dict)
+        stats["info"]["llm_engine_starts"] = starts
+        write_json(path, stats)
+    assert "- vLLM offline engines started: 5 (each loads the model)\n" in summarize(
+        run, ["dev", "train"]
+    )

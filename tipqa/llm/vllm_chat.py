@@ -9,6 +9,7 @@ from the end) while the rest stays whole; what still does not fit fails with "pr
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -20,11 +21,12 @@ from tipqa.extras import VLLM, Extra
 from tipqa.llm.chat import ChatModel, ChatPrompt, Completion, Decoding, Message, OnCompletion
 from tipqa.llm.settings import LLMSettings
 from tipqa.llm.usage import Usage
-from tipqa.llm.vllm_engine import EngineConfig, get_engine
+from tipqa.llm.vllm_engine import EngineConfig, get_engine, running
 from tipqa.settings import knob, setting
 from tipqa.stats import StepStats
 
 FIT_ATTEMPTS = 8
+STRUCTURED_OUTPUTS = "structured_outputs"
 
 
 @dataclass
@@ -100,8 +102,15 @@ class VLLMChatModel:
 
     @property
     def engine(self) -> Any:
-        """The process's `vllm.LLM` engine for this model."""
-        return get_engine(self.config)
+        """The process's `vllm.LLM` engine for this model (a start is counted: `engine_starts`,
+        and its seconds, `engine_start_seconds`)."""
+        if running(self.config):
+            return get_engine(self.config)
+        began = time.perf_counter()
+        engine = get_engine(self.config)
+        self.stats.add("engine_starts")
+        self.stats.add("engine_start_seconds", round(time.perf_counter() - began, 3))
+        return engine
 
     @property
     def context_length(self) -> int:
@@ -245,15 +254,19 @@ def _token_text(tokenizer: Any, token_id: int, logprob: Any) -> str:
 
 
 def sampling_params(decoding: Decoding) -> Any:
-    """vLLM's sampling parameters for `decoding` (imports vllm)."""
+    """vLLM's sampling parameters for `decoding` (imports vllm); `decoding.extra` may carry a
+    `structured_outputs` constraint, as a server's request would."""
     from vllm import SamplingParams
     from vllm.sampling_params import StructuredOutputsParams
 
     options: dict[str, Any] = {"temperature": decoding.temperature}
     if decoding.seed is not None:
         options["seed"] = decoding.seed
+    constraint = decoding.extra.get(STRUCTURED_OUTPUTS)
     if decoding.choice:
         options["structured_outputs"] = StructuredOutputsParams(choice=list(decoding.choice))
+    elif constraint:
+        options["structured_outputs"] = StructuredOutputsParams(**constraint)
     logprobs = decoding.top_logprobs or (1 if decoding.token_logprobs else None)
     return SamplingParams(
         max_tokens=decoding.max_tokens,

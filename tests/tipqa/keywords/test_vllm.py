@@ -72,3 +72,23 @@ def test_keywords_on_the_engine_batched_and_cached(model_path: str, tmp_path: Pa
     stored = {k.question_id for k in results if k.error is None}
     assert {k.question_id for k in again if k.cached} == stored
     assert [k.keywords for k in again] == [k.keywords for k in results]
+
+
+def test_structured_outputs_reach_the_decoding_and_the_identity() -> None:
+    plain = VLLMKeywordSettings(model="m")
+    constrained = VLLMKeywordSettings(model="m", structured_outputs={"regex": "which, who"})
+    assert plain.decoding().extra == {}
+    assert constrained.decoding().extra == {"structured_outputs": {"regex": "which, who"}}
+    assert constrained.identity() != plain.identity()
+
+
+@pytest.mark.vllm
+@needs_vllm
+def test_a_constrained_answer_gives_the_questions_own_words(model_path: str) -> None:
+    settings = VLLMKeywordSettings(
+        model=model_path, max_tokens=8, structured_outputs={"regex": "which, who"}, **ENGINE
+    )
+    results = VLLMKeywordExtractor(settings).extract(QUESTIONS[:2])
+    assert [k.raw for k in results] == ["which, who", "which, who"]
+    assert [k.keywords for k in results] == [["who"], ["which"]]
+    assert results[0].error is None

@@ -1,0 +1,400 @@
+"""The paper's configuration rehearsed small on one machine, with the real parts.
+
+    .venv-vllm/bin/python -m benchmarks.rehearsal [--documents 200] [--shard-size 3]
+
+`luigid` on loopback (state and logs in the work folder), two `CreateDataset --workers 2`
+clients, a real vLLM OpenAI-compatible server (the CPU build, a tiny random-weight model made
+here) as judge and keyword extractor through the `openai` backends, tantivy and the candidate
+vector stage, over the demo world. After `--kill-after` judge answers the server is killed
+(SIGKILL) and started again; the clients' retries carry them over the gap (a `RetryFailed`
+and a rerun follow if questions were left undetermined). A counting proxy in front of the
+server counts every answer per prompt. The labels are compared with those of an uninterrupted
+one-process build on vLLM's offline engine with the same model (temperature 0, constrained
+yes/no; keywords constrained to "born, die, founded, wrote", of which the parser keeps the word
+each demo question has: a random model's own keywords would never be words of the question).
+
+It prints wall times, requests, engine starts and prompts answered twice, and writes
+benchmarks/results/rehearsal.json and .md. It needs `vllm` (its CPU build: `.ci/run` makes
+.venv-vllm).
+"""
+
+from __future__ import annotations
+
+import argparse
+import configparser
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.common import RESULTS, ROOT, keep, save, table
+from benchmarks.vllm_server import CountingProxy, VLLMServer, free_port, vllm_environment
+
+MODEL_NAME = "tiny"
+CONTEXT = 2048
+MAX_WORDS = 200
+KEYWORD_CONSTRAINT = {"regex": "born, die, founded, wrote"}
+DONE = (0, 25)  # 25: "not run" (several clients, a known Luigi exit-code trap: issue 36)
+CLIENT_TIMEOUT = 1800
+
+
+def tiny_model(folder: Path) -> Path:
+    """The tests' tiny random chat model (tests/vllm_model.py), made once in `folder`."""
+    if (folder / "config.json").is_file():
+        return folder
+    spec = importlib.util.spec_from_file_location("tipqa_vllm_model", ROOT / "tests/vllm_model.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return Path(module.build_tiny_model(folder))
+
+
+def sections(root: Path, documents: int, shard_size: int) -> dict[str, dict[str, str]]:
+    """The configuration both builds share: the demo world, tantivy, the candidate stage."""
+    return {
+        "core": {"log_level": "WARNING"},
+        "build": {
+            "name": "rehearsal",
+            "output_root": str(root / "outputs"),
+            "shard_size": str(shard_size),
+            "k1": "10",
+            "k2": "3",
+        },
+        "demo": {"documents": str(documents), "seed": "5", "files": "2"},
+        "pool.dev": {"source": "demo"},
+        "token_index": {"backend": "tantivy"},
+        "vector_index": {"backend": "candidates"},
+    }
+
+
+def served(base_url: str) -> dict[str, dict[str, str]]:
+    """[keywords] and [judge] on the server (as configs/tip-triviaqa.cfg does, made small)."""
+    client = {
+        "backend": "openai",
+        "model": MODEL_NAME,
+        "base_url": base_url,
+        "max_concurrency": "4",
+        "max_retries": "12",
+        "backoff_base": "0.5",
+        "backoff_max": "10",
+        "timeout": "60",
+    }
+    constraint = json.dumps({"structured_outputs": KEYWORD_CONSTRAINT})
+    return {
+        "keywords": {**client, "max_tokens": "16", "extra_body": constraint},
+        "judge": {
+            **client,
+            "mode": "choice",
+            "max_tokens": "4",
+            "top_logprobs": "10",
+            "max_words": str(MAX_WORDS),
+        },
+    }
+
+
+def offline(model: Path) -> dict[str, dict[str, str]]:
+    """[keywords] and [judge] on vLLM's offline engine: the same model, decoding and windows."""
+    engine = {
+        "backend": "vllm",
+        "model": str(model),
+        "max_model_len": str(CONTEXT),
+        "enforce_eager": "true",
+        "dtype": "float32",
+        "batch_size": "64",
+    }
+    return {
+        "keywords": {
+            **engine,
+            "max_tokens": "16",
+            "structured_outputs": json.dumps(KEYWORD_CONSTRAINT),
+        },
+        "judge": {**engine, "mode": "choice", "max_words": str(MAX_WORDS)},
+    }
+
+
+def write_config(folder: Path, parts: dict[str, dict[str, str]]) -> Path:
+    """A Luigi config file in `folder`."""
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read_dict(parts)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "luigi.cfg"
+    with open(path, "w") as handle:
+        parser.write(handle)
+    return path
+
+
+def environment(config: Path, vllm_env: dict[str, str]) -> dict[str, str]:
+    """A client's environment: the config, the repo importable, offline, no key needed."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    return {
+        **os.environ,
+        **vllm_env,
+        "LUIGI_CONFIG_PATH": str(config),
+        "PYTHONPATH": path,
+        "TQDM_DISABLE": "1",
+        "OPENAI_API_KEY": "EMPTY",
+    }
+
+
+def luigi(task: str, *flags: str) -> list[str]:
+    """A `luigi --module pipelines` command line."""
+    return [sys.executable, "-m", "luigi", "--module", "pipelines", task, *flags]
+
+
+def run(command: list[str], config: Path, env: dict[str, str], log: Path) -> int:
+    """Run a command from the config's folder, output appended to `log`; its exit code."""
+    with open(log, "ab") as handle:
+        done = subprocess.run(
+            command,
+            cwd=config.parent,
+            env=env,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            timeout=CLIENT_TIMEOUT,
+            check=False,
+        )
+    return done.returncode
+
+
+def labels(root: Path) -> dict[str, tuple[str, str]]:
+    """Every question's (label, stage) of a build's dev partition."""
+    folder = root / "outputs" / "rehearsal" / "pools" / "dev" / "partition"
+    out: dict[str, tuple[str, str]] = {}
+    for path in folder.glob("*.jsonl"):
+        if path.name == "instances.jsonl":
+            continue
+        for line in path.read_text().splitlines():
+            row = json.loads(line)
+            out[row["id"]] = (row["label"], row["stage"])
+    return out
+
+
+def engine_starts(root: Path) -> int:
+    """The offline engines a build's steps started (its partition's record)."""
+    stats = root / "outputs" / "rehearsal" / "pools" / "dev" / "partition" / "stats.json"
+    return int(json.loads(stats.read_text())["info"].get("llm_engine_starts", 0))
+
+
+def step_requests(root: Path) -> int:
+    """Requests the build's LLM steps recorded (cache misses sent, whatever the backend)."""
+    total = 0
+    for path in (root / "outputs" / "rehearsal" / "pools" / "dev" / "shards").glob(
+        "*/*.stats.json"
+    ):
+        counts = json.loads(path.read_text())["counts"]
+        total += sum(int(v) for k, v in counts.items() if k.endswith(".requests"))
+    return total
+
+
+def reference_build(work: Path, model: Path, documents: int, shard_size: int) -> dict[str, Any]:
+    """The uninterrupted one-process build on vLLM's offline engine."""
+    root = work / "offline"
+    config = write_config(root, {**sections(root, documents, shard_size), **offline(model)})
+    env = environment(config, vllm_environment(work / "vllm-offline"))
+    began = time.monotonic()
+    code = run(
+        luigi("CreateDataset", "--local-scheduler", "--no-lock"), config, env, root / "build.log"
+    )
+    return {
+        "root": root,
+        "exit_code": code,
+        "wall_s": round(time.monotonic() - began, 1),
+        "engine_starts": engine_starts(root) if code == 0 else None,
+        "requests": step_requests(root),
+    }
+
+
+def served_build(
+    work: Path, model: Path, documents: int, shard_size: int, kill_after: int
+) -> dict[str, Any]:
+    """luigid, the vLLM server behind the counting proxy, two clients; one kill and restart."""
+    root = work / "served"
+    vllm_env = vllm_environment(work / "vllm-server")
+    server = VLLMServer(model, MODEL_NAME, work / "server.log", vllm_env, CONTEXT)
+    state = work / "luigid"
+    state.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    scheduler = subprocess.Popen(
+        [
+            str(Path(sys.executable).with_name("luigid")),
+            "--address",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--state-path",
+            str(state / "state.pickle"),
+            "--logdir",
+            str(state),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        cwd=state,
+        env={**os.environ, "LUIGI_CONFIG_PATH": os.devnull},
+    )
+    kill = threading.Event()
+    try:
+        server.start()
+        with CountingProxy(server.url) as proxy:
+            proxy.watch.append(lambda n: kill.set() if n >= kill_after else None)
+            config = write_config(
+                root, {**sections(root, documents, shard_size), **served(proxy.base_url)}
+            )
+            env = environment(config, vllm_env)
+            central = (
+                "--workers",
+                "2",
+                "--scheduler-host",
+                "127.0.0.1",
+                "--scheduler-port",
+                str(port),
+                "--no-lock",
+            )
+            began = time.monotonic()
+            clients = [
+                subprocess.Popen(
+                    luigi("CreateDataset", *central),
+                    cwd=root,
+                    env=env,
+                    stdout=open(root / f"client-{i}.log", "ab"),  # noqa: SIM115
+                    stderr=subprocess.STDOUT,
+                )
+                for i in range(2)
+            ]
+            killed_at = None
+            while any(c.poll() is None for c in clients):
+                if kill.is_set() and killed_at is None:
+                    killed_at = round(time.monotonic() - began, 1)
+                    in_flight_before = proxy.received - sum(proxy.answered.values()) - proxy.failed
+                    server.kill()
+                    server.start()
+                time.sleep(0.2)
+            codes = [c.wait() for c in clients]
+            recovery: list[int] = []
+            if not all(code in DONE for code in codes):
+                local = ("--local-scheduler", "--no-lock")
+                recovery.append(
+                    run(luigi("RetryFailed", *local), config, env, root / "recovery.log")
+                )
+                recovery.append(
+                    run(luigi("CreateDataset", *local), config, env, root / "recovery.log")
+                )
+            return {
+                "root": root,
+                "client_exit_codes": codes,
+                "recovery_exit_codes": recovery,
+                "wall_s": round(time.monotonic() - began, 1),
+                "killed_at_s": killed_at,
+                "in_flight_at_kill": in_flight_before if killed_at is not None else None,
+                "server_starts": server.starts,
+                "server_start_s": server.start_seconds,
+                "requests_received": proxy.received,
+                "requests_answered": sum(proxy.answered.values()),
+                "requests_failed": proxy.failed,
+                "judge_answers": proxy.judge_answers,
+                "prompts_answered_twice": proxy.asked_twice(),
+                "step_requests": step_requests(root),
+                "engine_starts": engine_starts(root),
+            }
+    finally:
+        server.kill()
+        scheduler.kill()
+        scheduler.wait()
+
+
+def rehearse(work: Path, documents: int, shard_size: int, kill_after: int) -> dict[str, Any]:
+    """Both builds and their comparison."""
+    work.mkdir(parents=True, exist_ok=True)
+    model = tiny_model(work / "tiny-model")
+    reference = reference_build(work, model, documents, shard_size)
+    rehearsal = served_build(work, model, documents, shard_size, kill_after)
+    offline_labels, served_labels = labels(reference["root"]), labels(rehearsal["root"])
+    differ = sorted(q for q in offline_labels if offline_labels[q] != served_labels.get(q))
+    return {
+        "documents": documents,
+        "shard_size": shard_size,
+        "kill_after_judge_answers": kill_after,
+        "questions": len(offline_labels),
+        "labels_by_kind": _kinds(served_labels),
+        "labels_differ": len(differ),
+        "differing_questions": differ,
+        "offline": {k: v for k, v in reference.items() if k != "root"},
+        "served": {k: v for k, v in rehearsal.items() if k != "root"},
+    }
+
+
+def _kinds(rows: dict[str, tuple[str, str]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for label, stage in rows.values():
+        counts[f"{label}_{stage}"] = counts.get(f"{label}_{stage}", 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def report(result: dict[str, Any]) -> str:
+    """The result as Markdown."""
+    served, offline = result["served"], result["offline"]
+    rows = [
+        {
+            "build": "offline engine, 1 process",
+            "wall_s": offline["wall_s"],
+            "requests": offline["requests"],
+            "engine_starts": offline["engine_starts"],
+            "exit": offline["exit_code"],
+        },
+        {
+            "build": "vLLM server, luigid, 2 clients x 2 workers",
+            "wall_s": served["wall_s"],
+            "requests": served["requests_answered"],
+            "engine_starts": served["server_starts"],
+            "exit": ",".join(map(str, served["client_exit_codes"])),
+        },
+    ]
+    return "\n".join(
+        [
+            "# Rehearsal of the scale path (one machine, CPU)",
+            "",
+            f"{result['questions']} questions of the demo world ({result['documents']} documents, "
+            f"shard_size {result['shard_size']}); the server killed after "
+            f"{result['kill_after_judge_answers']} judge answers (at {served['killed_at_s']} s, "
+            f"{served['in_flight_at_kill']} requests in flight) and started again "
+            f"(starts took {served['server_start_s']} s).",
+            "",
+            table(rows, ["build", "wall_s", "requests", "engine_starts", "exit"]),
+            "",
+            f"- requests received by the proxy {served['requests_received']}, answered "
+            f"{served['requests_answered']}, failed {served['requests_failed']} (in flight at the "
+            "kill, or refused while the server was down: retried)",
+            f"- prompts answered twice: {served['prompts_answered_twice']}",
+            f"- labels that differ from the offline build: {result['labels_differ']} of "
+            f"{result['questions']}",
+            f"- labels: {result['labels_by_kind']}",
+            f"- recovery (RetryFailed, CreateDataset) exit codes: {served['recovery_exit_codes']}",
+            "",
+        ]
+    )
+
+
+def main() -> None:
+    """Run the rehearsal and keep its result."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--documents", type=int, default=200)
+    parser.add_argument("--shard-size", type=int, default=3)
+    parser.add_argument("--kill-after", type=int, default=20, help="judge answers before the kill")
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/tipqa-rehearsal"))
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    began = time.monotonic()
+    result = rehearse(args.workdir, args.documents, args.shard_size, args.kill_after)
+    result["total_wall_s"] = round(time.monotonic() - began, 1)
+    text = report(result)
+    print(text)
+    keep(save("rehearsal", result, args.results), text)
+
+
+if __name__ == "__main__":
+    main()
