@@ -103,6 +103,41 @@ def _confidence(block: dict[str, Any], minimum: int) -> list[str]:
     return parts
 
 
+def _uabench(block: dict[str, Any] | None) -> list[str]:
+    if not block:
+        return []
+    sets = block["sets"]
+    return [
+        "## Uncertainty attribution (UA-Bench)",
+        "An unanswerable question's knowledge is absent: its target is MODEL_UNCERTAIN, as is "
+        "that of an answerable question the model got wrong (UA-Bench's answerable-error set); "
+        "a refusal is MODEL_UNCERTAIN unless its box says `<DATA_UNCERTAIN>`. F1 with normalized "
+        f"counts (docs/scoring.md). Sets: {sets['answerable_correct']:,} answered right, "
+        f"{sets['answerable_error']:,} answerable errors, {sets['knowledge_absent']:,} "
+        f"knowledge-absent, {sets['data_uncertain']:,} data-uncertain.",
+        _table(
+            [
+                "ACC",
+                "MU-F1",
+                "DU-F1",
+                "Misattribution (DATA_UNCERTAIN on well-defined)",
+                "MU recall, knowledge absent",
+                "MU recall, answerable errors",
+            ],
+            [
+                [
+                    _percent(block["acc"]),
+                    _percent(block["mu_f1"]),
+                    _percent(block["du_f1"]),
+                    _percent(block["misattribution_rate"]),
+                    _percent(block["mu_recall_knowledge_absent"]),
+                    _percent(block["mu_recall_answerable_error"]),
+                ]
+            ],
+        ),
+    ]
+
+
 def render_report(result: dict[str, Any], figures: Sequence[str]) -> str:
     """One system's report in Markdown, pointing at its figures."""
     metrics, gold = result["metrics"], result["gold"]
@@ -164,6 +199,7 @@ def render_report(result: dict[str, Any], figures: Sequence[str]) -> str:
             ["How", "Refusals"],
             [[kind, count] for kind, count in metrics["refusals_by_kind"].items()],
         ),
+        *_uabench(result.get("uabench")),
         "## Confidence",
         *_confidence(result["confidence"], result["settings"]["scoring"]["min_bin_count"]),
     ]

@@ -36,6 +36,7 @@ from tipqa.evaluate.metrics import Scored, score_question, summary
 from tipqa.evaluate.predictions import PredictionSet, read_predictions
 from tipqa.evaluate.refusal import Reading, RefusalDetector
 from tipqa.evaluate.significance import compare_pair
+from tipqa.evaluate.uabench import from_scored
 from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import atomic_open, write_json
 from tipqa.layout import EVALUATE, EvaluationLayout
@@ -124,6 +125,7 @@ def evaluate(
         "metrics": summary(scored),
         "intervals": bootstrap_intervals(scored, settings.bootstrap, settings.seed, settings.bins),
         "confidence": confidence_measures(scored, settings),
+        "uabench": from_scored(scored),
         "breakdowns": {"stage": by_stage(scored), "matches": by_matches(scored)},
     }
     return result, scored
