@@ -74,10 +74,10 @@ def _confidence(block: dict[str, Any], minimum: int) -> list[str]:
         ("ece_equal_mass", "ECE (equal-mass bins)"),
         ("brier", "Brier score"),
         ("auroc_known_unknown", "AUROC, answerable vs unanswerable"),
-        ("eer", "Equal error rate"),
+        ("eer", "Equal error rate (KUQ's recipe)"),
+        ("f1", "F1 of 'answerable' (known) at the EER's threshold (KUQ's recipe)"),
         ("eer_threshold", "Confidence threshold at the EER"),
-        ("f1_unknown_at_eer", "F1 of 'unanswerable' at that threshold"),
-        ("f1_known_at_eer", "F1 of 'answerable' at that threshold"),
+        ("eer_interpolated", "Equal error rate, interpolated between ROC points"),
     ]
     parts = [
         f"{block['predictions_with_confidence']:,} predictions carry a confidence (read as the "

@@ -29,6 +29,7 @@ from tipqa.evaluate.calibration import (
     brier_score,
     equal_error,
     expected_calibration_error,
+    interpolated_eer,
     reliability_bins,
 )
 from tipqa.evaluate.gold import GoldSet
@@ -75,7 +76,7 @@ def score_all(gold: GoldSet, predictions: PredictionSet, detector: RefusalDetect
 
 
 def confidence_measures(scored: Sequence[Scored], settings: ScoringSettings) -> dict[str, Any]:
-    """ECE (both binnings), Brier, AUROC, EER and F1 at EER on the questions with a confidence."""
+    """ECE (both binnings), Brier, AUROC, KUQ's EER and F1 on the questions with a confidence."""
     rated = [item for item in scored if item.confidence is not None]
     out: dict[str, Any] = {"predictions_with_confidence": len(rated)}
     if not rated:
@@ -91,9 +92,9 @@ def confidence_measures(scored: Sequence[Scored], settings: ScoringSettings) -> 
     out["auroc_known_unknown"] = auroc(confidence, known)
     eer = equal_error(confidence, known)
     out["eer"] = None if eer is None else eer.eer
+    out["f1"] = None if eer is None else eer.f1
     out["eer_threshold"] = None if eer is None else eer.threshold
-    out["f1_unknown_at_eer"] = None if eer is None else eer.f1_unknown
-    out["f1_known_at_eer"] = None if eer is None else eer.f1_known
+    out["eer_interpolated"] = interpolated_eer(confidence, known)
     out["reliability"] = {
         scheme: [vars(b) for b in reliability_bins(confidence, correct, settings.bins, scheme)]
         for scheme in SCHEMES
