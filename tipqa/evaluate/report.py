@@ -138,6 +138,53 @@ def _uabench(block: dict[str, Any] | None) -> list[str]:
     ]
 
 
+METHOD_TITLES = {
+    "sequence_probability": "Sequence probability",
+    "agreement": "Agreement of sampled answers",
+    "semantic_entropy": "Semantic entropy (1 - H / log n)",
+    "p_true": "P(True) self-evaluation",
+}
+
+
+def _methods(methods: dict[str, Any] | None, figures: Sequence[str]) -> list[str]:
+    if not methods:
+        return []
+    rows = [
+        [
+            METHOD_TITLES.get(name, name),
+            _number(block["questions"]),
+            _number(block["auroc_correct"]),
+            _number(block["auroc_known_unknown"]),
+            _number(block["ece_equal_width"]),
+            _number(block.get("temperature")),
+            _number(block.get("ece_equal_width_scaled")),
+        ]
+        for name, block in methods.items()
+    ]
+    parts = [
+        "## Confidence methods side by side",
+        "AUROC of correctness: does the confidence rank right answers above wrong ones; "
+        "AUROC known/unknown: answerable above unanswerable questions; ECE with 10 equal-width "
+        "bins, before and after the temperature fitted on the validation split (T; - when "
+        "not asked for or not a probability).",
+        _table(
+            [
+                "Confidence",
+                "Questions",
+                "AUROC (correct)",
+                "AUROC (known/unknown)",
+                "ECE",
+                "T",
+                "ECE after scaling",
+            ],
+            rows,
+        ),
+    ]
+    if "reliability-methods.png" in figures:
+        parts.append("![Reliability of each confidence](reliability-methods.png)")
+    return parts
+
+
 def render_report(result: dict[str, Any], figures: Sequence[str]) -> str:
     """One system's report in Markdown, pointing at its figures."""
     metrics, gold = result["metrics"], result["gold"]
@@ -205,6 +252,7 @@ def render_report(result: dict[str, Any], figures: Sequence[str]) -> str:
     ]
     if "reliability.png" in figures:
         parts.append("![Reliability diagrams](reliability.png)")
+    parts += _methods(result.get("confidence_methods"), figures)
     parts += [
         "## By the stage that decided the label",
         _breakdown(result["breakdowns"]["stage"], "Stage"),

@@ -55,7 +55,7 @@ class ScoringSettings(Settings):
     bins: int = setting(10, doc="calibration bins (equal width, and equal mass)")
     min_bin_count: int = setting(30, doc="bins with fewer predictions are marked")
     bootstrap: int = setting(1000, doc="bootstrap resamples of the 95% intervals (0: none)")
-    seed: int = setting(0, doc="seed of the bootstrap")
+    seed: int = setting(0, doc="seed of the bootstrap (and of the sampled answers)")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -177,6 +177,18 @@ def write_evaluation(
         minimum = result["settings"]["scoring"]["min_bin_count"]
         reliability_png(folder.figure("reliability"), diagrams, minimum, "Reliability")
         figures.append(folder.figure("reliability").name)
+    methods = result.get("confidence_methods") or {}
+    if methods:
+        panels: dict[str, Sequence[Bin]] = {}
+        for method, block in methods.items():
+            panels[method] = [Bin(**b) for b in block["reliability"]]
+            if block.get("reliability_scaled"):
+                panels[f"{method}, temperature-scaled"] = [
+                    Bin(**b) for b in block["reliability_scaled"]
+                ]
+        minimum = result["settings"]["scoring"]["min_bin_count"]
+        reliability_png(folder.figure("reliability-methods"), panels, minimum, "Confidence")
+        figures.append(folder.figure("reliability-methods").name)
     for name, rows, xlabel in (
         ("stage", result["breakdowns"]["stage"], "stage that decided the label"),
         ("matches", result["breakdowns"]["matches"], "documents with all keywords and an alias"),

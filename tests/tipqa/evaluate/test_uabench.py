@@ -106,6 +106,7 @@ def test_strict_yes_no() -> None:
     ]  # fmt: skip
 
 
+@pytest.mark.needs("openai")
 def test_the_llm_judge_at_temperature_zero_and_its_parse_errors(tmp_path: Path) -> None:
     def rule(body: dict[str, Any], attempt: int, headers: dict[str, str]) -> fake.Reply:
         text = fake.last_user_message(body)
