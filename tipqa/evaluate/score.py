@@ -186,9 +186,10 @@ def write_evaluation(
                 panels[f"{method}, temperature-scaled"] = [
                     Bin(**b) for b in block["reliability_scaled"]
                 ]
-        minimum = result["settings"]["scoring"]["min_bin_count"]
-        reliability_png(folder.figure("reliability-methods"), panels, minimum, "Confidence")
-        figures.append(folder.figure("reliability-methods").name)
+        if len(panels) > 1:  # one panel would repeat reliability.png
+            minimum = result["settings"]["scoring"]["min_bin_count"]
+            reliability_png(folder.figure("reliability-methods"), panels, minimum, "Confidence")
+            figures.append(folder.figure("reliability-methods").name)
     for name, rows, xlabel in (
         ("stage", result["breakdowns"]["stage"], "stage that decided the label"),
         ("matches", result["breakdowns"]["matches"], "documents with all keywords and an alias"),

@@ -11,7 +11,9 @@ import numpy as np
 import openai_server as fake
 import pytest
 from evaluate_support import ANSWER_LAYOUT, labeled, write_split
+from partition_fixtures import build_splits
 
+from tipqa.config import read_config
 from tipqa.errors import ConfigError
 from tipqa.evaluate.answerers.openai import OpenAIAnswerer, OpenAIAnswererSettings
 from tipqa.evaluate.confidence import (
@@ -27,6 +29,8 @@ from tipqa.evaluate.score import ScoringSettings
 from tipqa.evaluate.settings import EvaluateSettings
 from tipqa.evaluate.temperature import fit_temperature, scale
 from tipqa.layout import EvaluationLayout
+from tipqa.plan import Plan
+from tipqa.steps import evaluate
 
 SAME = NormalizedMatch()
 
@@ -144,3 +148,35 @@ def test_a_scripted_model_gives_exact_agreement_entropy_and_p_true(tmp_path: Pat
     assert "temperature" in rescored["confidence_methods"]["sequence_probability"]
     report = (folder.root / "report.md").read_text()
     assert "Confidence methods side by side" in report and "reliability-methods.png" in report
+
+
+def half_right(body: dict[str, Any], attempt: int, headers: dict[str, str]) -> fake.Reply:
+    """The right answer to every even-numbered question of the authored splits, else a wrong one."""
+    match = ANSWER_LAYOUT.search(fake.last_user_message(body))
+    assert match is not None
+    number = int(match.group(1).split()[1])
+    text = f"Answer {number}" if number % 2 == 0 else "Nowhere"
+    return fake.Reply(text=text, token_logprobs=[(text, math.log(0.9 if number % 3 else 0.6))])
+
+
+@pytest.mark.slow  # two evaluations with their figures
+@pytest.mark.needs("openai")
+def test_the_step_fits_temperatures_on_the_validation_split(tmp_path: Path) -> None:
+    run = build_splits(tmp_path / "outputs" / "t")
+    with fake.FakeOpenAIServer(half_right) as server:
+        config = read_config(
+            {
+                "build": {"name": "t", "output_root": str(tmp_path / "outputs")},
+                "pool.dev": {"source": "demo"},
+                "pool.train": {"source": "demo"},
+                "splits": {"test_pool": "dev", "train_pool": "train", "validation_per_label": "3"},
+                "evaluate": {"temperature_scaling": "true", "embedding": "false", "bootstrap": "0"},
+                "evaluate.openai": {"model": "half", "base_url": server.base_url},
+            }
+        )
+        result = evaluate(config, Plan(config), "openai", "test")
+    validation = run.evaluation("openai", "half", "validation")
+    assert validation.stats.is_file() and (validation.root / CONFIDENCE_FILE).is_file()
+    block = result["confidence_methods"]["sequence_probability"]
+    assert block["fitted_on_questions"] == 6 and block["temperature"] > 0
+    assert block["ece_equal_width_scaled"] is not None
