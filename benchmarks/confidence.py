@@ -6,7 +6,8 @@ temperature 0, seeded sampling above it, token log-probabilities, and the top lo
 of P(True)'s one token, all computed by the model. Its answers are meaningless (random
 weights); what is measured is the plumbing and its cost: every new metric of the `Evaluate`
 step on the demo's test split (UA-Bench attribution, KUQ's EER and F1, agreement, semantic
-entropy, P(True), temperature scaling fitted on the validation split), and the model time of
+entropy, P(True), temperature scaling fitted on the validation split, or on the test split
+itself where the run has no validation split, as the default demo), and the model time of
 n sampled answers against one greedy answer.
 
     python -m benchmarks.confidence --run /tmp/i37-demo/outputs/demo --samples 5 --limit 200
@@ -171,7 +172,10 @@ def main() -> None:
         _, one_seconds, _ = evaluate("test", "one-answer", ConfidenceSettings())
         one_model = dict(model.seconds)
         chosen = ConfidenceSettings(samples=args.samples, p_true=True, sample_max_tokens=16)
-        _, _, validation = evaluate("validation", "confidences", chosen)
+        fit_split = "validation"
+        if not (run / "splits" / "validation" / "questions.jsonl").is_file():
+            fit_split = "test"  # the default demo makes no validation split: fit on test itself
+        _, _, validation = evaluate(fit_split, "fit", chosen)
         before = dict(model.seconds)
         result, all_seconds, _ = evaluate(
             "test", "confidences", chosen, read_rated(validation.root / CONFIDENCE_FILE)
@@ -181,6 +185,7 @@ def main() -> None:
     figures = {
         "questions": result["gold"]["questions"],
         "samples": args.samples,
+        "temperatures_fitted_on": fit_split,
         "uabench": {k: v for k, v in result["uabench"].items() if k not in ("counts", "mu", "du")},
         "kuq": {
             k: result["confidence"].get(k)
