@@ -18,6 +18,7 @@ from tipqa.embedders.base import Embedder
 from tipqa.evaluate.answerers import ANSWERERS
 from tipqa.evaluate.pipeline import evaluate_model
 from tipqa.evaluate.refusal import RefusalDetector
+from tipqa.evaluate.sampling import CONFIDENCE_FILE, read_rated
 from tipqa.jsonl import read_records, write_records
 from tipqa.judges.base import RelevanceJudge
 from tipqa.keywords.base import KeywordExtractor
@@ -212,6 +213,10 @@ def vector_judge(
     return stats
 
 
+VALIDATION = "validation"
+"""The split whose confidences fit the temperatures of `[evaluate] temperature_scaling`."""
+
+
 def evaluation_layout(config: Config, backend: str, split: str) -> EvaluationLayout:
     """Where the evaluation of the configured `backend` model on `split` goes."""
     settings = config.answerer(backend).settings
@@ -224,8 +229,14 @@ def evaluate(config: Config, plan: Plan, backend: str, split: str) -> dict[str, 
 
     The answerer is `[evaluate.<backend>]`'s, refusals are read with `[evaluate]`'s rules and the
     build's own embedder, and both fingerprints come from the plan, so that a changed answerer
-    redoes the predictions while a changed threshold only rescores them.
+    redoes the predictions while a changed threshold only rescores them. With
+    `temperature_scaling` the validation split is evaluated first (or found done) and its
+    confidences fit the temperatures applied to this split's.
     """
+    fit_on = None
+    if config.evaluate.temperature_scaling and split != VALIDATION:
+        evaluate(config, plan, backend, VALIDATION)
+        fit_on = read_rated(evaluation_layout(config, backend, VALIDATION).root / CONFIDENCE_FILE)
     layout = config.layout()
     choice = config.answerer(backend)
     refusal = config.evaluate.refusal()
@@ -242,6 +253,8 @@ def evaluate(config: Config, plan: Plan, backend: str, split: str) -> dict[str, 
             cache_path=layout.llm_cache,
             predictions_record=plan.predictions(backend, split),
             record=plan.evaluate(backend, split),
+            confidence=config.evaluate.confidence(),
+            fit_on=fit_on,
         )
     finally:
         answerer.close()

@@ -3,8 +3,9 @@
 `confidence` is read as the probability that the response is a correct answer; the target of
 ECE and Brier is therefore `correct` (an exact match; a refusal is never correct). AUROC, the
 equal error rate and the F1 at its threshold measure how well confidence separates answerable
-(known, the positive class) from unanswerable questions, the known/unknown classification of the
-KUQ recipe: the ROC point where the false-negative rate equals the false-positive rate.
+(known, the positive class) from unanswerable questions, the known/unknown classification of
+KUQ, computed by KUQ's recipe (`equal_error`: scikit-learn's ROC curve with its defaults, the
+point nearest FNR = FPR); `interpolated_eer` is the crossing of the ROC polyline instead.
 
 Bins. Equal-width: [0, 0.1), [0.1, 0.2), ..., [0.9, 1.0] (1.0 in the last). Equal-mass: the
 confidences sorted and cut into bins of (nearly) equal counts, ties kept together in the lower
@@ -126,14 +127,40 @@ def roc_points(scores: np.ndarray, positive: np.ndarray) -> list[tuple[float, fl
     return points
 
 
+def roc_curve(scores: np.ndarray, positive: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(FPR, TPR, thresholds) as scikit-learn's `roc_curve` gives them with its defaults.
+
+    Thresholds are the distinct scores, descending, after a first +inf (nothing positive);
+    points that would not show on the plotted curve (collinear with their neighbours: both
+    counts change at a constant rate across them) are dropped, as `drop_intermediate=True`
+    does. A question is positive at a threshold when its score is at or above it.
+    """
+    scores = np.asarray(scores, dtype=float)
+    positive = np.asarray(positive, dtype=bool)
+    order = np.argsort(-scores, kind="mergesort")
+    ranked, hits = scores[order], positive[order]
+    last_of_run = np.r_[np.flatnonzero(np.diff(ranked)), len(ranked) - 1]
+    tps = np.cumsum(hits)[last_of_run].astype(float)
+    fps = (last_of_run + 1) - tps
+    thresholds = ranked[last_of_run]
+    if len(tps) > 2:
+        kept = np.r_[True, (np.diff(fps, 2) != 0) | (np.diff(tps, 2) != 0), True]
+        tps, fps, thresholds = tps[kept], fps[kept], thresholds[kept]
+    tps, fps = np.r_[0.0, tps], np.r_[0.0, fps]
+    thresholds = np.r_[np.inf, thresholds]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fpr = fps / fps[-1] if fps[-1] > 0 else np.full_like(fps, np.nan)
+        tpr = tps / tps[-1] if tps[-1] > 0 else np.full_like(tps, np.nan)
+    return fpr, tpr, thresholds
+
+
 @dataclass(frozen=True)
 class EqualError:
-    """The equal error rate, the threshold at it, and the F1 of both classes there."""
+    """KUQ's equal error rate, the threshold of its ROC point, and the Known class's F1 there."""
 
     eer: float
     threshold: float
-    f1_unknown: float
-    f1_known: float
+    f1: float
 
 
 def _f1(tp: int, fp: int, fn: int) -> float:
@@ -141,11 +168,28 @@ def _f1(tp: int, fp: int, fn: int) -> float:
 
 
 def equal_error(scores: np.ndarray, positive: np.ndarray) -> EqualError | None:
-    """The ROC point where FNR = FPR (linear between the two points that straddle it).
+    """KUQ's recipe: the ROC point (`roc_curve`) with the smallest |FNR - FPR|, the first on a
+    tie; its FPR is the EER; questions scored at or above its threshold are Known, and the F1
+    is that of the Known class (the positives). None when one class is absent.
+    """
+    scores = np.asarray(scores, dtype=float)
+    positive = np.asarray(positive, dtype=bool)
+    if positive.all() or not positive.any():
+        return None
+    fpr, tpr, thresholds = roc_curve(scores, positive)
+    index = int(np.nanargmin(np.abs((1 - tpr) - fpr)))
+    threshold = float(thresholds[index])
+    known = scores >= threshold
+    tp, fp = int((known & positive).sum()), int((known & ~positive).sum())
+    fn = int((~known & positive).sum())
+    return EqualError(float(fpr[index]), threshold, _f1(tp, fp, fn))
 
-    The threshold is that of the ROC point nearest the crossing (smallest |FNR - FPR|, the
-    higher threshold on a tie); questions with a score at or above it are classified known.
-    None when one class is absent.
+
+def interpolated_eer(scores: np.ndarray, positive: np.ndarray) -> float | None:
+    """The FPR where FNR = FPR on the ROC polyline, linear between the two points around it.
+
+    Not KUQ's figure (`equal_error` is): between ROC points this is the rate a randomised
+    threshold would reach. None when one class is absent.
     """
     scores = np.asarray(scores, dtype=float)
     positive = np.asarray(positive, dtype=bool)
@@ -155,17 +199,8 @@ def equal_error(scores: np.ndarray, positive: np.ndarray) -> EqualError | None:
     gaps = [(1 - tpr) - fpr for _, fpr, tpr in points]
     crossing = next(i for i, gap in enumerate(gaps) if gap <= 0)
     if gaps[crossing] == 0 or crossing == 0:
-        eer = points[crossing][1]
-    else:
-        before, after = gaps[crossing - 1], gaps[crossing]
-        share = before / (before - after)
-        fpr_before, fpr_after = points[crossing - 1][1], points[crossing][1]
-        eer = fpr_before + share * (fpr_after - fpr_before)
-    nearest = min(range(1, len(points)), key=lambda i: (abs(gaps[i]), i))
-    threshold = points[nearest][0]
-    known = scores >= threshold
-    true_known, false_known = int((known & positive).sum()), int((known & ~positive).sum())
-    false_unknown, true_unknown = int((~known & positive).sum()), int((~known & ~positive).sum())
-    f1_known = _f1(true_known, false_known, false_unknown)
-    f1_unknown = _f1(true_unknown, false_unknown, false_known)
-    return EqualError(float(eer), float(threshold), f1_unknown, f1_known)
+        return points[crossing][1]
+    before, after = gaps[crossing - 1], gaps[crossing]
+    share = before / (before - after)
+    fpr_before, fpr_after = points[crossing - 1][1], points[crossing][1]
+    return float(fpr_before + share * (fpr_after - fpr_before))

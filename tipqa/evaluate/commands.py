@@ -1,7 +1,8 @@
 """`python -m tipqa.evaluate recall ...` and `python -m tipqa.evaluate uabench ...`.
 
 `recall --run RUN --qrels QRELS --k 10 100` scores a retrieval system's TREC run file against
-a build's qrels; `uabench GOLD PREDICTIONS` scores three-way UA-Bench predictions on a split.
+a build's qrels; `uabench GOLD PREDICTIONS` scores UA-Bench's attribution (ACC, MU-F1, DU-F1,
+the misattribution rate) on a split or on UA-Bench records.
 Each prints one JSON object and, with `--out`, writes it there.
 """
 
@@ -15,9 +16,11 @@ from typing import Any
 
 from tipqa.evaluate.gold import load_gold
 from tipqa.evaluate.retrieval import read_run, recall_at_k
-from tipqa.evaluate.uabench import score_uabench
+from tipqa.evaluate.uabench import read_targets, score_uabench, targets_of
+from tipqa.evaluate.uabench_judge import AnswerJudge, LLMAnswerJudge
 from tipqa.jsonl import write_json
 from tipqa.qrels import read_qrels
+from tipqa.stats import StepStats
 
 COMMANDS: tuple[str, ...] = ("recall", "uabench")
 
@@ -43,18 +46,43 @@ def uabench_parser() -> argparse.ArgumentParser:
         prog="python -m tipqa.evaluate uabench",
         description="UA-Bench confusion matrix (per cent) of three-way predictions on a split.",
     )
-    parser.add_argument("gold", help="split folder, splits or Hub-ready folder, or Hub id")
+    parser.add_argument(
+        "gold",
+        help="split folder, splits or Hub-ready folder, Hub id, or a UA-Bench records JSONL",
+    )
     parser.add_argument(
         "predictions",
         type=Path,
-        help="JSONL {id, prediction}: ANSWERABLE, DATA_UNCERTAIN or MODEL_UNCERTAIN",
+        help="JSONL {id, response} (the raw output, read by its last \\boxed{}) or "
+        "{id, prediction, answer|correct}, prediction ANSWERABLE, DATA_UNCERTAIN or "
+        "MODEL_UNCERTAIN",
     )
     parser.add_argument("--split", default="test", help="split to score on [test]")
     parser.add_argument(
         "--allow-missing", action="store_true", help="leave questions without a prediction out"
     )
+    parser.add_argument(
+        "--judge-model",
+        default="",
+        help="judge answers with this model on an OpenAI-compatible server (Yes/No, "
+        "temperature 0; key from OPENAI_API_KEY) instead of tipqa's alias match",
+    )
+    parser.add_argument(
+        "--judge-base-url", default="", help="the judge's server (empty: OPENAI_BASE_URL)"
+    )
     parser.add_argument("--out", type=Path, help="write the JSON to this file")
     return parser
+
+
+def uabench_judge(args: argparse.Namespace) -> AnswerJudge | None:
+    """The LLM judge `--judge-model` asks for, or None (alias match)."""
+    if not args.judge_model:
+        return None
+    from tipqa.llm.openai_chat import OpenAIChatModel
+    from tipqa.llm.openai_client import OpenAIServerSettings
+
+    server = OpenAIServerSettings(model=args.judge_model, base_url=args.judge_base_url)
+    return LLMAnswerJudge(OpenAIChatModel(server.client(StepStats("uabench-judge"))))
 
 
 def run_command(command: str, argv: Sequence[str]) -> dict[str, Any]:
@@ -68,8 +96,23 @@ def run_command(command: str, argv: Sequence[str]) -> dict[str, Any]:
         result.update(run=str(args.run), qrels=str(args.qrels))
     else:
         args = uabench_parser().parse_args(argv)
-        gold = load_gold(args.gold, args.split)
-        result = score_uabench(gold, args.predictions, allow_missing=args.allow_missing)
+        if Path(args.gold).suffix == ".jsonl":
+            targets, split = read_targets(Path(args.gold)), Path(args.gold).stem
+        else:
+            gold = load_gold(args.gold, args.split)
+            targets, split = targets_of(gold), gold.split
+        judge = uabench_judge(args)
+        try:
+            result = score_uabench(
+                targets,
+                args.predictions,
+                judge=judge,
+                allow_missing=args.allow_missing,
+                split=split,
+            )
+        finally:
+            if isinstance(judge, LLMAnswerJudge):
+                judge.chat.close()
     if args.out:
         write_json(args.out, result)
     return result

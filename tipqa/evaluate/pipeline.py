@@ -8,16 +8,22 @@ figures, `report.md`, `scores.json` and, last, `evaluate.stats.json`.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any
 
+from tipqa.errors import ConfigError
 from tipqa.evaluate.answerers.base import Answerer
+from tipqa.evaluate.answerers.llm import LLMAnswerer
+from tipqa.evaluate.confidence import ConfidenceSettings, Rated, method_measures
 from tipqa.evaluate.gold import load_gold
 from tipqa.evaluate.predict import make_predictions
 from tipqa.evaluate.refusal import RefusalDetector
+from tipqa.evaluate.sampling import CONFIDENCE_FILE, rate, write_confidences
 from tipqa.evaluate.score import ScoringSettings, score_file, write_evaluation
 from tipqa.fingerprint import StepRecord
 from tipqa.layout import EvaluationLayout
 from tipqa.llm.cache import LLMCache
+from tipqa.stats import StepStats
 
 
 def evaluate_model(
@@ -31,21 +37,44 @@ def evaluate_model(
     cache_path: str | os.PathLike[str] | None = None,
     predictions_record: StepRecord | None = None,
     record: StepRecord | None = None,
+    confidence: ConfidenceSettings | None = None,
+    fit_on: Sequence[Rated] | None = None,
 ) -> dict[str, Any]:
     """Answer every question of the split, score the answers, write it all under `folder`.
 
     `predictions_record` and `record` are the build plan's records of the predictions and of
     the evaluation (their fingerprints go into the stats files); without them the predictions'
-    fingerprint is made from what the answerer says of itself.
+    fingerprint is made from what the answerer says of itself. `confidence` asks for sampled
+    answers and P(True) (`confidence.jsonl`, the methods side by side in `scores.json`); with
+    `fit_on` (another split's confidences) each probability is also temperature-scaled.
     """
+    confidence = confidence or ConfidenceSettings()
+    if confidence.active and not isinstance(answerer, LLMAnswerer):
+        raise ConfigError("sampled answers and P(True) need an LLM answerer")
     gold = load_gold(gold_source, split)
     cache = LLMCache(cache_path) if cache_path is not None else None
     try:
         make_predictions(gold, answerer, folder, record=predictions_record, cache=cache)
+        result, scored = score_file(gold, folder.predictions, detector, scoring)
+        stats = StepStats("confidence")
+        if isinstance(answerer, LLMAnswerer):
+            questions = [q.question for q in gold.questions]
+            rated, rows = rate(scored, questions, answerer, confidence, scoring.seed, cache, stats)
+        else:
+            rated = [
+                Rated(
+                    s.id, s.correct, s.label == "answerable", {"sequence_probability": s.confidence}
+                )
+                for s in scored
+            ]
+            rows = [{"id": r.id, "correct": r.correct, "known": r.known, **r.values} for r in rated]
     finally:
         if cache is not None:
             cache.close()
-    result, scored = score_file(gold, folder.predictions, detector, scoring)
+    write_confidences(folder.root / CONFIDENCE_FILE, rows)
+    result["confidence_methods"] = method_measures(rated, scoring.bins, fit_on)
+    result["confidence_settings"] = confidence.to_dict()
+    result["confidence_counts"] = {"counts": dict(stats.counts), "errors": dict(stats.errors)}
     result["model"] = {
         "backend": answerer.backend,
         "model": answerer.model,

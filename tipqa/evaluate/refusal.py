@@ -4,8 +4,9 @@ A response is read in this order; the first rule that applies decides:
 
 1. the system's own signal: `refused` true is a refusal, false is an answer (no inference);
 2. the content of the last `\\boxed{...}` (balanced braces), when the response has one, stands
-   for the response: `I don't know` or `<MODEL_UNCERTAIN>` is a model-uncertainty refusal,
-   `<DATA_UNCERTAIN>` a data-uncertainty refusal, anything else is read on by the rules below;
+   for the response: a box containing `I don't know` or `<MODEL_UNCERTAIN>` is a
+   model-uncertainty refusal, one containing `<DATA_UNCERTAIN>` a data-uncertainty refusal
+   (`box_label`), anything else is read on by the rules below;
 3. an empty response is a refusal (the paper lists the empty string among explicit signals);
 4. a response whose normal form equals that of a refusal phrase is a refusal;
 5. a response whose embedding has cosine similarity above the threshold `t` with one of the
@@ -119,16 +120,31 @@ def _unwrap_text(content: str) -> str:
     return stripped
 
 
+def box_label(content: str) -> str | None:
+    """UA-Bench's label of a box's content: MODEL_UNCERTAIN, DATA_UNCERTAIN, or None (an answer).
+
+    Case-insensitive containment, as the protocol reads it: "I don't know" (or
+    `<MODEL_UNCERTAIN>`) anywhere in the box is model uncertainty, `<DATA_UNCERTAIN>` data
+    uncertainty; a box naming both is model uncertainty, the protocol's first rule.
+    """
+    key = " ".join(content.lower().replace("’", "'").split())
+    if any(token in key for token in MODEL_UNCERTAIN):
+        return "MODEL_UNCERTAIN"
+    if any(token in key for token in DATA_UNCERTAIN):
+        return "DATA_UNCERTAIN"
+    return None
+
+
 def boxed_reading(text: str) -> Reading | None:
     """The reading a boxed answer decides, or None when there is no box (or it is an answer)."""
     content = last_boxed(text)
     if content is None:
         return None
     inner = _unwrap_text(content)
-    key = " ".join(inner.lower().replace("’", "'").split()).rstrip(".")
-    if key in MODEL_UNCERTAIN:
+    label = box_label(inner)
+    if label == "MODEL_UNCERTAIN":
         return Reading(inner, True, "boxed_model_uncertain")
-    if key in DATA_UNCERTAIN:
+    if label == "DATA_UNCERTAIN":
         return Reading(inner, True, "boxed_data_uncertain")
     return Reading(inner, False)
 

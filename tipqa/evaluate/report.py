@@ -74,10 +74,10 @@ def _confidence(block: dict[str, Any], minimum: int) -> list[str]:
         ("ece_equal_mass", "ECE (equal-mass bins)"),
         ("brier", "Brier score"),
         ("auroc_known_unknown", "AUROC, answerable vs unanswerable"),
-        ("eer", "Equal error rate"),
+        ("eer", "Equal error rate (KUQ's recipe)"),
+        ("f1", "F1 of 'answerable' (known) at the EER's threshold (KUQ's recipe)"),
         ("eer_threshold", "Confidence threshold at the EER"),
-        ("f1_unknown_at_eer", "F1 of 'unanswerable' at that threshold"),
-        ("f1_known_at_eer", "F1 of 'answerable' at that threshold"),
+        ("eer_interpolated", "Equal error rate, interpolated between ROC points"),
     ]
     parts = [
         f"{block['predictions_with_confidence']:,} predictions carry a confidence (read as the "
@@ -100,6 +100,88 @@ def _confidence(block: dict[str, Any], minimum: int) -> list[str]:
                 ],
             )
         )
+    return parts
+
+
+def _uabench(block: dict[str, Any] | None) -> list[str]:
+    if not block:
+        return []
+    sets = block["sets"]
+    return [
+        "## Uncertainty attribution (UA-Bench)",
+        "An unanswerable question's knowledge is absent: its target is MODEL_UNCERTAIN, as is "
+        "that of an answerable question the model got wrong (UA-Bench's answerable-error set); "
+        "a refusal is MODEL_UNCERTAIN unless its box says `<DATA_UNCERTAIN>`. F1 with normalized "
+        f"counts (docs/scoring.md). Sets: {sets['answerable_correct']:,} answered right, "
+        f"{sets['answerable_error']:,} answerable errors, {sets['knowledge_absent']:,} "
+        f"knowledge-absent, {sets['data_uncertain']:,} data-uncertain.",
+        _table(
+            [
+                "ACC",
+                "MU-F1",
+                "DU-F1",
+                "Misattribution (DATA_UNCERTAIN on well-defined)",
+                "MU recall, knowledge absent",
+                "MU recall, answerable errors",
+            ],
+            [
+                [
+                    _percent(block["acc"]),
+                    _percent(block["mu_f1"]),
+                    _percent(block["du_f1"]),
+                    _percent(block["misattribution_rate"]),
+                    _percent(block["mu_recall_knowledge_absent"]),
+                    _percent(block["mu_recall_answerable_error"]),
+                ]
+            ],
+        ),
+    ]
+
+
+METHOD_TITLES = {
+    "sequence_probability": "Sequence probability",
+    "agreement": "Agreement of sampled answers",
+    "semantic_entropy": "Semantic entropy (1 - H / log n)",
+    "p_true": "P(True) self-evaluation",
+}
+
+
+def _methods(methods: dict[str, Any] | None, figures: Sequence[str]) -> list[str]:
+    if not methods:
+        return []
+    rows = [
+        [
+            METHOD_TITLES.get(name, name),
+            _number(block["questions"]),
+            _number(block["auroc_correct"]),
+            _number(block["auroc_known_unknown"]),
+            _number(block["ece_equal_width"]),
+            _number(block.get("temperature")),
+            _number(block.get("ece_equal_width_scaled")),
+        ]
+        for name, block in methods.items()
+    ]
+    parts = [
+        "## Confidence methods side by side",
+        "AUROC of correctness: does the confidence rank right answers above wrong ones; "
+        "AUROC known/unknown: answerable above unanswerable questions; ECE with 10 equal-width "
+        "bins, before and after the temperature fitted on the validation split (T; - when "
+        "not asked for or not a probability).",
+        _table(
+            [
+                "Confidence",
+                "Questions",
+                "AUROC (correct)",
+                "AUROC (known/unknown)",
+                "ECE",
+                "T",
+                "ECE after scaling",
+            ],
+            rows,
+        ),
+    ]
+    if "reliability-methods.png" in figures:
+        parts.append("![Reliability of each confidence](reliability-methods.png)")
     return parts
 
 
@@ -164,11 +246,13 @@ def render_report(result: dict[str, Any], figures: Sequence[str]) -> str:
             ["How", "Refusals"],
             [[kind, count] for kind, count in metrics["refusals_by_kind"].items()],
         ),
+        *_uabench(result.get("uabench")),
         "## Confidence",
         *_confidence(result["confidence"], result["settings"]["scoring"]["min_bin_count"]),
     ]
     if "reliability.png" in figures:
         parts.append("![Reliability diagrams](reliability.png)")
+    parts += _methods(result.get("confidence_methods"), figures)
     parts += [
         "## By the stage that decided the label",
         _breakdown(result["breakdowns"]["stage"], "Stage"),

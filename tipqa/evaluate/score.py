@@ -29,6 +29,7 @@ from tipqa.evaluate.calibration import (
     brier_score,
     equal_error,
     expected_calibration_error,
+    interpolated_eer,
     reliability_bins,
 )
 from tipqa.evaluate.gold import GoldSet
@@ -36,6 +37,7 @@ from tipqa.evaluate.metrics import Scored, score_question, summary
 from tipqa.evaluate.predictions import PredictionSet, read_predictions
 from tipqa.evaluate.refusal import Reading, RefusalDetector
 from tipqa.evaluate.significance import compare_pair
+from tipqa.evaluate.uabench import from_scored
 from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import atomic_open, write_json
 from tipqa.layout import EVALUATE, EvaluationLayout
@@ -53,7 +55,7 @@ class ScoringSettings(Settings):
     bins: int = setting(10, doc="calibration bins (equal width, and equal mass)")
     min_bin_count: int = setting(30, doc="bins with fewer predictions are marked")
     bootstrap: int = setting(1000, doc="bootstrap resamples of the 95% intervals (0: none)")
-    seed: int = setting(0, doc="seed of the bootstrap")
+    seed: int = setting(0, doc="seed of the bootstrap (and of the sampled answers)")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -74,7 +76,7 @@ def score_all(gold: GoldSet, predictions: PredictionSet, detector: RefusalDetect
 
 
 def confidence_measures(scored: Sequence[Scored], settings: ScoringSettings) -> dict[str, Any]:
-    """ECE (both binnings), Brier, AUROC, EER and F1 at EER on the questions with a confidence."""
+    """ECE (both binnings), Brier, AUROC, KUQ's EER and F1 on the questions with a confidence."""
     rated = [item for item in scored if item.confidence is not None]
     out: dict[str, Any] = {"predictions_with_confidence": len(rated)}
     if not rated:
@@ -90,9 +92,9 @@ def confidence_measures(scored: Sequence[Scored], settings: ScoringSettings) -> 
     out["auroc_known_unknown"] = auroc(confidence, known)
     eer = equal_error(confidence, known)
     out["eer"] = None if eer is None else eer.eer
+    out["f1"] = None if eer is None else eer.f1
     out["eer_threshold"] = None if eer is None else eer.threshold
-    out["f1_unknown_at_eer"] = None if eer is None else eer.f1_unknown
-    out["f1_known_at_eer"] = None if eer is None else eer.f1_known
+    out["eer_interpolated"] = interpolated_eer(confidence, known)
     out["reliability"] = {
         scheme: [vars(b) for b in reliability_bins(confidence, correct, settings.bins, scheme)]
         for scheme in SCHEMES
@@ -124,6 +126,7 @@ def evaluate(
         "metrics": summary(scored),
         "intervals": bootstrap_intervals(scored, settings.bootstrap, settings.seed, settings.bins),
         "confidence": confidence_measures(scored, settings),
+        "uabench": from_scored(scored),
         "breakdowns": {"stage": by_stage(scored), "matches": by_matches(scored)},
     }
     return result, scored
@@ -174,6 +177,19 @@ def write_evaluation(
         minimum = result["settings"]["scoring"]["min_bin_count"]
         reliability_png(folder.figure("reliability"), diagrams, minimum, "Reliability")
         figures.append(folder.figure("reliability").name)
+    methods = result.get("confidence_methods") or {}
+    if methods:
+        panels: dict[str, Sequence[Bin]] = {}
+        for method, block in methods.items():
+            panels[method] = [Bin(**b) for b in block["reliability"]]
+            if block.get("reliability_scaled"):
+                panels[f"{method}, temperature-scaled"] = [
+                    Bin(**b) for b in block["reliability_scaled"]
+                ]
+        if len(panels) > 1:  # one panel would repeat reliability.png
+            minimum = result["settings"]["scoring"]["min_bin_count"]
+            reliability_png(folder.figure("reliability-methods"), panels, minimum, "Confidence")
+            figures.append(folder.figure("reliability-methods").name)
     for name, rows, xlabel in (
         ("stage", result["breakdowns"]["stage"], "stage that decided the label"),
         ("matches", result["breakdowns"]["matches"], "documents with all keywords and an alias"),

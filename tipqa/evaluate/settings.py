@@ -1,6 +1,7 @@
 """[evaluate]: how the `Evaluate` step reads refusals and scores a model's answers.
 
-One section holds both parts; `refusal()` and `scoring()` hand each to the code that uses it.
+One section holds the three parts; `refusal()`, `scoring()` and `confidence()` hand each to the
+code that uses it.
 The model under evaluation has its own section, `[evaluate.<backend>]` (see `answerers`).
 """
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tipqa.evaluate.confidence import ConfidenceSettings
 from tipqa.evaluate.refusal import RefusalSettings
 from tipqa.evaluate.score import ScoringSettings
 
@@ -16,8 +18,10 @@ ANSWERER_SECTION = "evaluate."
 
 
 @dataclass(frozen=True)
-class EvaluateSettings(ScoringSettings, RefusalSettings):
-    """[evaluate]: refusal detection (threshold t, phrases, rules) and the scoring's bins."""
+class EvaluateSettings(ConfidenceSettings, ScoringSettings, RefusalSettings):
+    """[evaluate]: refusal detection (threshold t, phrases, rules), the scoring's bins, and the
+    confidences beyond the sequence probability (sampled answers, P(True), temperature scaling).
+    """
 
     def refusal(self) -> RefusalSettings:
         """The refusal detector's part."""
@@ -26,6 +30,17 @@ class EvaluateSettings(ScoringSettings, RefusalSettings):
             phrases=self.phrases,
             embedding=self.embedding,
             boxed=self.boxed,
+        )
+
+    def confidence(self) -> ConfidenceSettings:
+        """The confidence measures' part."""
+        return ConfidenceSettings(
+            samples=self.samples,
+            sample_temperature=self.sample_temperature,
+            sample_max_tokens=self.sample_max_tokens,
+            equivalence=self.equivalence,
+            p_true=self.p_true,
+            temperature_scaling=self.temperature_scaling,
         )
 
     def scoring(self) -> ScoringSettings:

@@ -1,8 +1,10 @@
 """One labelled question as a record of SelfAware, KUQ, UA-Bench or AbstentionBench.
 
 Each format's gold says "answer" or "abstain" in its own fields; a TIP unanswerable question
-is one whose knowledge is missing from the pretraining corpus, so where a format names why a
-question is unanswerable it is the model's data uncertainty (`DATA_UNCERTAIN`).
+is a well-defined question whose knowledge is missing from the pretraining corpus, so where a
+format names why a question is unanswerable it is the model's uncertainty (UA-Bench's
+`MODEL_UNCERTAIN`: the question is well defined, the answer is beyond what the model learned),
+never data uncertainty (an ambiguous or underspecified question).
 
 Where the formats left a choice, these are the ones made:
 
@@ -11,10 +13,12 @@ Where the formats left a choice, these are the ones made:
   unanswerable question has a gold answer, but the format's unanswerable ones have none);
   `source` is one name for the whole benchmark (SelfAware names the origin dataset).
 - KUQ: JSON lines; `answer` is the gold answer string of a known question, null for an
-  unknown one; `category` is "data uncertainty" for an unknown question (none of KUQ's own
-  categories says "not in the training data") and null for a known one. KUQ has no id field.
+  unknown one; `category` is "knowledge absent from pretraining data" for an unknown question
+  (none of KUQ's own categories, which describe the question, says that) and null for a known
+  one. KUQ has no id field.
 - UA-Bench: JSON lines with `id` (the id its predictions file gives back), `answers`, `label`
-  (ANSWERABLE or ABSTAIN) and `uncertainty` (DATA_UNCERTAIN for ABSTAIN, else null).
+  (ANSWERABLE or ABSTAIN) and `uncertainty` (MODEL_UNCERTAIN for ABSTAIN, else null);
+  `python -m tipqa.evaluate uabench` reads these records back as gold.
 - AbstentionBench: JSON lines; `reference_answers` null when it should abstain; `metadata`
   holds the id, split, source, deciding stage and the abstention reason.
 """
@@ -28,8 +32,8 @@ from typing import Any
 from tipqa.errors import InputError
 from tipqa.records import LabeledQuestion
 
-DATA_UNCERTAINTY = "DATA_UNCERTAIN"
-KUQ_DATA_CATEGORY = "data uncertainty"
+MODEL_UNCERTAINTY = "MODEL_UNCERTAIN"
+KUQ_ABSENT_CATEGORY = "knowledge absent from pretraining data"
 
 
 def answers(question: LabeledQuestion) -> list[str]:
@@ -61,26 +65,26 @@ def selfaware(question: LabeledQuestion, split: str, source: str) -> dict[str, A
 
 
 def kuq(question: LabeledQuestion, split: str, source: str) -> dict[str, Any]:
-    """A KUQ record: unknown questions get the category of data uncertainty, known none."""
+    """A KUQ record: unknown questions get the category of absent knowledge, known none."""
     answerable = _answerable(question)
     return {
         "question": question.question,
         "answer": question.answer if answerable else None,
         "unknown": not answerable,
-        "category": None if answerable else KUQ_DATA_CATEGORY,
+        "category": None if answerable else KUQ_ABSENT_CATEGORY,
         "source": source,
     }
 
 
 def ua_bench(question: LabeledQuestion, split: str, source: str) -> dict[str, Any]:
-    """A UA-Bench record: gold ANSWERABLE or ABSTAIN, and why it abstains (data uncertainty)."""
+    """A UA-Bench record: gold ANSWERABLE or ABSTAIN, and why it abstains (model uncertainty)."""
     answerable = _answerable(question)
     return {
         "id": question.id,
         "question": question.question,
         "answers": answers(question),
         "label": "ANSWERABLE" if answerable else "ABSTAIN",
-        "uncertainty": None if answerable else DATA_UNCERTAINTY,
+        "uncertainty": None if answerable else MODEL_UNCERTAINTY,
         "source": source,
     }
 
@@ -97,7 +101,7 @@ def abstentionbench(question: LabeledQuestion, split: str, source: str) -> dict[
             "split": split,
             "source": source,
             "stage": question.stage,
-            "abstention_reason": None if answerable else DATA_UNCERTAINTY,
+            "abstention_reason": None if answerable else MODEL_UNCERTAINTY,
         },
     }
 

@@ -29,8 +29,12 @@ def choice_field(via: ChoiceVia, choice: Sequence[str]) -> dict[str, Any]:
 
 
 def request_params(decoding: Decoding, choice_via: ChoiceVia) -> dict[str, Any]:
-    """The request's parameters besides model, messages and temperature."""
+    """The request's parameters besides model and messages (temperature: 0 unless sampling)."""
     params: dict[str, Any] = {"max_tokens": decoding.max_tokens}
+    if decoding.temperature:
+        params["temperature"] = decoding.temperature
+    if decoding.seed is not None:
+        params["seed"] = decoding.seed
     if decoding.stop:
         params["stop"] = list(decoding.stop)
     if decoding.top_logprobs:

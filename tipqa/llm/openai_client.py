@@ -230,7 +230,7 @@ class OpenAIChatClient:
             self._count("calls")
             try:
                 raw = self._client.chat.completions.with_raw_response.create(
-                    model=self.model, messages=cast(Any, messages), temperature=0, **params
+                    model=self.model, messages=cast(Any, messages), **{"temperature": 0, **params}
                 )
                 reply = read_reply(orjson.loads(raw.content))
             except self._openai.OpenAIError as exc:

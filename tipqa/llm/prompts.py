@@ -22,6 +22,9 @@ SHIPPED = {
     "judge-v1": "judge-v1.txt",
     "keywords-v1": "keywords-v1.json",
     "answer-v1": "answer-v1.txt",
+    "p-true-v1": "p-true-v1.txt",
+    "uabench-answer-v1": "uabench-answer-v1.txt",
+    "uabench-judge-v1": "uabench-judge-v1.txt",
 }
 
 

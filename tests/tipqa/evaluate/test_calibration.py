@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -10,7 +12,9 @@ from tipqa.evaluate.calibration import (
     brier_score,
     equal_error,
     expected_calibration_error,
+    interpolated_eer,
     reliability_bins,
+    roc_curve,
     roc_points,
 )
 
@@ -78,12 +82,12 @@ def test_eer_at_an_exact_crossing() -> None:
     assert result is not None
     assert result.eer == pytest.approx(1 / 3)
     assert result.threshold == 0.7
-    # known when >= 0.7: {0.9, 0.8 | 0.7}: TP 2, FP 1, FN 1 -> F1 2/3; unknown likewise 2/3
-    assert result.f1_known == pytest.approx(2 / 3)
-    assert result.f1_unknown == pytest.approx(2 / 3)
+    # known when >= 0.7: {0.9, 0.8 | 0.7}: TP 2, FP 1, FN 1 -> F1 of the known class 2/3
+    assert result.f1 == pytest.approx(2 / 3)
+    assert interpolated_eer(scores, positive) == pytest.approx(1 / 3)
 
 
-def test_eer_interpolated_between_roc_points() -> None:
+def test_kuq_takes_the_nearest_roc_point_where_interpolation_would_cross() -> None:
     # known 0.9 0.5, unknown 0.5 0.1. ROC: (0, 0) -> 0.9: (FPR 0, TPR 1/2) -> 0.5: (1/2, 1).
     # FNR - FPR goes from 1/2 to -1/2 between the last two: halfway, FPR = 1/4 = FNR.
     scores = np.array([0.9, 0.5, 0.5, 0.1])
@@ -94,11 +98,47 @@ def test_eer_interpolated_between_roc_points() -> None:
         (0.5, 1.0),
         (1.0, 1.0),
     ]
+    assert interpolated_eer(scores, positive) == pytest.approx(0.25)
+    # |FNR - FPR| is 1/2 at both 0.9 and 0.5: KUQ's argmin takes the first point, 0.9
     result = equal_error(scores, positive)
     assert result is not None
-    assert result.eer == pytest.approx(0.25)
-    # |FNR - FPR| is 1/2 at both 0.9 and 0.5: the higher threshold is taken
-    assert result.threshold == 0.9
-    assert result.f1_known == pytest.approx(2 / 3)  # TP 1, FP 0, FN 1
-    assert result.f1_unknown == pytest.approx(0.8)  # TP 2, FP 1, FN 0
+    assert (result.eer, result.threshold) == (0.0, 0.9)
+    assert result.f1 == pytest.approx(2 / 3)  # TP 1, FP 0, FN 1
     assert equal_error(scores, np.array([True] * 4)) is None
+    assert interpolated_eer(scores, np.array([False] * 4)) is None
+
+
+def kuq_recipe(
+    sklearn_metrics: Any, scores: np.ndarray, known: np.ndarray
+) -> tuple[float, float, float]:
+    """KUQ's published recipe on scikit-learn's roc_curve (the reference implementation)."""
+    fpr, tpr, thresholds = sklearn_metrics.roc_curve(known.astype(int), scores)
+    index = np.nanargmin(np.abs((1 - tpr) - fpr))
+    predicted = scores >= thresholds[index]
+    tp = int((predicted & known).sum())
+    fp = int((predicted & ~known).sum())
+    fn = int((~predicted & known).sum())
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return float(fpr[index]), float(thresholds[index]), f1
+
+
+def test_eer_and_f1_equal_kuqs_recipe_on_random_sets_with_ties() -> None:
+    sklearn_metrics = pytest.importorskip("sklearn.metrics")  # the annotation extra
+    rng = np.random.default_rng(7)
+    for trial in range(300):
+        size = int(rng.integers(2, 60))
+        levels = int(rng.integers(2, 12)) if trial % 2 else 10_000  # half with many ties
+        scores = rng.integers(0, levels, size) / levels
+        known = rng.random(size) < rng.uniform(0.1, 0.9)
+        if known.all() or not known.any():
+            known[0] = not known[0]
+        ours = equal_error(scores, known)
+        assert ours is not None
+        eer, threshold, f1 = kuq_recipe(sklearn_metrics, scores, known)
+        assert abs(ours.eer - eer) <= 1e-12 and abs(ours.f1 - f1) <= 1e-12
+        assert ours.threshold == threshold
+        reference = sklearn_metrics.roc_curve(known.astype(int), scores)
+        for mine, theirs in zip(roc_curve(scores, known), reference, strict=True):
+            np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-12)

@@ -8,6 +8,7 @@ from tipqa.config import read_config
 from tipqa.errors import ConfigError
 from tipqa.evaluate.answerers.openai import OpenAIAnswererSettings
 from tipqa.evaluate.answerers.vllm import VLLMAnswererSettings
+from tipqa.evaluate.confidence import ConfidenceSettings
 from tipqa.evaluate.refusal import DEFAULT_THRESHOLD, RefusalSettings
 from tipqa.evaluate.score import ScoringSettings
 from tipqa.evaluate.settings import EvaluateSettings
@@ -76,9 +77,13 @@ def test_the_phrase_list_counts_by_its_content(tmp_path) -> None:
 
 def test_the_parts_hold_every_field_of_the_section() -> None:
     names = set(EvaluateSettings.field_names())
-    assert names == {*RefusalSettings.field_names(), *ScoringSettings.field_names()}
+    parts = (RefusalSettings, ScoringSettings, ConfidenceSettings)
+    assert names == {name for part in parts for name in part.field_names()}
     changed = EvaluateSettings(threshold=0.1, phrases="p", embedding=False, boxed=False,
-                               bins=3, min_bin_count=4, bootstrap=5, seed=6)  # fmt: skip
-    assert changed.refusal().to_dict().items() <= changed.to_dict().items()
-    assert changed.scoring().to_dict().items() <= changed.to_dict().items()
-    assert {**changed.refusal().to_dict(), **changed.scoring().to_dict()} == changed.to_dict()
+                               bins=3, min_bin_count=4, bootstrap=5, seed=6, samples=5,
+                               sample_temperature=0.7, sample_max_tokens=9, p_true=True,
+                               temperature_scaling=True)  # fmt: skip
+    split = [changed.refusal(), changed.scoring(), changed.confidence()]
+    for part in split:
+        assert part.to_dict().items() <= changed.to_dict().items()
+    assert {k: v for part in split for k, v in part.to_dict().items()} == changed.to_dict()

@@ -15,6 +15,7 @@ import pytest
 from partition_fixtures import DEV, TRAIN, build_splits
 
 from tipqa.errors import InputError
+from tipqa.evaluate.uabench import read_targets
 from tipqa.export.__main__ import run
 from tipqa.export.formats import FORMATS
 from tipqa.export.write import export_splits
@@ -50,7 +51,7 @@ EXPECTED: dict[str, dict[str, dict[str, Any]]] = {
             "question": "Question 1 of dev?",
             "answer": None,
             "unknown": True,
-            "category": "data uncertainty",
+            "category": "knowledge absent from pretraining data",
             "source": "TIP-TriviaQA",
         },
     },
@@ -68,7 +69,7 @@ EXPECTED: dict[str, dict[str, dict[str, Any]]] = {
             "question": "Question 1 of dev?",
             "answers": ["Answer 1", "A1"],
             "label": "ABSTAIN",
-            "uncertainty": "DATA_UNCERTAIN",
+            "uncertainty": "MODEL_UNCERTAIN",
             "source": "TIP-TriviaQA",
         },
     },
@@ -94,7 +95,7 @@ EXPECTED: dict[str, dict[str, dict[str, Any]]] = {
                 "split": "test",
                 "source": "TIP-TriviaQA",
                 "stage": "vector",
-                "abstention_reason": "DATA_UNCERTAIN",
+                "abstention_reason": "MODEL_UNCERTAIN",
             },
         },
     },
@@ -170,3 +171,12 @@ def test_selfaware_is_one_json_list_per_split(demo_run: Path, tmp_path: Path) ->
 def test_a_folder_without_splits_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="neither a run nor a splits folder"):
         export_splits(tmp_path, FORMATS["kuq"], tmp_path / "out")
+
+
+def test_the_ua_bench_records_read_back_as_model_uncertain_targets(
+    demo_run: Path, tmp_path: Path
+) -> None:
+    result = export_splits(demo_run, FORMATS["ua-bench"], tmp_path)
+    targets = {t.id: t.target for t in read_targets(tmp_path / result["splits"]["test"]["file"])}
+    assert targets[ANSWERABLE] == "ANSWER" and targets[UNANSWERABLE] == "MODEL_UNCERTAIN"
+    assert set(targets.values()) == {"ANSWER", "MODEL_UNCERTAIN"}

@@ -1,0 +1,85 @@
+"""Whether a UA-Bench answer is correct: tipqa's alias match, or a strict Yes/No LLM judge.
+
+The LLM judge asks a chat model, at temperature 0, whether the answer matches one of the
+references (`uabench-judge-v1`) and accepts exactly "Yes" or "No" (case-insensitive, surrounding
+whitespace stripped); any other reply, or a failed request, is a parse error (None), which the
+scorer counts and scores as not correct.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from tipqa.evaluate.matching import exact_match
+from tipqa.llm.chat import ChatModel, ChatPrompt, Decoding
+from tipqa.llm.prompts import PromptTemplate, load_template
+
+JUDGE_PROMPT = "uabench-judge-v1"
+JUDGE_SLOTS = ("question", "answer", "references")
+
+
+@dataclass(frozen=True)
+class AnswerToJudge:
+    """One boxed answer to judge, with its question and the accepted references."""
+
+    question: str
+    answer: str
+    references: Sequence[str]
+
+
+class AnswerJudge(Protocol):
+    """Decides correctness: True, False, or None for a reply it could not parse."""
+
+    name: str
+
+    def judge(self, items: Sequence[AnswerToJudge]) -> list[bool | None]:
+        """One decision per item, in order."""
+        ...
+
+
+class AliasJudge:
+    """TriviaQA's normalised exact match against the answer and its aliases."""
+
+    name = "alias-match"
+
+    def judge(self, items: Sequence[AnswerToJudge]) -> list[bool | None]:
+        """Exact match of each answer against its references."""
+        return [exact_match(item.answer, item.references) for item in items]
+
+
+def strict_yes_no(text: str) -> bool | None:
+    """True for "yes", False for "no" (any case, whitespace stripped), else None."""
+    word = text.strip().lower()
+    return True if word == "yes" else False if word == "no" else None
+
+
+class LLMAnswerJudge:
+    """The judge prompt on a chat model, greedy, read by `strict_yes_no`."""
+
+    def __init__(self, chat: ChatModel, template: PromptTemplate | None = None) -> None:
+        self.chat = chat
+        self.template = template or load_template(JUDGE_PROMPT)
+        self.template.require_slots(*JUDGE_SLOTS)
+        self.name = f"llm:{chat.provider}:{chat.model}:{self.template.short_hash}"
+
+    def judge(self, items: Sequence[AnswerToJudge]) -> list[bool | None]:
+        """Ask once per item at temperature 0; a failed request or another reply is None."""
+        prompts = [
+            ChatPrompt(
+                [
+                    {
+                        "role": "user",
+                        "content": self.template.render(
+                            question=item.question,
+                            answer=item.answer,
+                            references="; ".join(item.references),
+                        ),
+                    }
+                ]
+            )
+            for item in items
+        ]
+        results = self.chat.complete(prompts, Decoding(max_tokens=3, temperature=0.0), desc="judge")
+        return [strict_yes_no(result.text) if result.ok else None for result in results]
