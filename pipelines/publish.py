@@ -16,7 +16,7 @@ from tipqa.fingerprint import StepRecord
 from tipqa.hub.folder import build_hub_folder
 from tipqa.hub.publish import is_published, publish, record_path
 from tipqa.lmeval_task.task_files import write_task_folder
-from tipqa.report import write_report
+from tipqa.report.build import write_report
 from tipqa.splits import make_splits
 from tipqa.summary import undetermined_count
 

@@ -164,7 +164,7 @@ def write_report(
     With `boundary_steps` (the checkpoints of `[boundary]`) it adds the answerable share of
     every split as of each checkpoint (`boundary.png`, from the pools' boundary files).
     """
-    from tipqa.report_figures import draw_boundary, draw_funnel, draw_matches
+    from tipqa.report.figures import draw_boundary, draw_funnel, draw_matches
 
     layout = SplitsLayout(run.splits)
     info = read_stats(layout.stats, REMEDY).get("info")
