@@ -59,7 +59,8 @@ def run(argv: Sequence[str]) -> int:
         source.fetch = token_index(config, Plan(config)).get
     counts = write_explorer(layout, source, args.out)
     out = args.out or layout.report / "explorer"
-    print(f"{out / 'index.html'}: {counts['questions']:,} questions, {counts['data_bytes']:,} bytes")
+    size = counts["data_bytes"]
+    print(f"{out / 'index.html'}: {counts['questions']:,} questions, {size:,} bytes of data")
     return 0
 
 

@@ -96,9 +96,11 @@ def token_documents(
     candidates: TokenCandidates | None, judgments: list[Judgment]
 ) -> list[dict[str, Any]]:
     """The token stage's judged documents in judged order, each with its windows' verdicts."""
-    ranks = {hit.doc_id: (rank, hit.score) for rank, hit in enumerate(candidates.hits, 1)} if (
-        candidates is not None
-    ) else {}
+    ranks = (
+        {hit.doc_id: (rank, hit.score) for rank, hit in enumerate(candidates.hits, 1)}
+        if (candidates is not None)
+        else {}
+    )
     documents: dict[str, dict[str, Any]] = {}
     for judgment in judgments:
         rank, score = ranks.get(judgment.doc_id, (None, None))
@@ -190,7 +192,9 @@ def _details(
     if row.evidence is not None:
         units = [w for d in token for w in d["windows"]] + vector
         unit_id = row.evidence.unit_id
-        unit = next((u for u in units if u.get("unit", u.get("chunk")) == unit_id), {})
+        unit: dict[str, Any] = next(
+            (u for u in units if u.get("unit", u.get("chunk")) == unit_id), {}
+        )
         evidence = {
             "stage": row.evidence.stage,
             "doc": row.evidence.doc_id,
@@ -310,4 +314,3 @@ def collect_pool(
     missing = len(set(rows) - seen)
     if missing:
         source.counts["partition_questions_without_shard"] += missing
-
