@@ -1,7 +1,8 @@
 """The Hub-ready folder: Parquet files per configuration and split, and the dataset card.
 
 Layout: `README.md` (the card, whose YAML declares the configurations), and for each
-configuration `<config>/<split>-NNNNN-of-MMMMM.parquet`. A split with no rows is left out of its
+configuration `<config>/<split>-NNNNN-of-MMMMM.parquet`, and with `[hub] explorer` the explorer page
+(`explorer/index.html`, see `tipqa.report.explorer.write`). A split with no rows is left out of its
 configuration (`datasets` cannot load an empty split), and a configuration with no rows at all
 is left out of the folder; the card says so. The folder is built next to its place and moved
 there whole, so a failure never leaves half a folder; its stats go next to it
@@ -31,6 +32,7 @@ from tipqa.lmeval_task.task_files import checkpoint_steps, write_task_folder
 from tipqa.provenance import REMEDY
 from tipqa.qrels import QRELS_FILE, UNITS_FILE
 from tipqa.records import SCHEMA_VERSION, JudgedUnit, LabeledQuestion, VectorInstance
+from tipqa.report.explorer.collect import TextSource
 from tipqa.splits import SPLITS, SplitsLayout
 from tipqa.stats import StepStats, read_stats
 
@@ -255,10 +257,12 @@ def build_hub_folder(
     settings: HubSettings,
     record: StepRecord,
     extension: FolderExtension | None = None,
+    texts: TextSource | None = None,
 ) -> HubFolderStats:
     """Build the run's Hub-ready folder from its splits; the card says what [hub] asks.
 
-    An `extension` adds configurations and card sections (the boundary over training time).
+    An `extension` adds configurations and card sections (the boundary over training time);
+    the explorer's window texts (with `[hub] explorer`) come from `texts`.
     """
     layout = SplitsLayout(run.splits)
     stats = read_stats(layout.stats, REMEDY)
@@ -281,6 +285,11 @@ def build_hub_folder(
         sections = [*sections, lm_eval_section(steps, settings.repo_id)]
     card = render_card(stats, folder, settings.card(), sections)
     (staging / "README.md").write_text(card, encoding="utf-8")
+    if settings.explorer:
+        from tipqa.report.explorer.write import write_explorer
+
+        explorer = write_explorer(run, texts or TextSource(), staging / "explorer")
+        step.add("explorer.questions", explorer["questions"])
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)
     for config, splits in folder.rows.items():

@@ -57,7 +57,7 @@ def run(argv: Sequence[str]) -> int:
                 "([build] output_root and name)"
             )
         source.fetch = token_index(config, Plan(config)).get
-    counts = write_explorer(layout, source, args.out)
+    counts = write_explorer(layout, source, args.out, figures_from=layout.report)
     out = args.out or layout.report / "explorer"
     size = counts["data_bytes"]
     print(f"{out / 'index.html'}: {counts['questions']:,} questions, {size:,} bytes of data")

@@ -294,23 +294,32 @@ def collect_pool(
             items.append((row, token, vector))
         _attach_texts(shard, [(r, token_hits.get(r.id), t) for r, t, _ in items], source)
         for row, token, vector in items:
-            split = membership.get(row.id)
-            judged = sum(len(d["windows"]) for d in token) + sum(
-                c["verdict"] is not None for c in vector
-            )
-            yield Collected(
-                row={
-                    "id": row.id,
-                    "question": row.question,
-                    "answer": row.answer,
-                    "label": row.label,
-                    "stage": row.stage,
-                    "split": split,
-                    "total": row.total_matches,
-                    "judged": judged,
-                },
-                details=_details(name, row, split, keywords.get(row.id), token, vector),
-            )
-    missing = len(set(rows) - seen)
-    if missing:
-        source.counts["partition_questions_without_shard"] += missing
+            yield _collected(name, row, membership.get(row.id), keywords.get(row.id), token, vector)
+    for row in rows.values():
+        if row.id not in seen:
+            source.counts["questions_without_shard_files"] += 1
+            yield _collected(name, row, membership.get(row.id), None, [], [])
+
+
+def _collected(
+    pool: str,
+    row: LabeledQuestion,
+    split: str | None,
+    keywords: Keywords | None,
+    token: list[dict[str, Any]],
+    vector: list[dict[str, Any]],
+) -> Collected:
+    judged = sum(len(d["windows"]) for d in token) + sum(c["verdict"] is not None for c in vector)
+    return Collected(
+        row={
+            "id": row.id,
+            "question": row.question,
+            "answer": row.answer,
+            "label": row.label,
+            "stage": row.stage,
+            "split": split,
+            "total": row.total_matches,
+            "judged": judged,
+        },
+        details=_details(pool, row, split, keywords, token, vector),
+    )

@@ -127,10 +127,13 @@ class _Files:
             self.rows = []
 
 
-def write_explorer(run: RunLayout, source: TextSource, out: Path | None = None) -> Counter[str]:
+def write_explorer(
+    run: RunLayout, source: TextSource, out: Path | None = None, figures_from: Path | None = None
+) -> Counter[str]:
     """Write the explorer of a finished build (its splits made) into `out`; return its counts.
 
-    `out` defaults to the report's `explorer/` folder.
+    `out` defaults to the report's `explorer/` folder; the report's figures are copied from
+    `figures_from` (the report folder) where they are there.
     """
     out = out if out is not None else run.report / "explorer"
     layout = SplitsLayout(run.splits)
@@ -152,8 +155,8 @@ def write_explorer(run: RunLayout, source: TextSource, out: Path | None = None) 
     files.flush_rows()
     figures = []
     for figure in FIGURES:
-        if (run.report / figure).is_file():
-            shutil.copyfile(run.report / figure, staging / "figures" / figure)
+        if figures_from is not None and (figures_from / figure).is_file():
+            shutil.copyfile(figures_from / figure, staging / "figures" / figure)
             figures.append(f"figures/{figure}")
     counts = Counter(source.counts)
     counts["questions"] = files.count
