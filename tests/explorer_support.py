@@ -58,9 +58,10 @@ def synthetic_run(root: Path, questions: int, hostile: str = "") -> tuple[RunLay
     test: list[LabeledQuestion] = []
     for first in range(0, questions, SHARD):
         shard = pool.shard(first // SHARD)
-        rows = [_question(i, hostile, documents) for i in range(first, min(questions, first + SHARD))]
+        last = min(questions, first + SHARD)
+        rows = [_question(i, hostile, documents) for i in range(first, last)]
         _write_shard(shard, rows, documents)
-        for question, labelled in rows:
+        for _, labelled in rows:
             by_label[labelled.label].append(labelled)
             if labelled.label in ("answerable", "unanswerable"):
                 test.append(labelled)
