@@ -50,7 +50,11 @@ def wait_for(browser: Browser, script: str, timeout: float = 30.0) -> object:
 def test_the_demo_build_s_page_shows_an_unanswerable_question_s_windows(
     browser: Browser, tmp_path: Path
 ) -> None:
-    config = luigi_config(tmp_path, vector_index={"backend": "candidates"})
+    config = luigi_config(
+        tmp_path,
+        vector_index={"backend": "candidates"},
+        build={"name": "t", "shard_size": "100", "k1": "20", "k2": "10"},  # few tasks
+    )
     parser = configparser.ConfigParser(interpolation=None)
     parser.read(config)
     parser.remove_option("vector_index", "kind")  # the candidate vector stage: no embedding
