@@ -22,11 +22,11 @@ from benchmarks.common import DEFAULT_WORKDIR, RESULTS, save, stopwatch, table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from explorer_support import synthetic_run  # noqa: E402
-from webdriver import Browser, headless_chromium  # noqa: E402
+from explorer_support import synthetic_run
+from webdriver import Browser, headless_chromium
 
-from tipqa.report.explorer.collect import TextSource  # noqa: E402
-from tipqa.report.explorer.write import write_explorer  # noqa: E402
+from tipqa.report.explorer.collect import TextSource
+from tipqa.report.explorer.write import write_explorer
 
 FILTER = (
     "var s = document.getElementById('f-label'); s.value = '1';"
@@ -92,7 +92,7 @@ def measure(sizes: list[int], workdir: Path, loads: int) -> dict[str, Any]:
     """Write each size's build and page, then time the page in Chromium."""
     chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
     if not chromium or not driver:
-        raise SystemExit("needs chromium and chromedriver (apt-get install chromium chromium-driver)")
+        raise SystemExit("needs chromium, chromedriver: apt-get install chromium chromium-driver")
     rows = []
     with headless_chromium(chromium, driver) as browser:
         for size in sizes:

@@ -116,3 +116,12 @@ def test_a_failed_build_keeps_the_previous_folder(tmp_path: Path) -> None:
     assert (run.hub / "README.md").read_bytes() == before
     with pytest.raises(InputError, match=r"stats\.json: no stats file"):
         build_hub_folder(RunLayout(tmp_path / "nowhere"), CARD, RECORD)
+
+
+def test_the_explorer_page_is_in_the_folder_when_asked(tmp_path: Path) -> None:
+    run = build_splits(tmp_path, per_label=2)
+    build_hub_folder(run, CARD, RECORD)
+    assert not (run.hub / "explorer").exists()
+    build_hub_folder(run, HubSettings(explorer=True), RECORD)
+    assert (run.hub / "explorer" / "index.html").is_file()
+    assert read_json(run.hub_stats)["counts"]["explorer.questions"] > 0

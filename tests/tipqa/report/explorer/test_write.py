@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from explorer_support import synthetic_run
 
-from tipqa.errors import InputError
+from tipqa.errors import ConfigError, InputError
 from tipqa.layout import RunLayout
+from tipqa.report.__main__ import run as main_run
 from tipqa.report.explorer.collect import TextSource
 from tipqa.report.explorer.write import DETAILS_PER_FILE, write_explorer
 
@@ -70,3 +71,13 @@ def test_without_an_index_only_stored_texts_are_shown(tmp_path: Path) -> None:
 def test_a_run_without_splits_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="stats file"):
         write_explorer(RunLayout(tmp_path), TextSource(), tmp_path / "page")
+
+
+def test_the_command_writes_the_page_and_refuses_another_run_s_config(tmp_path: Path) -> None:
+    run, _ = synthetic_run(tmp_path / "run", 3)
+    assert main_run(["explore", str(run.root), "--texts", "0"]) == 0
+    assert (run.report / "explorer" / "index.html").is_file()
+    config = tmp_path / "luigi.cfg"
+    config.write_text(f"[build]\nname = other\noutput_root = {tmp_path}\n")
+    with pytest.raises(ConfigError, match=r"the config's run is .*other"):
+        main_run(["explore", str(run.root), "--config", str(config)])
