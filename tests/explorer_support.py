@@ -28,8 +28,10 @@ from tipqa.records import (
     VectorHit,
 )
 from tipqa.stats import StepStats
+from tipqa.windows import WindowSettings, judge_windows
 
 SHARD = 1_000
+WINDOWS = WindowSettings(max_words=10_000, max_windows=16)
 PARAMETERS = {"k1": 100, "k2": 10, "judge": {"backend": "rules"}, "windows": {"max_words": None}}
 
 Fetch = Callable[[list[str]], dict[str, Document]]
@@ -100,8 +102,8 @@ def _question(
     label = {"token": "answerable", "vector": "answerable"}.get(kind, kind)
     evidence = None
     if kind == "token":
-        text = _document(doc_ids[0], keyword, alias, hostile).text.replace("\n\n", " ")
-        evidence = Evidence("token", doc_ids[0], f"{doc_ids[0]}@w0", " ".join(text.split()))
+        window = judge_windows(documents[doc_ids[0]], [keyword], question.aliases, WINDOWS)[0][0]
+        evidence = Evidence("token", doc_ids[0], f"{doc_ids[0]}@w0", window.text)
     elif kind == "vector":
         evidence = Evidence("vector", doc_ids[1], f"{doc_ids[1]}#0", f"chunk {alias} {hostile}")
     labelled = LabeledQuestion(
@@ -133,10 +135,10 @@ def _write_shard(
         answered = row.evidence is not None and row.evidence.stage == "token"
         for n, doc_id in enumerate(doc_ids[:1] if answered else doc_ids):
             label = "yes" if answered else "no"
-            text = documents[doc_id].text
+            window = judge_windows(documents[doc_id], row.keywords, row.aliases, WINDOWS)[0][0]
             judgments.append(
                 Judgment(row.id, "token", doc_id, f"{doc_id}@w0", label, label, "rules:v1",
-                         p_yes=0.9 if answered else 0.1 * n, start=0, end=len(text))
+                         p_yes=0.9 if answered else 0.1 * n, start=window.start, end=window.end)
             )  # fmt: skip
         if row.stage == "vector":
             chunk_hits = [
@@ -157,5 +159,5 @@ def _write_shard(
     write_records(shard.token_judgments, judgments)
     write_records(shard.vector_candidates, vectors)
     write_records(shard.vector_judgments, vector_judgments)
-    info = {"max_words": 10_000, "max_windows": 16}
+    info = {"max_words": WINDOWS.max_words, "max_windows": WINDOWS.max_windows}
     StepStats("token_judge", info=info).write(shard.stats("token_judge"))

@@ -5,7 +5,9 @@ partition (label, stage, reason, evidence) and its shard's files: the keywords, 
 search's hits, every token-stage judgment in judged order, the vector search's chunks and
 their judgments. Token-stage window texts are not stored by the build: they are recomputed
 from the token index, as the annotation export does, for at most `texts` windows a question
-(its "yes" window always); without an index only the stored evidence has its text.
+(its "yes" window always); without an index only the stored evidence has its text. A window
+recomputed at other offsets than the judged one (the index changed since) is counted and not
+shown.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from tipqa.records import (
     Question,
     TokenCandidates,
     VectorCandidates,
+    Window,
 )
 from tipqa.token_index.base import FetchDocuments
 from tipqa.windows import judge_windows
@@ -249,7 +252,7 @@ def _attach_texts(
     documents: dict[str, Document] = {}
     for start in range(0, len(doc_ids), FETCH_BATCH):
         documents.update(source.fetch(doc_ids[start : start + FETCH_BATCH]))
-    recomputed: dict[tuple[str, str], list[str]] = {}
+    recomputed: dict[tuple[str, str], list[Window]] = {}
     for row, keywords, document, window in wanted:
         found = documents.get(document["doc"])
         number = _window_number(window["unit"])
@@ -258,13 +261,19 @@ def _attach_texts(
             continue
         key = (row.id, found.id)
         if key not in recomputed:
-            windows, _ = judge_windows(found, keywords, row.aliases, settings)
-            recomputed[key] = [w.text for w in windows]
-        texts = recomputed[key]
-        if number >= len(texts):
+            recomputed[key] = judge_windows(found, keywords, row.aliases, settings)[0]
+        windows = recomputed[key]
+        if number >= len(windows):
             source.counts["texts_not_found"] += 1
             continue
-        window["text"] = texts[number]
+        again = windows[number]
+        if window["start"] is not None and (again.start, again.end) != (
+            window["start"],
+            window["end"],
+        ):
+            source.counts["texts_not_as_judged"] += 1  # the index changed since: not shown
+            continue
+        window["text"] = again.text
         source.counts["texts_recomputed"] += 1
 
 

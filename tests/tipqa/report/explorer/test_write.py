@@ -10,7 +10,9 @@ import pytest
 from explorer_support import synthetic_run
 
 from tipqa.errors import ConfigError, InputError
+from tipqa.jsonl import read_records, write_records
 from tipqa.layout import RunLayout
+from tipqa.records import Judgment
 from tipqa.report.__main__ import run as main_run
 from tipqa.report.explorer.collect import TextSource
 from tipqa.report.explorer.write import DETAILS_PER_FILE, write_explorer
@@ -41,10 +43,12 @@ def test_every_question_and_its_evidence_are_written(tmp_path: Path) -> None:
     assert len(details) == 250
     token = details["q000000"]
     assert token["label"] == "answerable" and token["why"].startswith('First "yes"')
+    judged = token["token"][0]["windows"][0]
     assert token["evidence"] == {
-        "stage": "token", "doc": "d000000-0", "unit": "d000000-0@w0", "start": 0,
-        "end": token["token"][0]["windows"][0]["end"],
+        "stage": "token", "doc": "d000000-0", "unit": "d000000-0@w0",
+        "start": judged["start"], "end": judged["end"],
     }  # fmt: skip
+    assert judged["start"] > 0 and judged["verdict"] == "yes"
     unanswerable = details["q000002"]
     assert [d["doc"] for d in unanswerable["token"]] == ["d000002-0", "d000002-1", "d000002-2"]
     windows = [w for d in unanswerable["token"] for w in d["windows"]]
@@ -81,3 +85,15 @@ def test_the_command_writes_the_page_and_refuses_another_run_s_config(tmp_path: 
     config.write_text(f"[build]\nname = other\noutput_root = {tmp_path}\n")
     with pytest.raises(ConfigError, match=r"the config's run is .*other"):
         main_run(["explore", str(run.root), "--config", str(config)])
+
+
+def test_a_window_recomputed_at_other_offsets_is_not_shown(tmp_path: Path) -> None:
+    run, fetch = synthetic_run(tmp_path / "run", 4)
+    path = run.pool("dev").shard(0).token_judgments
+    judgments = read_records(path, Judgment)
+    for judgment in judgments:
+        if judgment.question_id == "q000002" and judgment.start is not None:
+            judgment.start += 1  # as if the document had changed since it was judged
+    write_records(path, judgments)
+    counts = write_explorer(run, TextSource(fetch), tmp_path / "page")
+    assert counts["texts_not_as_judged"] == 3 and counts["texts_recomputed"] == 6  # q1, q3
