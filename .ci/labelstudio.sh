@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The Label Studio and LibreOffice integration tests (markers labelstudio and libreoffice).
+# The Label Studio, LibreOffice and browser tests (markers labelstudio, libreoffice, chromium).
 # Label Studio goes into its own venv (.venv-labelstudio: it pulls Django and many packages
-# that must stay out of .venv); headless Chromium and chromedriver render the labelling page;
+# that must stay out of .venv); headless Chromium and chromedriver render the labelling page
+# and the explorer page (tipqa.report.explorer);
 # LibreOffice Calc opens and saves the annotators' sheets. Needs .venv with the labelstudio
 # extra (.ci/run makes it). The tests start Label Studio listening on 127.0.0.1 only
 # (--internal-host: its default is 0.0.0.0) and stop it after.
@@ -35,4 +36,4 @@ echo "Label Studio $LABEL_STUDIO_VERSION venv: $((SECONDS - start)) s"
 
 # The first test's setup time in --durations is Label Studio's start (migrations included).
 TIPQA_LABEL_STUDIO_VENV="$PWD/.venv-labelstudio" \
-  .venv/bin/python -m pytest -m "labelstudio or libreoffice" -p no:cacheprovider --durations=5
+  .venv/bin/python -m pytest -m "labelstudio or libreoffice or chromium" -p no:cacheprovider --durations=5

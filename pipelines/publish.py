@@ -10,13 +10,15 @@ from pipelines.base import Step
 from pipelines.boundary import boundary_tasks
 from pipelines.config import current, plan
 from pipelines.partition import Partition
-from tipqa.assemble import hub_extension
+from tipqa.assemble import hub_extension, token_index
 from tipqa.errors import UndeterminedError
 from tipqa.fingerprint import StepRecord
 from tipqa.hub.folder import build_hub_folder
 from tipqa.hub.publish import is_published, publish, record_path
 from tipqa.lmeval_task.task_files import write_task_folder
-from tipqa.report import write_report
+from tipqa.report.build import write_report
+from tipqa.report.explorer.collect import TextSource
+from tipqa.report.explorer.write import write_explorer
 from tipqa.splits import make_splits
 from tipqa.summary import undetermined_count
 
@@ -51,11 +53,18 @@ class BuildHubFolder(Step):
 
     def run(self) -> None:
         config = self.config
-        build_hub_folder(self.layout, config.hub, self.record(), hub_extension(config))
+        explorer = self.explorer if config.hub.explorer else None
+        build_hub_folder(self.layout, config.hub, self.record(), hub_extension(config), explorer)
+
+    def explorer(self, folder: Path) -> int:
+        """Write the explorer page into `folder` (window texts from the token index)."""
+        texts = TextSource(fetch=token_index(self.config, self.plan).get)
+        return write_explorer(self.layout, texts, folder)["questions"]
 
 
 class BuildReport(Step):
-    """The build report: outcome funnel and answerability by match count (PNG and Markdown)."""
+    """The build report: outcome funnel and answerability by match count (PNG and Markdown),
+    and the explorer page (window texts from the token index, which the splits came from)."""
 
     def requires(self) -> list[luigi.Task]:
         return [MakeSplits(), *boundary_tasks(self.plan.split_plan.used_pools)]
@@ -69,7 +78,8 @@ class BuildReport(Step):
     def run(self) -> None:
         config = self.config
         checkpoints = config.boundary.steps() if config.training_order else ()
-        write_report(self.layout, self.record(), checkpoints)
+        texts = TextSource(fetch=token_index(config, self.plan).get)
+        write_report(self.layout, self.record(), checkpoints, texts)
 
 
 class PublishDataset(luigi.Task):

@@ -30,7 +30,7 @@ def _shards(pool: PoolLayout) -> list[Path]:
     return sorted((pool.root / "shards").glob("shard-*"))
 
 
-def _window_settings(shard: Path) -> WindowSettings:
+def window_settings(shard: Path) -> WindowSettings:
     """The window settings a shard's token judge used (from its stats file)."""
     path = shard / "token_judge.stats.json"
     stats = read_json(path)
@@ -78,7 +78,7 @@ def _token_context(
         settings: WindowSettings | None = None
         for candidates in iter_records(path, TokenCandidates):
             if candidates.question_id in needed:
-                settings = settings or _window_settings(shard)
+                settings = settings or window_settings(shard)
                 found[candidates.question_id] = (candidates.keywords, settings, shard)
     lost = needed - set(found)
     if lost:

@@ -21,7 +21,7 @@ from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import write_json, write_records
 from tipqa.layout import BOUNDARY, BoundaryLayout
 from tipqa.records import Evidence, Judgment, Keywords, LabeledQuestion, Question, VectorInstance
-from tipqa.report_figures import draw_boundary
+from tipqa.report.figures import draw_boundary
 from tipqa.settings import Settings, setting
 from tipqa.stats import Counted, StepStats
 from tipqa.token_index.base import FetchDocuments

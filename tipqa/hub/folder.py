@@ -1,7 +1,8 @@
 """The Hub-ready folder: Parquet files per configuration and split, and the dataset card.
 
 Layout: `README.md` (the card, whose YAML declares the configurations), and for each
-configuration `<config>/<split>-NNNNN-of-MMMMM.parquet`. A split with no rows is left out of its
+configuration `<config>/<split>-NNNNN-of-MMMMM.parquet`, and with `[hub] explorer` the explorer page
+(`explorer/index.html`, see `tipqa.report.explorer.write`). A split with no rows is left out of its
 configuration (`datasets` cannot load an empty split), and a configuration with no rows at all
 is left out of the folder; the card says so. The folder is built next to its place and moved
 there whole, so a failure never leaves half a folder; its stats go next to it
@@ -12,14 +13,14 @@ from __future__ import annotations
 
 import itertools
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from tqdm import tqdm
 
-from tipqa.errors import InputError
+from tipqa.errors import ConfigError, InputError
 from tipqa.fingerprint import StepRecord
 from tipqa.hub.card import render_card
 from tipqa.hub.folder_stats import HubFolderStats
@@ -247,10 +248,13 @@ def build_hub_folder(
     settings: HubSettings,
     record: StepRecord,
     extension: FolderExtension | None = None,
+    explorer: Callable[[Path], int] | None = None,
 ) -> HubFolderStats:
     """Build the run's Hub-ready folder from its splits; the card says what [hub] asks.
 
-    An `extension` adds configurations and card sections (the boundary over training time).
+    An `extension` adds configurations and card sections (the boundary over training time);
+    `explorer` writes the explorer page into the folder it is given (with `[hub] explorer`) and
+    returns how many questions it shows.
     """
     layout = SplitsLayout(run.splits)
     stats = read_stats(layout.stats, REMEDY)
@@ -273,6 +277,10 @@ def build_hub_folder(
         sections = [*sections, lm_eval_section(steps, settings.repo_id)]
     card = render_card(stats, folder, settings.card(), sections)
     (staging / "README.md").write_text(card, encoding="utf-8")
+    if settings.explorer:
+        if explorer is None:
+            raise ConfigError("[hub] explorer = true, but no explorer page writer was given")
+        step.add("explorer.questions", explorer(staging / "explorer"))
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)
     for config, splits in folder.rows.items():

@@ -12,14 +12,15 @@ from tipqa.settings import Settings, knob, setting
 class HubSettings(Settings):
     """[hub]: what the dataset card says, how the folder is cut, and where it is published.
 
-    The card's fields and `rows_per_file` decide the folder's content; the publishing keys
-    (`repo_id`, `private`, `endpoint`, `revision`) decide only where it goes.
+    The card's fields, `rows_per_file` and `explorer` decide the folder's content; the
+    publishing keys (`repo_id`, `private`, `endpoint`, `revision`) decide only where it goes.
     """
 
     pretty_name: str = setting("", doc="the card's title")
     language: str = setting("en", doc="the card's language code")
     license: str = setting("", doc="the card's license id (empty: none)")
     rows_per_file: int = setting(100_000, doc="rows per Parquet file")
+    explorer: bool = setting(False, doc="put the explorer page in the folder (`explorer/`)")
     repo_id: str = knob("", doc="owner/name of the dataset repository")
     private: bool = knob(True, doc="create the repository private")
     endpoint: str = knob("", doc="Hub URL (default: HF_ENDPOINT or the Hub)")

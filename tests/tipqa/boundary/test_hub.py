@@ -19,7 +19,7 @@ from tipqa.hub.settings import HubSettings
 from tipqa.jsonl import read_json, read_records
 from tipqa.layout import BOUNDARY, HUB_FOLDER, REPORT, RunLayout, SplitsLayout
 from tipqa.records import Document, LabeledQuestion
-from tipqa.report import write_report
+from tipqa.report.build import write_report
 from tipqa.stats import read_stats
 from tipqa.training_order.table import TableOrder, TableOrderSettings
 

@@ -9,12 +9,14 @@ import pytest
 import yaml
 from partition_fixtures import DEV, TRAIN, build_splits
 
-from tipqa.errors import InputError
+from tipqa.errors import ConfigError, InputError
 from tipqa.fingerprint import StepRecord
 from tipqa.hub.folder import build_hub_folder
 from tipqa.hub.settings import HubSettings
 from tipqa.jsonl import read_json
 from tipqa.layout import HUB_FOLDER, RunLayout
+from tipqa.report.explorer.collect import TextSource
+from tipqa.report.explorer.write import write_explorer
 
 CARD = HubSettings(repo_id="someone/tip-demo", pretty_name="TIP demo", language="en")
 RECORD = StepRecord(HUB_FOLDER, {})
@@ -116,3 +118,18 @@ def test_a_failed_build_keeps_the_previous_folder(tmp_path: Path) -> None:
     assert (run.hub / "README.md").read_bytes() == before
     with pytest.raises(InputError, match=r"stats\.json: no stats file"):
         build_hub_folder(RunLayout(tmp_path / "nowhere"), CARD, RECORD)
+
+
+def test_the_explorer_page_is_in_the_folder_when_asked(tmp_path: Path) -> None:
+    run = build_splits(tmp_path, per_label=2)
+    build_hub_folder(run, CARD, RECORD)
+    assert not (run.hub / "explorer").exists()
+    with pytest.raises(ConfigError, match="no explorer page writer"):
+        build_hub_folder(run, HubSettings(explorer=True), RECORD)
+
+    def explorer(folder: Path) -> int:
+        return write_explorer(run, TextSource(), folder)["questions"]
+
+    build_hub_folder(run, HubSettings(explorer=True), RECORD, explorer=explorer)
+    assert (run.hub / "explorer" / "index.html").is_file()
+    assert read_json(run.hub_stats)["counts"]["explorer.questions"] > 0

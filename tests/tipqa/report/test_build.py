@@ -14,7 +14,7 @@ from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import read_json
 from tipqa.layout import REPORT, RunLayout
 from tipqa.records import LabeledQuestion
-from tipqa.report import (
+from tipqa.report.build import (
     MATCH_BINS,
     match_bin,
     match_shares,

@@ -4,7 +4,8 @@ From the splits folder it writes, under the report folder, `funnel.png` (outcome
 every pool and split), `matches.png` (the share of answerable questions by the number of
 documents that contain all of a question's keywords and an alias, binned by powers of ten like
 figure 3 of the paper), `report.json` (the numbers behind both, and what the corpus reader
-skipped as the splits recorded it) and `report.md`, written last.
+skipped as the splits recorded it), the explorer page (`explorer/`, see
+`tipqa.report.explorer.write`) and `report.md`, written last.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from tipqa.layout import REPORT, RunLayout, SplitsLayout
 from tipqa.match_bins import MATCH_BINS, UNKNOWN_BIN, match_bin
 from tipqa.provenance import REMEDY
 from tipqa.records import LabeledQuestion
+from tipqa.report.explorer.collect import TextSource
 from tipqa.splits import SPLITS
 from tipqa.stats import StepStats, read_stats
 
@@ -157,14 +159,19 @@ def boundary_markdown(shares: dict[str, list[dict[str, Any]]]) -> list[str]:
 
 
 def write_report(
-    run: RunLayout, record: StepRecord, boundary_steps: Sequence[int] = ()
+    run: RunLayout,
+    record: StepRecord,
+    boundary_steps: Sequence[int] = (),
+    texts: TextSource | None = None,
 ) -> StepStats:
-    """Write the figures, the numbers and the Markdown report of a build's splits.
+    """Write the figures, the numbers, the explorer and the Markdown report of a build's splits.
 
     With `boundary_steps` (the checkpoints of `[boundary]`) it adds the answerable share of
-    every split as of each checkpoint (`boundary.png`, from the pools' boundary files).
+    every split as of each checkpoint (`boundary.png`, from the pools' boundary files). The
+    explorer's window texts come from `texts` (none recomputed without).
     """
-    from tipqa.report_figures import draw_boundary, draw_funnel, draw_matches
+    from tipqa.report.explorer.write import write_explorer
+    from tipqa.report.figures import draw_boundary, draw_funnel, draw_matches
 
     layout = SplitsLayout(run.splits)
     info = read_stats(layout.stats, REMEDY).get("info")
@@ -200,6 +207,9 @@ def write_report(
         draw_boundary(shares, out / "boundary.png")
         stats.add("figures")
     write_json(out / "report.json", data)
+    explorer = write_explorer(run, texts or TextSource(), figures_from=out)
+    for name, count in sorted(explorer.items()):
+        stats.add(f"explorer.{name}", count)
     with atomic_open(out / "report.md") as handle:
         handle.write(render_markdown(data).encode())
     stats.write(run.report_stats)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import matplotlib.image
 
-from tipqa.report_figures import draw_boundary
+from tipqa.report.figures import draw_boundary
 
 
 def test_boundary_figure_is_a_png(tmp_path: Path) -> None:

@@ -1,0 +1,68 @@
+"""`python -m tipqa.report explore RUN`: write the explorer page of an existing build.
+
+With `--config` (the build's config files) the token-stage window texts are recomputed from
+the build's token index; without, only the evidence windows and the vector chunks have text.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from tipqa.cli import main
+from tipqa.errors import ConfigError
+from tipqa.layout import RunLayout
+from tipqa.report.explorer.collect import DEFAULT_TEXTS, TextSource
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m tipqa.report", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    explore = commands.add_parser("explore", help="write RUN/report/explorer/ (a static page)")
+    explore.add_argument("run", type=Path, help="the run folder, e.g. outputs/demo")
+    explore.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        help="the build's config file (repeatable, later files win): window texts from its index",
+    )
+    explore.add_argument(
+        "--texts",
+        type=int,
+        default=DEFAULT_TEXTS,
+        help=f"token-stage window texts per question (default {DEFAULT_TEXTS})",
+    )
+    explore.add_argument("--out", type=Path, help="the folder (default RUN/report/explorer)")
+    return parser
+
+
+def run(argv: Sequence[str]) -> int:
+    """Parse the command line and write the explorer."""
+    from tipqa.report.explorer.write import write_explorer
+
+    args = _parser().parse_args(argv)
+    if args.texts < 0:
+        raise ConfigError(f"--texts must be 0 or more, got {args.texts}")
+    layout = RunLayout(args.run)
+    source = TextSource(texts=args.texts)
+    if args.config:
+        from tipqa.assemble import load_config, token_index
+        from tipqa.plan import Plan
+
+        config = load_config(*args.config)
+        if config.layout().root.resolve() != args.run.resolve():
+            raise ConfigError(
+                f"the config's run is {config.layout().root}, not {args.run} "
+                "([build] output_root and name)"
+            )
+        source.fetch = token_index(config, Plan(config)).get
+    counts = write_explorer(layout, source, args.out, figures_from=layout.report)
+    out = args.out or layout.report / "explorer"
+    size = counts["data_bytes"]
+    print(f"{out / 'index.html'}: {counts['questions']:,} questions, {size:,} bytes of data")
+    return 0
+
+
+if __name__ == "__main__":
+    main(run)

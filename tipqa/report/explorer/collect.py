@@ -1,0 +1,334 @@
+"""What the explorer shows of each question, gathered from a build's partition and shards.
+
+A question's row (the table) and its details (the question's page) come from its pool's
+partition (label, stage, reason, evidence) and its shard's files: the keywords, the token
+search's hits, every token-stage judgment in judged order, the vector search's chunks and
+their judgments. Token-stage window texts are not stored by the build: they are recomputed
+from the token index, as the annotation export does, for at most `texts` windows a question
+(its "yes" window always); without an index only the stored evidence has its text. A window
+recomputed at other offsets than the judged one (the index changed since) is counted and not
+shown.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tipqa.annotation.texts import FETCH_BATCH, window_settings
+from tipqa.errors import InputError
+from tipqa.jsonl import iter_records
+from tipqa.layout import PoolLayout, ShardLayout
+from tipqa.records import (
+    LABELS,
+    Document,
+    Judgment,
+    Keywords,
+    LabeledQuestion,
+    Question,
+    TokenCandidates,
+    VectorCandidates,
+    Window,
+)
+from tipqa.token_index.base import FetchDocuments
+from tipqa.windows import judge_windows
+
+DEFAULT_TEXTS = 10
+"""Token-stage window texts recomputed per question by default (its "yes" window always)."""
+
+
+@dataclass
+class Collected:
+    """One question of the explorer: its table row and its page's details."""
+
+    row: dict[str, Any]
+    details: dict[str, Any]
+
+
+@dataclass
+class TextSource:
+    """Where window texts come from: the token index (`fetch`), at most `texts` a question."""
+
+    fetch: FetchDocuments | None = None
+    texts: int = DEFAULT_TEXTS
+    counts: Counter[str] = field(default_factory=Counter)
+
+
+def _by_question(path: Path, cls: type[Any]) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    return {record.question_id: record for record in iter_records(path, cls)}
+
+
+def _judgments(path: Path) -> dict[str, list[Judgment]]:
+    """A shard's judgments per question, in the order they were made."""
+    grouped: dict[str, list[Judgment]] = defaultdict(list)
+    if path.is_file():
+        for judgment in iter_records(path, Judgment):
+            grouped[judgment.question_id].append(judgment)
+    return grouped
+
+
+def partition_rows(pool: PoolLayout) -> dict[str, LabeledQuestion]:
+    """Every labelled question of a pool's partition, by id."""
+    rows: dict[str, LabeledQuestion] = {}
+    for label in LABELS:
+        path = pool.partition / f"{label}.jsonl"
+        if not path.is_file():
+            raise InputError(
+                "the partition has no file for this label (run Partition first)", path=str(path)
+            )
+        for row in iter_records(path, LabeledQuestion):
+            rows[row.id] = row
+    return rows
+
+
+def _verdict(judgment: Judgment) -> str:
+    return judgment.label if judgment.label is not None else "failed"
+
+
+def _window_number(unit_id: str) -> int | None:
+    _, sep, suffix = unit_id.rpartition("@w")
+    return int(suffix) if sep and suffix.isdigit() else None
+
+
+def token_documents(
+    candidates: TokenCandidates | None, judgments: list[Judgment]
+) -> list[dict[str, Any]]:
+    """The token stage's judged documents in judged order, each with its windows' verdicts."""
+    ranks = (
+        {hit.doc_id: (rank, hit.score) for rank, hit in enumerate(candidates.hits, 1)}
+        if (candidates is not None)
+        else {}
+    )
+    documents: dict[str, dict[str, Any]] = {}
+    for judgment in judgments:
+        rank, score = ranks.get(judgment.doc_id, (None, None))
+        document = documents.setdefault(
+            judgment.doc_id,
+            {"doc": judgment.doc_id, "rank": rank, "score": score, "qrel": 0, "windows": []},
+        )
+        if judgment.label == "yes":
+            document["qrel"] = 1
+        document["windows"].append(
+            {
+                "unit": judgment.unit_id,
+                "verdict": _verdict(judgment),
+                "p_yes": judgment.p_yes,
+                "start": judgment.start,
+                "end": judgment.end,
+                "error": judgment.error,
+                "text": None,
+            }
+        )
+    return list(documents.values())
+
+
+def vector_chunks(
+    candidates: VectorCandidates | None, judgments: list[Judgment]
+) -> list[dict[str, Any]]:
+    """The vector stage's chunks by similarity, each with its verdict (None: not judged)."""
+    verdicts = {j.unit_id: j for j in judgments}
+    relevant_docs = {j.doc_id for j in judgments if j.label == "yes"}
+    chunks = []
+    for hit in candidates.hits if candidates is not None else []:
+        judgment = verdicts.get(hit.chunk_id)
+        chunks.append(
+            {
+                "chunk": hit.chunk_id,
+                "doc": hit.doc_id,
+                "score": hit.score,
+                "verdict": _verdict(judgment) if judgment is not None else None,
+                "p_yes": judgment.p_yes if judgment is not None else None,
+                "start": judgment.start if judgment is not None else None,
+                "end": judgment.end if judgment is not None else None,
+                "qrel": int(hit.doc_id in relevant_docs) if judgment is not None else None,
+                "text": hit.text,
+            }
+        )
+    return chunks
+
+
+def why(row: LabeledQuestion, token: list[dict[str, Any]], vector: list[dict[str, Any]]) -> str:
+    """Why the question has its label, in one sentence from what the stages recorded."""
+    windows = [w for d in token for w in d["windows"]]
+    total = "an unknown number of" if row.total_matches is None else f"{row.total_matches:,}"
+    if row.label == "answerable" and row.evidence is not None:
+        unit = row.evidence.unit_id
+        if row.stage == "token":
+            position = next((i for i, w in enumerate(windows, 1) if w["unit"] == unit), None)
+            where = f", judgment {position} of {len(windows)}" if position else ""
+            return (
+                f'First "yes" in the token stage: window {unit} of document '
+                f"{row.evidence.doc_id}{where} ({total} documents matched the keywords)."
+            )
+        return (
+            f"All {len(windows)} token-stage windows judged no ({total} documents matched); "
+            f'first "yes" in the vector stage: chunk {unit} of document {row.evidence.doc_id}.'
+        )
+    if row.label == "unanswerable":
+        judged = sum(c["verdict"] is not None for c in vector)
+        return (
+            f"All no: {len(windows)} token-stage windows ({total} documents matched) and "
+            f"{judged} vector-stage chunks, every one judged no."
+        )
+    if row.label == "discarded":
+        return (
+            f"Discarded: all {len(token)} judged documents no while {total} documents matched, "
+            "more than were judged (k1), so the corpus may still hold the answer."
+        )
+    return f"Undetermined: {row.reason}."
+
+
+def _details(
+    pool: str,
+    row: LabeledQuestion,
+    split: str | None,
+    keywords: Keywords | None,
+    token: list[dict[str, Any]],
+    vector: list[dict[str, Any]],
+) -> dict[str, Any]:
+    evidence = None
+    if row.evidence is not None:
+        units = [w for d in token for w in d["windows"]] + vector
+        unit_id = row.evidence.unit_id
+        unit: dict[str, Any] = next(
+            (u for u in units if u.get("unit", u.get("chunk")) == unit_id), {}
+        )
+        evidence = {
+            "stage": row.evidence.stage,
+            "doc": row.evidence.doc_id,
+            "unit": row.evidence.unit_id,
+            "start": unit.get("start"),
+            "end": unit.get("end"),
+        }
+    return {
+        "id": row.id,
+        "pool": pool,
+        "split": split,
+        "question": row.question,
+        "answer": row.answer,
+        "aliases": row.aliases,
+        "keywords": row.keywords,
+        "extracted": keywords.keywords if keywords is not None else None,
+        "label": row.label,
+        "stage": row.stage,
+        "reason": row.reason,
+        "why": why(row, token, vector),
+        "total": row.total_matches,
+        "evidence": evidence,
+        "token": token,
+        "vector": vector,
+    }
+
+
+def _attach_texts(
+    shard: ShardLayout,
+    items: list[tuple[LabeledQuestion, TokenCandidates | None, list[dict[str, Any]]]],
+    source: TextSource,
+) -> None:
+    """Give up to `source.texts` windows a question their text (the "yes" window always)."""
+    wanted: list[tuple[LabeledQuestion, list[str], dict[str, Any], dict[str, Any]]] = []
+    for row, candidates, token in items:
+        evidence = row.evidence
+        taken = 0
+        for document in token:
+            for window in document["windows"]:
+                if evidence is not None and window["unit"] == evidence.unit_id:
+                    window["text"] = evidence.text
+                    source.counts["texts_from_evidence"] += 1
+                elif taken < source.texts and source.fetch is not None and candidates:
+                    taken += 1
+                    wanted.append((row, candidates.keywords, document, window))
+                else:
+                    source.counts["texts_left_out"] += 1
+    if not wanted or source.fetch is None:
+        return
+    settings = window_settings(shard.root)
+    doc_ids = sorted({document["doc"] for _, _, document, _ in wanted})
+    documents: dict[str, Document] = {}
+    for start in range(0, len(doc_ids), FETCH_BATCH):
+        documents.update(source.fetch(doc_ids[start : start + FETCH_BATCH]))
+    recomputed: dict[tuple[str, str], list[Window]] = {}
+    for row, keywords, document, window in wanted:
+        found = documents.get(document["doc"])
+        number = _window_number(window["unit"])
+        if found is None or number is None:
+            source.counts["texts_not_found"] += 1
+            continue
+        key = (row.id, found.id)
+        if key not in recomputed:
+            recomputed[key] = judge_windows(found, keywords, row.aliases, settings)[0]
+        windows = recomputed[key]
+        if number >= len(windows):
+            source.counts["texts_not_found"] += 1
+            continue
+        again = windows[number]
+        if window["start"] is not None and (again.start, again.end) != (
+            window["start"],
+            window["end"],
+        ):
+            source.counts["texts_not_as_judged"] += 1  # the index changed since: not shown
+            continue
+        window["text"] = again.text
+        source.counts["texts_recomputed"] += 1
+
+
+def collect_pool(
+    name: str, pool: PoolLayout, membership: dict[str, str], source: TextSource
+) -> Iterator[Collected]:
+    """Every question of a pool's partition with its details, shard by shard."""
+    rows = partition_rows(pool)
+    seen: set[str] = set()
+    for shard_root in sorted(pool.shards.glob("shard-*")):
+        shard = ShardLayout(shard_root)
+        questions = list(iter_records(shard.questions, Question))
+        keywords = _by_question(shard.keywords, Keywords)
+        token_hits = _by_question(shard.token_candidates, TokenCandidates)
+        vector_hits = _by_question(shard.vector_candidates, VectorCandidates)
+        token_judged = _judgments(shard.token_judgments)
+        vector_judged = _judgments(shard.vector_judgments)
+        items = []
+        for question in questions:
+            row = rows.get(question.id)
+            if row is None:
+                source.counts["questions_not_in_partition"] += 1
+                continue
+            seen.add(row.id)
+            token = token_documents(token_hits.get(row.id), token_judged.get(row.id, []))
+            vector = vector_chunks(vector_hits.get(row.id), vector_judged.get(row.id, []))
+            items.append((row, token, vector))
+        _attach_texts(shard, [(r, token_hits.get(r.id), t) for r, t, _ in items], source)
+        for row, token, vector in items:
+            yield _collected(name, row, membership.get(row.id), keywords.get(row.id), token, vector)
+    for row in rows.values():
+        if row.id not in seen:
+            source.counts["questions_without_shard_files"] += 1
+            yield _collected(name, row, membership.get(row.id), None, [], [])
+
+
+def _collected(
+    pool: str,
+    row: LabeledQuestion,
+    split: str | None,
+    keywords: Keywords | None,
+    token: list[dict[str, Any]],
+    vector: list[dict[str, Any]],
+) -> Collected:
+    judged = sum(len(d["windows"]) for d in token) + sum(c["verdict"] is not None for c in vector)
+    return Collected(
+        row={
+            "id": row.id,
+            "question": row.question,
+            "answer": row.answer,
+            "label": row.label,
+            "stage": row.stage,
+            "split": split,
+            "total": row.total_matches,
+            "judged": judged,
+        },
+        details=_details(pool, row, split, keywords, token, vector),
+    )

@@ -1,0 +1,189 @@
+"""Write the explorer: a static page over a build's questions, opened from disk, no server.
+
+The folder holds `index.html`, `explorer.js` and `explorer.css` (copied from this package), the
+report's figures under `figures/`, and the data under `data/` as JavaScript files that each
+call one function with JSON (a page opened from `file://` may load scripts but not fetch
+files): `meta.js` (the build's funnel, settings, what the page's codes mean), `rows-NNNNN.js`
+(the table, `ROWS_PER_FILE` questions each, loaded one after the other) and `details-NNNNN.js`
+(the questions' pages, `DETAILS_PER_FILE` each, loaded when one of theirs is opened). The page
+builds its DOM with `textContent` only: corpus text is never parsed as HTML. The folder is
+written next to its place and moved there whole.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from collections.abc import Iterable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tipqa.errors import InputError
+from tipqa.layout import RunLayout
+from tipqa.provenance import REMEDY
+from tipqa.records import LABELS
+from tipqa.report.build import pool_funnel, split_funnel
+from tipqa.report.explorer.collect import TextSource, collect_pool
+from tipqa.splits import SPLITS, SplitsLayout
+from tipqa.stats import read_stats
+
+ROWS_PER_FILE = 10_000
+DETAILS_PER_FILE = 100
+ASSETS = ("index.html", "explorer.js", "explorer.css")
+FIGURES = ("funnel.png", "matches.png", "boundary.png")
+STAGES = ("token", "vector")
+COLUMNS = ("id", "question", "answer", "pool", "label", "stage", "split", "total", "judged")
+
+
+def flatten(settings: dict[str, Any], prefix: str = "") -> list[list[Any]]:
+    """Nested settings as `[dotted.key, value]` rows (lists kept as values)."""
+    rows: list[list[Any]] = []
+    for key, value in settings.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            rows.extend(flatten(value, name + "."))
+        else:
+            rows.append([name, value])
+    return rows
+
+
+def _script(call: str, index: int | None, data: object) -> bytes:
+    """A data file: one call of the page's loader with the JSON."""
+    head = f"tipqa.{call}(" + ("" if index is None else f"{index},")
+    return head.encode() + orjson.dumps(data) + b");\n"
+
+
+def membership(splits: SplitsLayout, names: Iterable[str]) -> dict[str, str]:
+    """The split of every question that is in one."""
+    found: dict[str, str] = {}
+    for name in names:
+        path = splits.questions(name)
+        if not path.is_file():
+            raise InputError("the split has no questions file", path=str(path))
+        with open(path, "rb") as handle:
+            for line in handle:
+                if line.strip():
+                    found[orjson.loads(line)["id"]] = name
+    return found
+
+
+class _Files:
+    """The row and detail files, filled one question at a time."""
+
+    def __init__(self, data: Path, pools: list[str], splits: list[str]) -> None:
+        self.data = data
+        self.pools = {name: i for i, name in enumerate(pools)}
+        self.labels = {name: i for i, name in enumerate(LABELS)}
+        self.stages = {name: i for i, name in enumerate(STAGES)}
+        self.splits = {name: i for i, name in enumerate(splits)}
+        self.rows: list[list[Any]] = []
+        self.details: dict[str, Any] = {}
+        self.count = 0
+        self.bytes = 0
+
+    def write(self, name: str, content: bytes) -> None:
+        """Write one data file (the whole folder is staged, then moved into place)."""
+        (self.data / name).write_bytes(content)
+        self.bytes += len(content)
+
+    def add(self, pool: str, row: dict[str, Any], details: dict[str, Any]) -> None:
+        """Add one question; write a file whenever one is full."""
+        split = row["split"]
+        self.rows.append(
+            [
+                row["id"],
+                row["question"],
+                row["answer"],
+                self.pools[pool],
+                self.labels[row["label"]],
+                self.stages[row["stage"]],
+                -1 if split is None else self.splits[split],
+                row["total"],
+                row["judged"],
+            ]
+        )
+        self.details[row["id"]] = details
+        self.count += 1
+        if self.count % DETAILS_PER_FILE == 0:
+            self.flush_details()
+        if self.count % ROWS_PER_FILE == 0:
+            self.flush_rows()
+
+    def flush_details(self) -> None:
+        """Write the pending question pages."""
+        if self.details:
+            index = (self.count - 1) // DETAILS_PER_FILE
+            self.write(f"details-{index:05d}.js", _script("details", index, self.details))
+            self.details = {}
+
+    def flush_rows(self) -> None:
+        """Write the pending table rows."""
+        if self.rows:
+            index = (self.count - 1) // ROWS_PER_FILE
+            self.write(f"rows-{index:05d}.js", _script("rows", index, self.rows))
+            self.rows = []
+
+
+def write_explorer(
+    run: RunLayout, source: TextSource, out: Path | None = None, figures_from: Path | None = None
+) -> Counter[str]:
+    """Write the explorer of a finished build (its splits made) into `out`; return its counts.
+
+    `out` defaults to the report's `explorer/` folder; the report's figures are copied from
+    `figures_from` (the report folder) where they are there.
+    """
+    out = out if out is not None else run.report / "explorer"
+    layout = SplitsLayout(run.splits)
+    info = read_stats(layout.stats, REMEDY).get("info")
+    if not isinstance(info, dict) or "splits" not in info or "pools" not in info:
+        raise InputError("not a split statistics file", path=str(layout.stats))
+    pools = list(info["pools"])
+    splits = [name for name in SPLITS if name in info["splits"]]
+    staging = out.with_name(out.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    (staging / "data").mkdir(parents=True)
+    (staging / "figures").mkdir()
+    files = _Files(staging / "data", pools, splits)
+    members = membership(layout, splits)
+    for name in pools:
+        for item in collect_pool(name, run.pool(name), members, source):
+            files.add(name, item.row, item.details)
+    files.flush_details()
+    files.flush_rows()
+    figures = []
+    for figure in FIGURES:
+        if figures_from is not None and (figures_from / figure).is_file():
+            shutil.copyfile(figures_from / figure, staging / "figures" / figure)
+            figures.append(f"figures/{figure}")
+    counts = Counter(source.counts)
+    counts["questions"] = files.count
+    meta = {
+        "build": run.root.name,
+        "questions": files.count,
+        "rows_per_file": ROWS_PER_FILE,
+        "details_per_file": DETAILS_PER_FILE,
+        "row_files": -(-files.count // ROWS_PER_FILE),
+        "columns": COLUMNS,
+        "pools": pools,
+        "labels": LABELS,
+        "stages": STAGES,
+        "splits": splits,
+        "funnel": {
+            "pools": {name: pool_funnel(p) for name, p in info["pools"].items()},
+            "splits": {name: split_funnel(info["splits"][name]) for name in splits},
+        },
+        "figures": figures,
+        "parameters": flatten(info.get("parameters", {})),
+        "texts": {"index": source.fetch is not None, "per_question": source.texts},
+        "counts": dict(counts),
+    }
+    files.write("meta.js", _script("meta", None, meta))
+    for asset in ASSETS:
+        (staging / asset).write_bytes(resources.files(__package__).joinpath(asset).read_bytes())
+    shutil.rmtree(out, ignore_errors=True)
+    staging.rename(out)
+    counts["data_bytes"] = files.bytes
+    return counts
