@@ -54,7 +54,9 @@ def split_questions(source: Path) -> tuple[str, dict[str, Iterable[LabeledQuesti
         return str(source), {s: load_gold(source, s).questions for s in present}, {}
     layout, info = splits_of(source)
     present = [s for s in SPLITS if s in info.get("splits", {})]
-    questions = {s: iter_records(layout.questions(s), LabeledQuestion) for s in present}
+    questions: dict[str, Iterable[LabeledQuestion]] = {
+        s: iter_records(layout.questions(s), LabeledQuestion) for s in present
+    }
     return str(layout.root), questions, info.get("pools", {})
 
 

@@ -20,6 +20,7 @@ answerable and unanswerable questions); the last two lines give tipqa's full rep
 answers, with the same numbers. `--tasks tip_triviaqa,tip_triviaqa_checkpoints` adds the
 checkpoints where the build had a `[training_order]`; lm-eval writes one
 `samples_<task>_<time>.jsonl` per task and run (the timestamp starts with the year, so
-`samples_tip_triviaqa_2*` leaves the `_step<N>` tasks out), and `predictions` reads one. Modules: `task_files` (the folder's YAML and `utils.py`),
-`hooks` (what `utils.py` calls), `samples` (lm-eval's samples as predictions).
+`samples_tip_triviaqa_2*` leaves the `_step<N>` tasks out), and `predictions` reads one.
+Modules: `task_files` (the folder's YAML and `utils.py`), `hooks` (what `utils.py` calls),
+`samples` (lm-eval's samples as predictions).
 """
