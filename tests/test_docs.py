@@ -35,6 +35,13 @@ def test_the_configuration_reference_is_up_to_date() -> None:
     )
 
 
+def test_every_row_of_the_reference_has_its_five_cells() -> None:
+    rows = [row for row in config_reference.reference().splitlines() if row.startswith("| `")]
+    assert any("int \\| None" in row for row in rows)
+    for row in rows:
+        assert len(re.split(r"(?<!\\)\|", row.strip())) == 7, row
+
+
 def test_the_record_schemas_are_up_to_date() -> None:
     page = DOCS / "outputs.md"
     text = page.read_text()
@@ -187,7 +194,9 @@ def ran_pages(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]
     """
     folder = tmp_path_factory.mktemp("pages")
     shutil.copyfile(ROOT / "luigi.cfg", folder / "luigi.cfg")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    (folder / "tmp").mkdir()
+    # TMPDIR: Luigi's lock (one `luigi` per command line) in the folder, not the machine's
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TMPDIR": str(folder / "tmp")}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     failures = []
     for name in RUN_IN_ORDER:
@@ -225,3 +234,14 @@ def test_every_output_the_pages_name_is_written_by_the_demo_build(
     assert any(
         "summaries.md" in problem for problem in docs_check.check_outputs(run, drifted).problems
     )
+
+
+@pytest.mark.slow
+def test_tipqa_build_is_the_readme_s_build(ran_pages: tuple[Path, list[str]]) -> None:
+    folder = ran_pages[0]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TMPDIR": str(folder / "tmp")}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    command = [sys.executable, "-m", "tipqa", "build"]
+    result = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (folder / "outputs" / "demo" / "summary.md").read_text() in result.stdout

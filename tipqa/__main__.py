@@ -21,6 +21,7 @@ from tipqa import __version__
 BUILD = "build"
 LOCAL = "--local-scheduler"
 CENTRAL = ("--scheduler-host", "--scheduler-url", "--scheduler-port")
+TASKS = "CreateDataset, PreviewCost, Partition, RetryFailed, PublishDataset, Evaluate"
 
 
 @dataclass(frozen=True)
@@ -91,8 +92,14 @@ def luigi_argv(argv: Sequence[str]) -> list[str]:
 def build(argv: Sequence[str]) -> NoReturn:
     """Run the build through Luigi and exit with Luigi's code."""
     import luigi.retcodes
+    from luigi.task_register import TaskClassNotFoundException
 
-    luigi.retcodes.run_with_retcodes(luigi_argv(argv))
+    try:
+        luigi.retcodes.run_with_retcodes(luigi_argv(argv))
+    except TaskClassNotFoundException as exc:
+        missing = str(exc).split(".")[0]
+        sys.stderr.write(f"error: {missing}: --task names a task of pipelines ({TASKS}, ...)\n")
+        sys.exit(2)
     sys.exit(0)
 
 
