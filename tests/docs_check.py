@@ -269,6 +269,12 @@ def check_module(module: str, args: list[str]) -> str | None:
         return f"no module {module}"
     if top not in OURS or not args:
         return None
+    main = (
+        importlib.util.find_spec(f"{module}.__main__") if spec.submodule_search_locations else spec
+    )
+    source = Path(main.origin).read_text() if main is not None and main.origin else ""
+    if not any(parser in source for parser in ("argparse", "arguments(")):
+        return f"{module} parses no arguments with argparse: the check would run it"
 
     def run() -> None:
         with warnings.catch_warnings():
