@@ -160,7 +160,7 @@ def _cell(value: Any) -> str:
 
 def save(name: str, data: dict[str, Any], results: Path = RESULTS) -> Path:
     """Write `data` (with the machine and a timestamp) as results/<name>-<time>.json."""
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     payload = {"benchmark": name, "measured_at": stamp, "machine": machine(), **data}
     results.mkdir(parents=True, exist_ok=True)
     path = results / f"{name}-{stamp}.json"

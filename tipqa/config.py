@@ -32,7 +32,7 @@ from tipqa.judges.base import JUDGES
 from tipqa.keywords.base import KEYWORD_EXTRACTORS
 from tipqa.layout import RunLayout
 from tipqa.registry import Registry
-from tipqa.settings import Settings, knob, parse, setting
+from tipqa.settings import Settings, check_no_inline_comment, knob, parse, setting
 from tipqa.splits import SplitSettings
 from tipqa.token_index.base import TOKEN_INDEXES
 from tipqa.token_index.elasticsearch import ElasticsearchTokenSettings
@@ -214,11 +214,15 @@ SEAMS: dict[str, Seam] = {
     "training_order": Seam(TRAINING_ORDERS, "megatron"),
 }
 KNOWN_SECTIONS = {*SIMPLE_SECTIONS, *SEAMS, "corpus", "questions"}
+OUR_PREFIXES = (POOL_PREFIX, ANSWERER_SECTION, CORPUS_GROUP_PREFIX)
 
 
 def read_config(sections: Sections) -> Config:
     """The configuration of these config-file sections (strict: see the module docstring)."""
     check_section_names(sections)
+    for name, values in sections.items():
+        if name in KNOWN_SECTIONS or name.startswith(OUR_PREFIXES):
+            check_no_inline_comment(name, values)
 
     def section(cls: type[S], name: str) -> S:
         return parse(cls, name, sections.get(name, {}))
@@ -291,8 +295,7 @@ def check_section_names(sections: Sections) -> None:
     Other sections (Luigi's own, other tasks' parameters) are left alone.
     """
     for name in sections:
-        prefixes = (POOL_PREFIX, ANSWERER_SECTION, CORPUS_GROUP_PREFIX)
-        if name in KNOWN_SECTIONS or name.startswith(prefixes):
+        if name in KNOWN_SECTIONS or name.startswith(OUR_PREFIXES):
             continue
         near = difflib.get_close_matches(name.lower(), KNOWN_SECTIONS, n=1, cutoff=0.8)
         if near:

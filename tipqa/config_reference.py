@@ -9,12 +9,15 @@ that both pages hold the current text).
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import sys
 import typing
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
-from tipqa import records
+from tipqa import cli, records
 from tipqa.config import CORPUS_GROUP_PREFIX, SEAMS, SELECTOR, SIMPLE_SECTIONS
 from tipqa.config_pools import PoolLimit
 from tipqa.corpus.base import CORPUS_READERS
@@ -47,7 +50,12 @@ def rows(cls: type[Settings]) -> Iterator[str]:
             kind = "search"
         doc = field.metadata.get("doc", "")
         cells = [f"`{field.name}`", _type(hints[field.name]), _default(field), kind, doc]
-        yield "| " + " | ".join(cells) + " |"
+        yield "| " + " | ".join(_cell(cell) for cell in cells) + " |"
+
+
+def _cell(text: str) -> str:
+    """`text` as a table cell: a pipe of its own (`X | None`) escaped so it splits no cell."""
+    return text.replace("|", "\\|")
 
 
 def table(title: str, cls: type[Settings]) -> str:
@@ -129,15 +137,32 @@ def with_schemas(text: str) -> str:
     return between(text, RECORDS_START, RECORDS_END, record_schemas())
 
 
-if __name__ == "__main__":
-    import sys
-    from pathlib import Path
+def parser() -> argparse.ArgumentParser:
+    """The command line's argument parser."""
+    parse = argparse.ArgumentParser(
+        prog="python -m tipqa.config_reference",
+        description="Print the configuration reference, or write it (or the record schemas) "
+        "between a page's markers.",
+    )
+    where = parse.add_mutually_exclusive_group()
+    where.add_argument("--write", type=Path, metavar="PAGE", help="write the reference into PAGE")
+    where.add_argument(
+        "--write-schemas", type=Path, metavar="PAGE", help="write the record schemas into PAGE"
+    )
+    return parse
 
-    if sys.argv[1:2] == ["--write"]:
-        page = Path(sys.argv[2])
-        page.write_text(in_page(page.read_text(), reference()))
-    elif sys.argv[1:2] == ["--write-schemas"]:
-        page = Path(sys.argv[2])
-        page.write_text(with_schemas(page.read_text()))
+
+def run(argv: Sequence[str]) -> int:
+    """Run the command line; return the exit status."""
+    args = parser().parse_args(argv)
+    if args.write is not None:
+        args.write.write_text(in_page(args.write.read_text(), reference()))
+    elif args.write_schemas is not None:
+        args.write_schemas.write_text(with_schemas(args.write_schemas.read_text()))
     else:
-        print(reference())
+        sys.stdout.write(reference() + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    cli.main(run)

@@ -7,7 +7,10 @@ its configuration selects before anything runs, without importing any of them.
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from tipqa.errors import MissingExtraError
 
 
 @dataclass(frozen=True)
@@ -27,3 +30,12 @@ VLLM = Extra("vllm", "vllm")
 ELASTICSEARCH = Extra("elasticsearch", "elasticsearch")
 OPENVINO = Extra("openvino", "openvino")
 TOKENIZERS = Extra("tokenizers", "boundary")
+SCIKIT_LEARN = Extra("sklearn", "annotation")
+KRIPPENDORFF = Extra("krippendorff", "annotation")
+
+
+def require(extras: Iterable[Extra], needed_by: str) -> None:
+    """MissingExtraError, naming the extra, for the first of `extras` that is not installed."""
+    for extra in extras:
+        if not extra.installed():
+            raise MissingExtraError(extra.package, extra.extra, needed_by=needed_by)

@@ -13,14 +13,17 @@ markers (docs/configuration/reruns.md; a test checks that the file holds the cur
 
 from __future__ import annotations
 
+import argparse
+import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from tipqa import cli
 from tipqa import layout as steps
 from tipqa.config import read_config
 from tipqa.config_reference import between
@@ -317,11 +320,25 @@ def in_page(text: str, block: str) -> str:
     return between(text, START, END, block)
 
 
-if __name__ == "__main__":
-    import sys
+def parser() -> argparse.ArgumentParser:
+    """The command line's argument parser."""
+    parse = argparse.ArgumentParser(
+        prog="python -m tipqa.rerun_table",
+        description="Print which setting change reruns which step, or write it into a page.",
+    )
+    parse.add_argument("--write", type=Path, metavar="PAGE", help="write the table into PAGE")
+    return parse
 
-    if sys.argv[1:2] == ["--write"]:
-        page = Path(sys.argv[2])
-        page.write_text(in_page(page.read_text(), table()))
+
+def run(argv: Sequence[str]) -> int:
+    """Run the command line; return the exit status."""
+    args = parser().parse_args(argv)
+    if args.write is not None:
+        args.write.write_text(in_page(args.write.read_text(), table()))
     else:
-        print(table(), end="")
+        sys.stdout.write(table())
+    return 0
+
+
+if __name__ == "__main__":
+    cli.main(run)

@@ -17,6 +17,9 @@ Raw values are strings as a config file holds them, or values of the right type 
 - `Literal[...]`: one of the listed values.
 - `tuple[str, ...]`: a JSON list, or items separated by commas or newlines.
 - `dict[str, ...]`: a JSON object.
+
+A value holding an inline comment (`key = value  # note`) is refused: Luigi's config parser
+keeps such a comment in the value, so a comment goes on a line of its own.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import dataclasses
 import difflib
 import json
 import os
+import re
 import types
 import typing
 from collections.abc import Collection, Mapping
@@ -38,6 +42,7 @@ S = TypeVar("S", bound="Settings")
 _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
 _NONE = {"", "none", "null"}
+_INLINE_COMMENT = re.compile(r"\s#")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,6 +160,28 @@ def unknown_key(section: str, key: str, known: Collection[str], hint: str = "") 
     suggestion = f"; did you mean {near!r}?" if near else ""
     listing = ", ".join(sorted(known)) or "none"
     return ConfigError(f"[{section}] unknown key {key!r}{suggestion} (known keys: {listing}){hint}")
+
+
+def check_no_inline_comment(section: str, values: Mapping[str, Any]) -> None:
+    """A ConfigError for the first value of `section` that holds an inline comment.
+
+    A JSON value (a list, an object, a string literal) may hold ` #` as data and is left alone.
+    """
+    for key, raw in values.items():
+        if not isinstance(raw, str) or not _INLINE_COMMENT.search(raw) or _is_json(raw):
+            continue
+        raise ConfigError(
+            f"[{section}] {key} = {_shown(raw)}: an inline comment stays in the value (Luigi's "
+            "config parser keeps it); put the comment on a line of its own"
+        )
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def parse(

@@ -37,7 +37,11 @@ class WindowStepSettings(Settings):
     length, such as vLLM's), else the paper's 30,000 words.
     """
 
-    max_words: int | None = setting(None, doc="window word limit (empty: fits the context)")
+    max_words: int | None = setting(
+        None,
+        doc="window word limit (empty: what the vllm judge's context holds; for other judges "
+        "30,000 words, the paper's, more than a small local server's context: set it there)",
+    )
     max_windows: int = setting(16, doc="windows judged per document")
     cache: bool = knob(True, doc="cache every LLM answer under the run")
 

@@ -190,3 +190,9 @@ def test_the_extras_of_the_selected_backends_are_checked(monkeypatch: pytest.Mon
         values = {"backend": backend, **({"bm25": "true"} if section == "token_index" else {})}
         with pytest.raises(MissingExtraError, match=rf"pip install 'tipqa\[{extra}\]'"):
             read_config({section: values}).check_extras()
+
+
+def test_an_inline_comment_in_one_of_our_sections_is_refused() -> None:
+    message = error({"pool.dev": {"source": "demo", "max_questions": "5   # a few"}})
+    assert "[pool.dev] max_questions" in message and "inline comment" in message
+    read_config({"core": {"log_level": "WARNING   # Luigi's own: not ours to read"}})

@@ -8,7 +8,7 @@ from typing import Literal
 import pytest
 
 from tipqa.errors import ConfigError
-from tipqa.settings import Settings, knob, parse, search_only
+from tipqa.settings import Settings, check_no_inline_comment, knob, parse, search_only
 
 
 @dataclass(frozen=True)
@@ -91,3 +91,10 @@ def test_identity_leaves_out_knobs_and_build_identity_search_settings() -> None:
     assert "depth" not in settings.build_identity()
     assert Example(threads=1).identity() == Example(threads=8).identity()
     assert settings.to_dict()["threads"] == 8 and settings.to_dict()["paths"] == []
+
+
+def test_an_inline_comment_is_refused_where_luigi_keeps_it_in_the_value() -> None:
+    with pytest.raises(ConfigError, match=r"\[training_order\] backend = .*inline comment"):
+        check_no_inline_comment("training_order", {"backend": "megatron        # or table"})
+    check_no_inline_comment("hub", {"url": "http://host/page#part", "x": '"keep # this"'})
+    check_no_inline_comment("judge", {"extra_body": '{"stop": [" #"]}'})

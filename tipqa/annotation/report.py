@@ -10,6 +10,7 @@ from tipqa.annotation.figures import confusion_png
 from tipqa.annotation.importing import load_completed
 from tipqa.annotation.items import AnnotationItem
 from tipqa.annotation.layout import AnnotationLayout
+from tipqa.extras import KRIPPENDORFF, SCIKIT_LEARN, require
 from tipqa.fingerprint import StepRecord
 from tipqa.jsonl import atomic_open, read_json, read_records, write_json
 from tipqa.layout import ANNOTATION_AGREEMENT
@@ -195,6 +196,7 @@ def agreement_report(
     record: StepRecord | None = None,
 ) -> StepStats:
     """Import the completed files against the key, compute the statistics, write the report."""
+    require((SCIKIT_LEARN, KRIPPENDORFF), needed_by="the annotation agreement")
     provenance = record.provenance() if record is not None else None
     info = {"completed": str(completed)}
     stats = StepStats(ANNOTATION_AGREEMENT, info=info, provenance=provenance)

@@ -19,7 +19,7 @@ import logging
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from tqdm import tqdm
@@ -232,7 +232,7 @@ class EsIndexBase:
         record = {
             **record,
             "index_uuid": self._index_uuid(),
-            "written_at": datetime.now(timezone.utc).isoformat(),
+            "written_at": datetime.now(UTC).isoformat(),
         }
         self.client.index(index=self.ledger_index, id=doc_id, document=record, refresh=True)
 

@@ -1,5 +1,8 @@
 """`python -m tipqa.export --format selfaware|kuq|ua-bench|abstentionbench RUN [--out DIR]`.
 
+RUN is a run folder, its splits folder, or a Hub folder (a build's `hub/`, or one downloaded
+with `hf download`).
+
 Writes each split of the run's benchmark in the format's records (`<out>/<split>.json` for
 SelfAware, `.jsonl` for the others) and `export.stats.json`; prints the counts as JSON. Bad
 input exits with status 2 and one line naming the file.
@@ -25,7 +28,11 @@ def parser() -> argparse.ArgumentParser:
         prog="python -m tipqa.export",
         description="Write a build's splits in another abstention benchmark's record format.",
     )
-    parse.add_argument("run", type=Path, help="run folder (outputs/<run>) or its splits folder")
+    parse.add_argument(
+        "run",
+        type=Path,
+        help="run folder (outputs/<run>), its splits folder, or a Hub folder",
+    )
     parse.add_argument("--format", required=True, choices=sorted(FORMATS), help="record format")
     parse.add_argument("--out", type=Path, help="output folder [RUN/export/<format>]")
     parse.add_argument("--source", default="TIP-TriviaQA", help="the records' source name")

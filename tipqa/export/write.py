@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from tipqa.errors import InputError
+from tipqa.evaluate.gold import HUB_CONFIG, load_gold
 from tipqa.export.formats import ExportFormat
 from tipqa.jsonl import atomic_open, iter_records, write_json
 from tipqa.layout import RunLayout, SplitsLayout
@@ -30,8 +32,32 @@ def splits_of(source: Path) -> tuple[SplitsLayout, dict[str, Any]]:
                 raise InputError("not a split statistics file", path=str(layout.stats))
             return layout, info
     raise InputError(
-        f"neither a run nor a splits folder (no splits/stats.json): {REMEDY}", path=str(source)
+        f"neither a run, a splits nor a Hub folder (no splits/stats.json, no README.md and "
+        f"questions/): {REMEDY}",
+        path=str(source),
     )
+
+
+def is_hub_folder(source: Path) -> bool:
+    """True for a Hub-ready folder, a build's or one downloaded from the Hub (`hf download`)."""
+    return (source / HUB_CONFIG).is_dir() and (source / "README.md").is_file()
+
+
+def split_questions(source: Path) -> tuple[str, dict[str, Iterable[LabeledQuestion]], Any]:
+    """The folder read, each split's questions (lazily where they are JSON lines), the pools.
+
+    A Hub folder holds no pool counts (its card states them), so its `pools` is empty.
+    """
+    source = Path(source)
+    if is_hub_folder(source):
+        present = [s for s in SPLITS if any((source / HUB_CONFIG).glob(f"{s}-*.parquet"))]
+        return str(source), {s: load_gold(source, s).questions for s in present}, {}
+    layout, info = splits_of(source)
+    present = [s for s in SPLITS if s in info.get("splits", {})]
+    questions: dict[str, Iterable[LabeledQuestion]] = {
+        s: iter_records(layout.questions(s), LabeledQuestion) for s in present
+    }
+    return str(layout.root), questions, info.get("pools", {})
 
 
 def export_splits(
@@ -42,18 +68,15 @@ def export_splits(
     Only answerable and unanswerable questions are in the splits; the pools' discarded and
     undetermined questions are counted under `left_out`, not exported.
     """
-    layout, info = splits_of(source)
-    present = [s for s in SPLITS if s in info.get("splits", {})]
-    result: dict[str, Any] = {"format": form.name, "source": str(layout.root), "splits": {}}
-    for split in present:
+    root, splits, pools = split_questions(source)
+    result: dict[str, Any] = {"format": form.name, "source": root, "splits": {}}
+    for split, questions in splits.items():
         counts: Counter[str] = Counter()
         path = out / form.file_name(split)
         with atomic_open(path) as handle:
             if form.json_list:
                 handle.write(b"[\n")
-            for index, question in enumerate(
-                iter_records(layout.questions(split), LabeledQuestion)
-            ):
+            for index, question in enumerate(questions):
                 record = orjson.dumps(form.convert(question, split, origin))
                 if form.json_list:
                     handle.write((b",\n" if index else b"") + record)
@@ -63,7 +86,6 @@ def export_splits(
             if form.json_list:
                 handle.write(b"\n]\n")
         result["splits"][split] = {"file": path.name, **dict(sorted(counts.items()))}
-    pools = info.get("pools", {})
     result["left_out"] = {
         name: {label: pool.get(label, 0) for label in ("discarded", "undetermined")}
         for name, pool in pools.items()

@@ -185,14 +185,17 @@ def card_section(steps: Sequence[int], repo_id: str = "") -> str:
             if steps
             else ""
         ),
+        "tipqa is on no package index and the task's `utils.py` imports it: install it from "
+        "its source repository, with its `lm-eval` extra.",
         "```bash\n"
-        'pip install "tipqa[lm-eval]"\n'
+        "git clone <the tipqa repository> tipqa-src\n"
+        'pip install -e "tipqa-src[lm-eval]"\n'
         f"hf download {repo} --repo-type dataset --local-dir tip\n"
         "lm_eval --model hf --model_args pretrained=EleutherAI/pythia-1b \\\n"
         f"  --tasks {tasks} --include_path tip/{FOLDER} \\\n"
         "  --log_samples --output_path results\n"
-        "python -m tipqa.lmeval_task predictions results/*/samples_tip_triviaqa_*.jsonl "
-        "predictions.jsonl\n"
+        "python -m tipqa.lmeval_task predictions "
+        '"$(ls -t results/*/samples_tip_triviaqa_2*.jsonl | head -n 1)" predictions.jsonl\n'
         "python -m tipqa.evaluate tip predictions.jsonl --out report\n"
         "```",
         "The last two lines give tipqa's full report (intervals, breakdowns) on the same "

@@ -55,6 +55,8 @@ from tipqa.annotation.items import AnnotationItem
 from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.report import agreement_report
 from tipqa.annotation.sampling import Sample, SamplingSettings
+from tipqa.errors import MissingExtraError
+from tipqa.extras import Extra
 from tipqa.jsonl import read_json, read_records
 from tipqa.stats import StepStats
 
@@ -170,3 +172,13 @@ def test_markdown_and_figures_are_written(report) -> None:
         assert f"![{name}]({name})" in text
     stats = read_json(out.report_stats)
     assert stats["counts"] == {"annotations": 12, "disagreements": 2, "items": 8}
+
+
+def test_without_the_annotation_extra_the_report_names_it_before_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tipqa.annotation.report as report
+
+    monkeypatch.setattr(report, "SCIKIT_LEARN", Extra("tipqa_absent_sklearn", "annotation"))
+    with pytest.raises(MissingExtraError, match=r"pip install 'tipqa\[annotation\]'"):
+        agreement_report(AnnotationLayout(tmp_path / "nothing"), tmp_path / "completed")

@@ -8,6 +8,7 @@ authored demo splits (`partition_fixtures`).
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,10 @@ from tipqa.evaluate.uabench import read_targets
 from tipqa.export.__main__ import run
 from tipqa.export.formats import FORMATS
 from tipqa.export.write import export_splits
+from tipqa.fingerprint import StepRecord
+from tipqa.hub.folder import build_hub_folder
+from tipqa.hub.settings import HubSettings
+from tipqa.layout import HUB_FOLDER, RunLayout
 
 ANSWERABLE, UNANSWERABLE = "dev-ans-000", "dev-una-001"
 
@@ -169,7 +174,7 @@ def test_selfaware_is_one_json_list_per_split(demo_run: Path, tmp_path: Path) ->
 
 
 def test_a_folder_without_splits_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="neither a run nor a splits folder"):
+    with pytest.raises(InputError, match="neither a run, a splits nor a Hub folder"):
         export_splits(tmp_path, FORMATS["kuq"], tmp_path / "out")
 
 
@@ -180,3 +185,19 @@ def test_the_ua_bench_records_read_back_as_model_uncertain_targets(
     targets = {t.id: t.target for t in read_targets(tmp_path / result["splits"]["test"]["file"])}
     assert targets[ANSWERABLE] == "ANSWER" and targets[UNANSWERABLE] == "MODEL_UNCERTAIN"
     assert set(targets.values()) == {"ANSWER", "MODEL_UNCERTAIN"}
+
+
+def test_a_hub_folder_is_exported_as_its_splits(demo_run: Path, tmp_path: Path) -> None:
+    run_layout = RunLayout(demo_run)
+    build_hub_folder(run_layout, HubSettings(repo_id="someone/tip"), StepRecord(HUB_FOLDER, {}))
+    downloaded = tmp_path / "tip"
+    shutil.copytree(run_layout.hub, downloaded)
+    from_hub = export_splits(downloaded, FORMATS["kuq"], tmp_path / "hub")
+    from_run = export_splits(demo_run, FORMATS["kuq"], tmp_path / "run")
+    assert from_hub["splits"] == from_run["splits"]
+    for split in ("train", "validation", "test"):
+        hub_rows = records(tmp_path / "hub" / f"{split}.jsonl")
+        assert sorted(map(str, hub_rows)) == sorted(
+            map(str, records(tmp_path / "run" / f"{split}.jsonl"))
+        )
+    assert from_hub["left_out"] == {}

@@ -1,0 +1,75 @@
+"""The `tipqa` command: its help, each command's help, the build's Luigi command line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tipqa.__main__ import BUILD, COMMANDS, luigi_argv, main
+
+
+def exit_code(argv: list[str]) -> int | str | None:
+    """The status `tipqa ARGV` exits with."""
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    return exited.value.code
+
+
+def test_the_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    assert exit_code(["--help"]) == 0
+    shown = capsys.readouterr().out
+    assert all(f"  {name} " in shown for name in [BUILD, *COMMANDS])
+
+
+def explorer_present() -> bool:
+    """True when the tipqa.report package (with its explorer) is installed."""
+    try:
+        __import__("tipqa.report.__main__")
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("name", [BUILD, *COMMANDS])
+def test_every_command_has_its_help(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    if name == "explore" and not explorer_present():
+        code = exit_code([name, "--help"])
+        assert isinstance(code, str) and "python -m tipqa.report explore" in code
+        return
+    assert exit_code([name, "--help"]) == 0
+    assert "usage:" in capsys.readouterr().out
+
+
+def test_an_unknown_command_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert exit_code(["evaluat"]) == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_bad_input_of_a_command_exits_2_with_one_line(
+    tmp_path: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert exit_code(["export", str(tmp_path), "--format", "kuq"]) == 2
+    assert capsys.readouterr().err.startswith("error: ")
+
+
+def test_the_help_imports_no_command() -> None:
+    code = (
+        "import sys\nfrom tipqa.__main__ import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('tipqa.', 'luigi'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "['tipqa.__main__']"
+
+
+def test_build_is_the_one_machine_luigi_command_line() -> None:
+    assert luigi_argv([]) == ["--module", "pipelines", "CreateDataset", "--local-scheduler"]
+    assert luigi_argv(["--task", "PreviewCost", "--pool", "dev", "--workers", "2"]) == [
+        "--module", "pipelines", "PreviewCost", "--local-scheduler", "--pool", "dev",
+        "--workers", "2",
+    ]  # fmt: skip
+    central = luigi_argv(["--scheduler-host", "127.0.0.1"])
+    assert "--local-scheduler" not in central
+    assert luigi_argv(["--local-scheduler"]).count("--local-scheduler") == 1

@@ -1,0 +1,133 @@
+"""`tipqa COMMAND ...`: one command for what the `python -m tipqa.<module>` commands do.
+
+`tipqa --help` lists the commands without importing any of them (each is imported when it
+runs), and `tipqa COMMAND --help` is that command's own help. `tipqa build` runs a build on one
+machine, `luigi --module pipelines CreateDataset --local-scheduler`, passing other options on
+to Luigi; `luigi --module pipelines ...` stays the way to run any task, on a central scheduler
+too. Bad input exits with status 2 and one line; a build exits with Luigi's codes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import NoReturn, cast
+
+from tipqa import __version__
+
+BUILD = "build"
+LOCAL = "--local-scheduler"
+CENTRAL = ("--scheduler-host", "--scheduler-url", "--scheduler-port")
+TASKS = "CreateDataset, PreviewCost, Partition, RetryFailed, PublishDataset, Evaluate"
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: the module whose `run(argv)` it is, and its line of `tipqa --help`."""
+
+    module: str
+    summary: str
+    missing: str = ""
+
+
+COMMANDS = {
+    "evaluate": Command("tipqa.evaluate.__main__", "score a model's predictions on a split"),
+    "export": Command("tipqa.export.__main__", "write the splits in another benchmark's format"),
+    "lmeval-task": Command(
+        "tipqa.lmeval_task.__main__", "lm-evaluation-harness tasks: samples to predictions"
+    ),
+    "config-reference": Command(
+        "tipqa.config_reference", "print or write the configuration reference"
+    ),
+    "rerun-table": Command("tipqa.rerun_table", "print or write which change reruns which step"),
+    "explore": Command(
+        "tipqa.report.__main__",
+        "explore a build's questions and evidence (tipqa.report explore)",
+        missing="this tipqa has no tipqa.report explorer (python -m tipqa.report explore RUN)",
+    ),
+}
+PREFIX = {"explore": ["explore"]}
+"""Arguments put before the user's for a command whose module holds several (`report`)."""
+
+
+def parser() -> argparse.ArgumentParser:
+    """The top-level parser: `--help`, `--version` and the list of commands."""
+    lines = [f"  {name:<17} {command.summary}" for name, command in COMMANDS.items()]
+    lines.insert(0, f"  {BUILD:<17} build the benchmark on one machine (Luigi, local scheduler)")
+    top = argparse.ArgumentParser(
+        prog="tipqa",
+        description="Knowledge-boundary QA benchmarks. `tipqa COMMAND --help` for a command.",
+        epilog="commands:\n" + "\n".join(lines),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    top.add_argument("--version", action="version", version=f"tipqa {__version__}")
+    top.add_argument("command", choices=[BUILD, *COMMANDS], metavar="COMMAND")
+    top.add_argument("args", nargs=argparse.REMAINDER, help="the command's arguments")
+    return top
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """`tipqa build`'s own options (the rest go to Luigi)."""
+    build = argparse.ArgumentParser(
+        prog="tipqa build",
+        description="Run `luigi --module pipelines TASK --local-scheduler` on this machine.",
+        epilog="Other options go to Luigi and the task, e.g. --workers 4, --pool dev, "
+        "--accept-undetermined. With --scheduler-host the central scheduler (luigid) is used.",
+    )
+    build.add_argument("--task", default="CreateDataset", help="the task to run [CreateDataset]")
+    return build
+
+
+def luigi_argv(argv: Sequence[str]) -> list[str]:
+    """The Luigi command line of `tipqa build ARGV` (exits on --help)."""
+    args, rest = build_parser().parse_known_args(argv)
+    central = any(arg.split("=")[0] in CENTRAL for arg in rest)
+    local = [] if central or LOCAL in rest else [LOCAL]
+    return ["--module", "pipelines", args.task, *local, *rest]
+
+
+def build(argv: Sequence[str]) -> NoReturn:
+    """Run the build through Luigi and exit with Luigi's code."""
+    import luigi.retcodes
+    from luigi.task_register import TaskClassNotFoundException
+
+    try:
+        luigi.retcodes.run_with_retcodes(luigi_argv(argv))
+    except TaskClassNotFoundException as exc:
+        missing = str(exc).split(".")[0]
+        sys.stderr.write(f"error: {missing}: --task names a task of pipelines ({TASKS}, ...)\n")
+        sys.exit(2)
+    sys.exit(0)
+
+
+def command_run(name: str) -> Callable[[Sequence[str]], int]:
+    """The `run(argv)` of command `name`, imported now; a SystemExit naming what is missing."""
+    command = COMMANDS[name]
+    try:
+        module = importlib.import_module(command.module)
+    except ImportError as exc:
+        if not command.missing or not command.module.startswith(str(exc.name or "~")):
+            raise
+        raise SystemExit(f"tipqa {name}: {command.missing}") from exc
+    run = getattr(module, "run", None)
+    if not callable(run):
+        raise SystemExit(f"tipqa {name}: {command.module} has no run(argv)")
+    return cast(Callable[[Sequence[str]], int], run)
+
+
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    """The `tipqa` console script."""
+    args = parser().parse_args(sys.argv[1:] if argv is None else argv)
+    if args.command == BUILD:
+        build(args.args)
+    from tipqa import cli
+
+    run = command_run(args.command)
+    cli.main(lambda rest: run([*PREFIX.get(args.command, []), *rest]), args.args)
+
+
+if __name__ == "__main__":
+    main()
