@@ -44,6 +44,7 @@ INLINE = re.compile(r"(?<!`)`((?:python3? -m |tipqa |luigi --module |pip install
 SHELL = {"bash", "sh", "shell", "console"}
 CONFIG = {"ini", "cfg"}
 BUILTINS = {"cd", "export", "source", ".", "set", "unset", "echo", "test", "[", "true", "false"}
+BUILTINS |= {"until", "while", "do", "done", "sleep"}  # a shell loop waiting for a server
 OUTSIDE = {
     "docker": "Docker",
     "curl": "curl",
@@ -503,7 +504,8 @@ def check_pages(root: Path = ROOT) -> Report:
 
 RUN_PLACEHOLDERS = {"<name>": "demo", "<run>": "demo", "<pool>": "dev", "<split>": "test"}
 OPTIONAL_OUTPUTS = {
-    "llm-cache.sqlite": "written by an LLM backend (the demo's are rules)",
+    "llm-cache/": "written by an LLM backend (the demo's are rules)",
+    "index/token-sample/": "written by PreviewCost",
     "export/": "written by tipqa export",
     "publish/": "written by PublishDataset",
     "annotation/": "written by the annotation tasks",
