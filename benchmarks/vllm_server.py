@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -36,11 +37,15 @@ def free_port() -> int:
 
 
 def vllm_environment(root: Path) -> dict[str, str]:
-    """The CPU build's environment: a 1 GiB KV cache, its temporary files under `root`."""
+    """The CPU build's environment: a 1 GiB KV cache, its temporary files under `root`.
+
+    Its IPC sockets go to a short folder of the system's temporary one: a socket's path may
+    not pass 107 characters, which a test's temporary folder easily does.
+    """
     env = {"VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1"}
+    env["VLLM_RPC_BASE_PATH"] = tempfile.mkdtemp(prefix="tipqa-vllm-rpc-", dir="/tmp")
     for variable, folder in (
         ("TMPDIR", "tmp"),
-        ("VLLM_RPC_BASE_PATH", "rpc"),
         ("VLLM_CACHE_ROOT", "cache"),
         ("TORCHINDUCTOR_CACHE_DIR", "inductor"),
     ):
