@@ -10,7 +10,7 @@ demo world, all ASCII, where they are absent), each mode in its own process
 all documents, the ASCII ones and the others, best of `--repeats`; and the microseconds per
 document of counting the answer aliases of a TriviaQA question in it, over 100 questions
 (`tantivy_verify.PhraseCounter`: what a query does with each of its matches). The C speed-ups
-are `tipqa.token_index.speedups`.
+are `tipqa.indexes.token_index.speedups`.
 Writes results/analysis-<time>.json, and results/analysis.json and analysis.md (kept in git).
 """
 
@@ -36,8 +36,8 @@ from benchmarks.common import (
     world_questions,
 )
 from benchmarks.real_text import real_documents, real_questions
-from tipqa.records import Question
-from tipqa.token_index.speedups import PURE_PYTHON
+from tipqa.core.records import Question
+from tipqa.indexes.token_index.speedups import PURE_PYTHON
 
 QUESTIONS = 100
 
@@ -54,7 +54,7 @@ def _best(run: Callable[[], object], repeats: int) -> float:
 
 def demo_texts() -> list[str]:
     """The texts of the 10,000-document demo world (all ASCII), where there are no real ones."""
-    from tipqa.corpus.files import FileCorpus
+    from tipqa.sources.corpus.files import FileCorpus
 
     files = corpus_files(ensure_world(10_000, DEFAULT_WORKDIR))
     return [d.text for d in FileCorpus.of(files, progress=False)]
@@ -67,10 +67,10 @@ def demo_questions() -> list[Question]:
 
 def child(repeats: int) -> dict[str, float]:
     """The measurements of this process's mode."""
-    from tipqa.text import tokenize
-    from tipqa.token_index import speedups
-    from tipqa.token_index.tantivy_analysis import analyse, tokenization
-    from tipqa.token_index.tantivy_verify import PhraseCounter
+    from tipqa.core.text import tokenize
+    from tipqa.indexes.token_index import speedups
+    from tipqa.indexes.token_index.tantivy_analysis import analyse, tokenization
+    from tipqa.indexes.token_index.tantivy_verify import PhraseCounter
 
     blank = tokenization().blank
     texts = [d.text for d in real_documents()] or demo_texts()

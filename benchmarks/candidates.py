@@ -36,9 +36,9 @@ from benchmarks.common import (
     table,
     write_luigi_config,
 )
-from tipqa.demo.world import WorldSpec, write_world
-from tipqa.jsonl import read_json, read_records, write_json
-from tipqa.records import LABELS, Judgment, LabeledQuestion, VectorCandidates
+from tipqa.core.jsonl import read_json, read_records, write_json
+from tipqa.core.records import LABELS, Judgment, LabeledQuestion, VectorCandidates
+from tipqa.sources.demo.world import WorldSpec, write_world
 
 SHARED = ROOT.parent / "shared" / "data"
 K2 = "10"

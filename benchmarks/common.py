@@ -1,6 +1,7 @@
 """Shared helpers of the benchmark scripts: worlds, the machine, timing, tables and results.
 
-Every benchmark runs on corpora from the demo-world generator (`tipqa.demo.world`). A world of
+Every benchmark runs on corpora from the demo-world generator (`tipqa.sources.demo.world`). A world
+of
 N documents gets the default question mix scaled by N / 10,000, so questions per document stay
 constant and growth is visible. Worlds are written once under the work folder and reused.
 """
@@ -35,7 +36,7 @@ K1 = 100
 
 def world_spec(documents: int, seed: int = 13) -> Any:
     """The demo-world spec of `documents` documents, its question mix scaled to the size."""
-    from tipqa.demo.world import DEFAULT_COUNTS, WorldSpec
+    from tipqa.sources.demo.world import DEFAULT_COUNTS, WorldSpec
 
     factor = max(1, documents // BASE_DOCUMENTS)
     counts = {case: count * factor for case, count in DEFAULT_COUNTS.items()}
@@ -45,7 +46,7 @@ def world_spec(documents: int, seed: int = 13) -> Any:
 
 def ensure_world(documents: int, workdir: Path) -> Path:
     """Write the world of `documents` documents under `workdir` once; return its folder."""
-    from tipqa.demo.world import write_world
+    from tipqa.sources.demo.world import write_world
 
     folder = workdir / f"world-{documents}"
     if not (folder / "world.json").is_file():
@@ -60,8 +61,8 @@ def corpus_files(world: Path) -> list[Path]:
 
 def world_questions(world: Path) -> list[Any]:
     """The questions of a written world."""
-    from tipqa.jsonl import read_records
-    from tipqa.records import Question
+    from tipqa.core.jsonl import read_records
+    from tipqa.core.records import Question
 
     return read_records(world / "questions.jsonl", Question)
 

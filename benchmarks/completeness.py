@@ -27,14 +27,14 @@ from typing import Any
 import luigi.configuration
 
 from benchmarks.common import DEFAULT_WORKDIR, write_luigi_config
-from tipqa.jsonl import read_records, write_json, write_records
-from tipqa.layout import SHARD_STEPS, RunLayout
-from tipqa.records import SCHEMA_VERSION, Question
+from tipqa.core.jsonl import read_records, write_json, write_records
+from tipqa.core.layout import SHARD_STEPS, RunLayout
+from tipqa.core.records import SCHEMA_VERSION, Question
 
 OLD_PROBE = """
 import sys, time
 from pathlib import Path
-from tipqa import steps
+from tipqa.build import steps
 from pipelines import ExtractKeywords, TokenJudge, TokenSearch, VectorJudge, VectorSearch
 shards, size, pool = int(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
 started = time.perf_counter()
@@ -118,7 +118,7 @@ def time_new(run: RunLayout, shards: int) -> dict[str, float]:
         VectorJudge,
         VectorSearch,
     )
-    from tipqa.steps import shard_questions
+    from tipqa.build.steps import shard_questions
 
     started = time.perf_counter()
     tasks = [PrepareQuestions(pool="dev"), BuildTokenIndex(), BuildVectorIndex()]

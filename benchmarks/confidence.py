@@ -113,7 +113,7 @@ class TinyModel:
 
 def _limited_run(run: Path, limit: int, into: Path) -> Path:
     """A copy of the run's splits (first `limit` questions each) with its build settings."""
-    from tipqa.splits import SPLITS
+    from tipqa.dataset.splits import SPLITS
 
     target = into / run.name
     shutil.copytree(run / "splits", target / "splits")
@@ -133,13 +133,13 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=200, help="questions per split at most")
     args = parser.parse_args()
 
-    from tipqa.evaluate.answerers.openai import OpenAIAnswerer, OpenAIAnswererSettings
+    from tipqa.core.layout import EvaluationLayout
     from tipqa.evaluate.confidence import ConfidenceSettings
     from tipqa.evaluate.pipeline import evaluate_model
     from tipqa.evaluate.refusal import RefusalDetector, RefusalSettings
     from tipqa.evaluate.sampling import CONFIDENCE_FILE, read_rated
     from tipqa.evaluate.score import ScoringSettings
-    from tipqa.layout import EvaluationLayout
+    from tipqa.llm.answerers.openai import OpenAIAnswerer, OpenAIAnswererSettings
 
     work = Path(tempfile.mkdtemp(prefix="tipqa-confidence-"))
     run = _limited_run(args.run, args.limit, work)

@@ -34,11 +34,11 @@ from benchmarks.common import (
     table,
     write_luigi_config,
 )
-from tipqa.cost import preview_cost
-from tipqa.jsonl import read_json, read_records
-from tipqa.records import Question, TokenCandidates
-from tipqa.token_index.tantivy import TantivyTokenIndex
-from tipqa.windows import WindowSettings
+from tipqa.build.preview import preview_cost
+from tipqa.core.jsonl import read_json, read_records
+from tipqa.core.records import Question, TokenCandidates
+from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
+from tipqa.stages.windows import WindowSettings
 
 K1, K2 = 100, 10
 VECTOR = {"backend": "candidates", "candidates": "100", "query": "question"}

@@ -110,9 +110,9 @@ class CountingServer:
 
     def _rule(self, body: dict[str, Any], attempt: int, headers: dict[str, str]) -> Any:
         """Answer a keyword or judge prompt by the offline rules; count it."""
-        from tipqa.judges.rules import is_relevant
-        from tipqa.keywords.rules import extract_keywords
-        from tipqa.records import JudgeRequest, Question
+        from tipqa.core.records import JudgeRequest, Question
+        from tipqa.llm.judges.rules import is_relevant
+        from tipqa.llm.keywords.rules import extract_keywords
 
         messages = body.get("messages", [])
         content = messages[-1]["content"] if messages else ""
@@ -146,7 +146,7 @@ class CountingServer:
 
     def _key_of(self, kind: str, item: Any) -> str:
         """The pipeline's cache key of a keyword question or judge request."""
-        from tipqa.components import make_judge, make_keyword_extractor
+        from tipqa.build.components import make_judge, make_keyword_extractor
         from tipqa.config import read_config
 
         if self._judge is None:

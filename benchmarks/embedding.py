@@ -24,12 +24,12 @@ import numpy as np
 
 from benchmarks.common import arguments, corpus_files, ensure_world, save, table
 from benchmarks.real_text import real_documents, real_questions
-from tipqa.chunking import iter_chunks, make_splitter
-from tipqa.corpus.files import FileCorpus
-from tipqa.embedders.sentence_transformers import (
+from tipqa.indexes.chunking import iter_chunks, make_splitter
+from tipqa.indexes.embedders.sentence_transformers import (
     SentenceTransformerEmbedder,
     SentenceTransformerSettings,
 )
+from tipqa.sources.corpus.files import FileCorpus
 
 K = 10
 METHODS = ("torch fp32", "torch bf16", "onnxruntime fp32", "onnxruntime int8", "openvino fp32")
@@ -62,8 +62,8 @@ def _int8(workdir: Path) -> SentenceTransformerEmbedder:
     the export (the export's own folder stays fp32)."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    from tipqa.embedders.export import MODEL_FILE, TOKENIZER_FILE
-    from tipqa.embedders.onnx_encoder import OnnxEncoder
+    from tipqa.indexes.embedders.export import MODEL_FILE, TOKENIZER_FILE
+    from tipqa.indexes.embedders.onnx_encoder import OnnxEncoder
 
     model = SentenceTransformerEmbedder(SentenceTransformerSettings(runtime="onnx"))
     adapter = model._encoder  # the benchmark swaps the graph under the same tokenizer

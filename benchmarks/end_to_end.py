@@ -29,8 +29,8 @@ from benchmarks.common import (
     wait_with_usage,
     write_luigi_config,
 )
-from tipqa.jsonl import read_json, read_records
-from tipqa.records import LABELS, LabeledQuestion
+from tipqa.core.jsonl import read_json, read_records
+from tipqa.core.records import LABELS, LabeledQuestion
 
 STEPS = ("keywords", "token_search", "token_judge", "vector_search", "vector_judge")
 
@@ -67,7 +67,7 @@ def stage_seconds(run: Path) -> dict[str, float]:
 
 def agreement(world: Path, run: Path) -> float:
     """Share of questions whose label equals the label by construction."""
-    from tipqa.demo.world import Expected
+    from tipqa.sources.demo.world import Expected
 
     expected = {e.question_id: e.label for e in read_records(world / "expected.jsonl", Expected)}
     folder = run / "pools" / "dev" / "partition"

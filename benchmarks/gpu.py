@@ -5,7 +5,8 @@
 
 Prompts are real judge windows: the demo world's questions (rule keywords) and, when the shared
 samples are present, the TriviaQA questions against the real documents, searched in a tantivy
-index; every window of every first-k1 candidate (`tipqa.windows`) becomes a judge request, and
+index; every window of every first-k1 candidate (`tipqa.stages.windows`) becomes a judge request,
+and
 `--prompts` of them are taken evenly. The judge is `VLLMJudge` (logprobs mode, one token, no
 re-asks) on a random-weight model of Llama 3.1 8B's architecture (`benchmarks.gpu_models`);
 against it, vLLM's own offline throughput on the same token ids (`LLM.generate`, every prompt
@@ -32,12 +33,12 @@ import numpy as np
 from benchmarks.common import RESULTS, corpus_files, ensure_world, machine, save, world_questions
 from benchmarks.gpu_models import E5_LARGE, LLAMA_31_8B, TINY_E5, TINY_LLAMA, write_e5, write_llama
 from benchmarks.real_text import real_documents, real_questions
-from tipqa.corpus.files import FileCorpus
-from tipqa.judges.vllm import max_window_words
-from tipqa.keywords.rules import RuleKeywordExtractor
-from tipqa.records import Document, JudgeRequest, Question
-from tipqa.token_index.tantivy import TantivyTokenIndex
-from tipqa.windows import WindowSettings, judge_windows
+from tipqa.core.records import Document, JudgeRequest, Question
+from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
+from tipqa.llm.judges.vllm import max_window_words
+from tipqa.llm.keywords.rules import RuleKeywordExtractor
+from tipqa.sources.corpus.files import FileCorpus
+from tipqa.stages.windows import WindowSettings, judge_windows
 
 K1 = 100
 FULL = {"documents": 10_000, "prompts": 2000, "max_model_len": 16_384, "embed_chunks": 8192}
@@ -111,7 +112,7 @@ def measure_judge(model: Path, requests: list[JudgeRequest], args: argparse.Name
     """The judge's prompts/s and prompt tokens/s against vLLM's own generate, same prompts."""
     from vllm import SamplingParams
 
-    from tipqa.judges.vllm import VLLMJudge, VLLMJudgeSettings
+    from tipqa.llm.judges.vllm import VLLMJudge, VLLMJudgeSettings
     from tipqa.llm.vllm_engine import shutdown_engine
 
     settings = VLLMJudgeSettings(
@@ -170,8 +171,8 @@ def measure_judge(model: Path, requests: list[JudgeRequest], args: argparse.Name
 
 def measure_embedding(model: Path, texts: list[str], args: argparse.Namespace) -> dict:
     """Chunks/s and tokens/s of the e5-architecture embedder; on a GPU fp16 against fp32."""
-    from tipqa.chunking import make_splitter
-    from tipqa.embedders.sentence_transformers import (
+    from tipqa.indexes.chunking import make_splitter
+    from tipqa.indexes.embedders.sentence_transformers import (
         SentenceTransformerEmbedder,
         SentenceTransformerSettings,
     )

@@ -26,15 +26,15 @@ from benchmarks.common import (
     table,
     world_questions,
 )
-from tipqa.corpus.files import FileCorpus
-from tipqa.judges.rules import RuleJudge
-from tipqa.keywords.rules import extract_keywords
+from tipqa.core.records import JudgeRequest, Judgment, Keywords, TokenCandidates
+from tipqa.core.stats import StepStats
+from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
+from tipqa.llm.judges.rules import RuleJudge
+from tipqa.llm.keywords.rules import extract_keywords
 from tipqa.llm.prompts import load_template
-from tipqa.records import JudgeRequest, Judgment, Keywords, TokenCandidates
+from tipqa.sources.corpus.files import FileCorpus
 from tipqa.stages.token import judge_token_candidates, search_tokens
-from tipqa.stats import StepStats
-from tipqa.token_index.tantivy import TantivyTokenIndex
-from tipqa.windows import WindowSettings
+from tipqa.stages.windows import WindowSettings
 
 
 class CountingJudge:

@@ -2,7 +2,7 @@
 
 The program is compiled here with the Lucene jars of Debian's `liblucene8-java` (or the
 folder named by TIPQA_LUCENE_JARS), and run as a child process. Queries are sent as the
-request bodies of `tipqa.es.queries` (what ElasticsearchTokenIndex sends), written as
+request bodies of `tipqa.indexes.es.queries` (what ElasticsearchTokenIndex sends), written as
 s-expressions that the program turns into the same Lucene queries Elasticsearch builds.
 """
 
@@ -16,9 +16,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from tipqa.es import mappings, queries
-from tipqa.records import TokenHit
-from tipqa.token_index.base import TokenResult
+from tipqa.core.records import TokenHit
+from tipqa.indexes.es import mappings, queries
+from tipqa.indexes.token_index.base import TokenResult
 
 SOURCE = Path(__file__).with_name("lucene") / "TipqaLucene.java"
 JAR_NAMES = ("lucene-core", "lucene-analyzers-common")

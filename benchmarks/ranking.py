@@ -30,13 +30,8 @@ import numpy as np
 
 from benchmarks.common import DEFAULT_WORKDIR, K1, RESULTS, corpus_files, keep, save, table
 from benchmarks.token_index import broad_queries
-from tipqa.corpus.files import FileCorpus
-from tipqa.demo.world import DEFAULT_COUNTS, WorldSpec, write_world
-from tipqa.jsonl import read_records
-from tipqa.judges.base import RelevanceJudge
-from tipqa.judges.rules import RuleJudge
-from tipqa.keywords.rules import extract_keywords
-from tipqa.records import (
+from tipqa.core.jsonl import read_records
+from tipqa.core.records import (
     JudgeRequest,
     Judgment,
     Keywords,
@@ -44,10 +39,15 @@ from tipqa.records import (
     Relevance,
     TokenCandidates,
 )
+from tipqa.core.stats import StepStats
+from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
+from tipqa.llm.judges.base import RelevanceJudge
+from tipqa.llm.judges.rules import RuleJudge
+from tipqa.llm.keywords.rules import extract_keywords
+from tipqa.sources.corpus.files import FileCorpus
+from tipqa.sources.demo.world import DEFAULT_COUNTS, WorldSpec, write_world
 from tipqa.stages.token import judge_token_candidates, search_tokens
-from tipqa.stats import StepStats
-from tipqa.token_index.tantivy import TantivyTokenIndex
-from tipqa.windows import WindowSettings
+from tipqa.stages.windows import WindowSettings
 
 ACCEPTED_PER_MILLE = 20
 BROAD = 12

@@ -35,8 +35,8 @@ PROBE = r"""
 import json, resource, shutil, sys, time
 from pathlib import Path
 import numpy as np
-from tipqa.corpus.files import FileCorpus
-from tipqa.token_index.tantivy import TantivyTokenIndex
+from tipqa.sources.corpus.files import FileCorpus
+from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
 
 files, folder, new = json.loads(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] == "new"
 queries = json.loads(Path(sys.argv[4]).read_text())

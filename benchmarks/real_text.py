@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 
 from benchmarks.common import ROOT
-from tipqa.corpus.files import FileCorpus
-from tipqa.records import Document, Question
+from tipqa.core.records import Document, Question
+from tipqa.sources.corpus.files import FileCorpus
 
 SHARED_DATA = Path(os.environ.get("TIPQA_SHARED_DATA", ROOT.parent / "shared" / "data"))
 
@@ -37,7 +37,7 @@ def real_documents(data: Path = SHARED_DATA) -> list[Document]:
 
 def real_questions(data: Path = SHARED_DATA, limit: int | None = None) -> list[Question]:
     """The TriviaQA questions of the llm-foundry sample (first `limit`)."""
-    from tipqa.questions.base import load_questions
+    from tipqa.sources.questions.base import load_questions
 
     path = data / "triviaqa" / "llm-foundry-triviaqa-3000.jsonl"
     if not path.is_file():

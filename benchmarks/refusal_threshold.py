@@ -133,7 +133,7 @@ ANSWERS = [
 
 def measure(results: Path) -> dict[str, Any]:
     """Similarities, the table over candidate thresholds, and the chosen t."""
-    from tipqa.embedders.sentence_transformers import SentenceTransformerEmbedder
+    from tipqa.indexes.embedders.sentence_transformers import SentenceTransformerEmbedder
 
     with stopwatch() as load:
         embedder = SentenceTransformerEmbedder.of()

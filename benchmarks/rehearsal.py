@@ -34,6 +34,7 @@ from typing import Any
 
 from benchmarks.common import RESULTS, ROOT, keep, save, table
 from benchmarks.vllm_server import CountingProxy, VLLMServer, free_port, vllm_environment
+from tipqa.core.records import LABELS
 
 MODEL_NAME = "tiny"
 CONTEXT = 2048
@@ -165,10 +166,9 @@ def labels(root: Path) -> dict[str, tuple[str, str]]:
     """Every question's (label, stage) of a build's dev partition."""
     folder = root / "outputs" / "rehearsal" / "pools" / "dev" / "partition"
     out: dict[str, tuple[str, str]] = {}
-    for path in folder.glob("*.jsonl"):
-        if path.name == "instances.jsonl":
-            continue
-        for line in path.read_text().splitlines():
+    for label in LABELS:
+        path = folder / f"{label}.jsonl"
+        for line in path.read_text().splitlines() if path.is_file() else []:
             row = json.loads(line)
             out[row["id"]] = (row["label"], row["stage"])
     return out

@@ -35,15 +35,15 @@ from typing import Any, Literal
 import orjson
 
 from benchmarks.common import RESULTS, ROOT, save, table
-from tipqa.corpus.files import FileCorpus
-from tipqa.judges.rules import RuleJudge
-from tipqa.keywords.rules import extract_keywords
-from tipqa.questions.jsonl import LLMFoundryJsonl
-from tipqa.questions.triviaqa import TriviaQAJson
-from tipqa.records import Document, JudgeRequest, Question
-from tipqa.text import contains_phrase, tokenize
-from tipqa.token_index.tantivy import TantivyTokenIndex
-from tipqa.windows import judge_windows
+from tipqa.core.records import Document, JudgeRequest, Question
+from tipqa.core.text import contains_phrase, tokenize
+from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
+from tipqa.llm.judges.rules import RuleJudge
+from tipqa.llm.keywords.rules import extract_keywords
+from tipqa.sources.corpus.files import FileCorpus
+from tipqa.sources.questions.jsonl import LLMFoundryJsonl
+from tipqa.sources.questions.triviaqa import TriviaQAJson
+from tipqa.stages.windows import judge_windows
 
 Reading = Literal["answers", "no", "unclear"]
 

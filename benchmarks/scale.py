@@ -18,7 +18,7 @@ pairs of the corpus's most frequent words ("broad"): p50/p95/p99 of wall time an
 querying thread's CPU time for tantivy (exact ranking, the default), tantivy "bm25-pool"
 (the approximate ranking) and Lucene, whose results must equal tantivy's on every query.
 `--pure-python` adds the analysis, a one-worker build and the queries without the C speed-ups
-(`tipqa.token_index.speedups`). `--recount` adds an exact recount (bm25-pool with a
+(`tipqa.indexes.token_index.speedups`). `--recount` adds an exact recount (bm25-pool with a
 pool of 10^7) on three broad queries (not at the huge size). Finally the slope of every
 figure against size on log-log axes (1 = linear).
 Writes results/scale-<time>.json, and results/scale.json and scale.md (kept in git).
@@ -52,10 +52,10 @@ from benchmarks.common import (
 from benchmarks.lucene import Lucene, available
 from benchmarks.scale_report import markdown, slopes, targets
 from benchmarks.token_index import broad_queries, name_queries
-from tipqa.token_index import speedups
-from tipqa.token_index.speedups import PURE_PYTHON
-from tipqa.token_index.tantivy import TantivyTokenIndex
-from tipqa.token_index.tantivy_build import available_cores
+from tipqa.indexes.token_index import speedups
+from tipqa.indexes.token_index.speedups import PURE_PYTHON
+from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
+from tipqa.indexes.token_index.tantivy_build import available_cores
 
 HUGE = 10_000_000
 BROAD = 30
@@ -274,14 +274,14 @@ def pure_python(on: bool) -> Iterator[None]:
 
 def child(mode: str, args: list[str]) -> None:
     """The measured processes: read the files, or build a tantivy index."""
-    from tipqa.corpus.files import FileCorpus
+    from tipqa.sources.corpus.files import FileCorpus
 
     if mode == "read":
         corpus = FileCorpus.of([Path(a) for a in args], progress=False)
         print(json.dumps([sum(1 for _ in corpus), corpus.stats.counts["text_bytes"]]))
         return
     if mode == "analyse":  # read+parse, then tantivy_analysis.analyse of every text
-        from tipqa.token_index.tantivy_analysis import analyse, tokenization
+        from tipqa.indexes.token_index.tantivy_analysis import analyse, tokenization
 
         blank = tokenization().blank
         corpus = FileCorpus.of([Path(a) for a in args], progress=False)

@@ -20,13 +20,13 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common import RESULTS, save, stopwatch, table
+from tipqa.core.jsonl import write_records
+from tipqa.core.records import LabeledQuestion
+from tipqa.core.stats import StepStats
 from tipqa.evaluate.gold import load_gold
 from tipqa.evaluate.predictions import Prediction, write_predictions
 from tipqa.evaluate.refusal import RefusalDetector, RefusalSettings
 from tipqa.evaluate.score import ScoringSettings, compare_systems, score_file, write_evaluation
-from tipqa.jsonl import write_records
-from tipqa.records import LabeledQuestion
-from tipqa.stats import StepStats
 
 
 def write_world(folder: Path, count: int, seed: int) -> tuple[Path, list[Path]]:
@@ -95,7 +95,7 @@ def measure(sizes: list[int], embed: int) -> dict[str, Any]:
     print(table(rows, ["questions", "score s", "report s", "compare s", "peak MB"]))
     data: dict[str, Any] = {"sizes": rows}
     if embed:
-        from tipqa.embedders.sentence_transformers import SentenceTransformerEmbedder
+        from tipqa.indexes.embedders.sentence_transformers import SentenceTransformerEmbedder
 
         embedded = RefusalDetector(RefusalSettings(), SentenceTransformerEmbedder.of())
         texts = [f"I think the answer might be number {i}." for i in range(embed)]

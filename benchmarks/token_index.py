@@ -31,10 +31,10 @@ from benchmarks.common import (
     table,
     world_questions,
 )
-from tipqa.corpus.files import FileCorpus
-from tipqa.keywords.rules import extract_keywords
-from tipqa.text import tokenize
-from tipqa.token_index.tantivy import TantivyTokenIndex, frequency
+from tipqa.core.text import tokenize
+from tipqa.indexes.token_index.tantivy import TantivyTokenIndex, frequency
+from tipqa.llm.keywords.rules import extract_keywords
+from tipqa.sources.corpus.files import FileCorpus
 
 FTS_BATCH = 2000
 RANK_POOL = 1000

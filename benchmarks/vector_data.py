@@ -28,9 +28,9 @@ from tqdm import tqdm
 
 from benchmarks.common import corpus_files, ensure_world, world_questions
 from benchmarks.real_text import real_documents, real_questions
-from tipqa.chunking import iter_chunks, make_splitter
-from tipqa.corpus.files import FileCorpus
-from tipqa.records import Chunk, Question
+from tipqa.core.records import Chunk, Question
+from tipqa.indexes.chunking import iter_chunks, make_splitter
+from tipqa.sources.corpus.files import FileCorpus
 
 PART = 8192
 CLUSTERS = 256
@@ -137,7 +137,7 @@ def main() -> None:
     import argparse
 
     from benchmarks.common import DEFAULT_WORKDIR
-    from tipqa.embedders.sentence_transformers import (
+    from tipqa.indexes.embedders.sentence_transformers import (
         SentenceTransformerEmbedder,
         SentenceTransformerSettings,
     )

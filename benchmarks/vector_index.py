@@ -4,7 +4,7 @@ latency; chunking and embedding throughput against plain `SentenceTransformer.en
     python -m benchmarks.vector_index [--sizes 10000 100000] [--large] [--embed-chunks 512]
 
 Embedding: the first `--embed-chunks` chunks of the smallest world, embedded by the pipeline's
-path (`tipqa.indexing.embed_chunks` + `SentenceTransformerEmbedder` into a flat index) and by
+path (`tipqa.build.indexing.embed_chunks` + `SentenceTransformerEmbedder` into a flat index) and by
 plain `SentenceTransformer.encode` (same batch size, same precision), in fp32 and bf16.
 
 Index: real embeddings of the chunks of the smallest world (`embeddings-<size>.npy` in the work
@@ -34,11 +34,11 @@ from benchmarks.common import (
     table,
     world_questions,
 )
-from tipqa.chunking import iter_chunks, make_splitter
-from tipqa.corpus.files import FileCorpus
-from tipqa.indexing import embed_chunks
-from tipqa.records import Chunk
-from tipqa.vector_index.faiss import FaissSettings, FaissVectorIndex
+from tipqa.build.indexing import embed_chunks
+from tipqa.core.records import Chunk
+from tipqa.indexes.chunking import iter_chunks, make_splitter
+from tipqa.indexes.vector_index.faiss import FaissSettings, FaissVectorIndex
+from tipqa.sources.corpus.files import FileCorpus
 
 NOISE_COSINE = 0.9
 K = 10
@@ -49,7 +49,7 @@ DEFAULT_EF = FaissSettings().ef_search
 
 def embedder(bf16: bool) -> Any:
     """The pipeline's embedder (the packaged MiniLM) on torch, as plain encode runs it."""
-    from tipqa.embedders.sentence_transformers import SentenceTransformerEmbedder
+    from tipqa.indexes.embedders.sentence_transformers import SentenceTransformerEmbedder
 
     precision = "bf16" if bf16 else "fp32"
     return SentenceTransformerEmbedder.of(runtime="torch", precision=precision)

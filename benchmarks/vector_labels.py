@@ -1,6 +1,6 @@
 """Demo labels under the default vector index and under exact search (library steps, rule judge).
 
-The demo world's questions go through the pipeline's own step functions (`tipqa.steps`): rule
+The demo world's questions go through the pipeline's own step functions (`tipqa.build.steps`): rule
 keywords, the tantivy token index, token search and judging, then vector search and judging
 twice, once with the shipped `FaissVectorIndex` defaults and once with a flat (exact) index,
 both holding the same cached vectors of the world's chunks.
@@ -15,25 +15,25 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common import K1, corpus_files, world_questions
-from tipqa import steps
-from tipqa.config import read_config
-from tipqa.corpus.files import FileCorpus
-from tipqa.jsonl import read_records
-from tipqa.judges.rules import RuleJudge
-from tipqa.keywords.rules import RuleKeywordExtractor
-from tipqa.layout import ShardLayout
-from tipqa.place import IndexPlace
-from tipqa.records import Chunk, Decision, VectorCandidates
-from tipqa.stages.inputs import (
+from tipqa.build import steps
+from tipqa.build.step_inputs import (
     KeywordsInputs,
     TokenJudgeInputs,
     TokenSearchInputs,
     VectorJudgeInputs,
     VectorSearchInputs,
 )
-from tipqa.steps import Judging, VectorSearching
-from tipqa.token_index.tantivy import TantivyTokenIndex
-from tipqa.vector_index.faiss import FaissSettings, FaissVectorIndex
+from tipqa.build.steps import Judging, VectorSearching
+from tipqa.config import read_config
+from tipqa.core.jsonl import read_records
+from tipqa.core.layout import ShardLayout
+from tipqa.core.records import Chunk, Decision, VectorCandidates
+from tipqa.indexes.place import IndexPlace
+from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
+from tipqa.indexes.vector_index.faiss import FaissSettings, FaissVectorIndex
+from tipqa.llm.judges.rules import RuleJudge
+from tipqa.llm.keywords.rules import RuleKeywordExtractor
+from tipqa.sources.corpus.files import FileCorpus
 
 K2 = 10
 ADD = 20_000
@@ -54,7 +54,7 @@ def _index(folder: Path, settings: FaissSettings, chunks: list[Chunk], vectors: 
 
 def _expected(world: Path) -> dict[str, str]:
     """The label of every demo question by construction."""
-    from tipqa.demo.world import Expected
+    from tipqa.sources.demo.world import Expected
 
     return {e.question_id: e.label for e in read_records(world / "expected.jsonl", Expected)}
 

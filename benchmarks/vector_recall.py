@@ -40,9 +40,9 @@ from benchmarks.vector_data import (
     queries,
 )
 from benchmarks.vector_labels import label_changes
-from tipqa.vector_index.faiss import FaissSettings
-from tipqa.vector_index.faiss_files import import_faiss
-from tipqa.vector_index.pq_rerank import pq_codes, reranked
+from tipqa.indexes.vector_index.faiss import FaissSettings
+from tipqa.indexes.vector_index.faiss_files import import_faiss
+from tipqa.indexes.vector_index.pq_rerank import pq_codes, reranked
 
 K = 10
 BATCH = 64
@@ -208,7 +208,7 @@ def main() -> None:
             p.add_argument("--runtime", default="auto", help="embedder runtime (vectors agree)"),
         ),
     )
-    from tipqa.embedders.sentence_transformers import (
+    from tipqa.indexes.embedders.sentence_transformers import (
         SentenceTransformerEmbedder,
         SentenceTransformerSettings,
     )

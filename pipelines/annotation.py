@@ -22,8 +22,8 @@ from tipqa.annotation.importing import COMPLETED_SUFFIXES
 from tipqa.annotation.items import annotator_names
 from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.report import agreement_report
-from tipqa.assemble import token_index
-from tipqa.fingerprint import StepRecord
+from tipqa.build.assemble import token_index
+from tipqa.core.fingerprint import StepRecord
 
 
 class AnnotationStep(Step):

@@ -11,11 +11,11 @@ from pathlib import Path
 import luigi
 
 from pipelines.config import current, plan
+from tipqa.build.plan import Plan
 from tipqa.config import Config
-from tipqa.fingerprint import StepRecord
-from tipqa.layout import RunLayout
-from tipqa.plan import Plan
-from tipqa.stats import recorded_fingerprint
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.layout import RunLayout
+from tipqa.core.stats import recorded_fingerprint
 
 
 class StepTarget(luigi.LocalTarget):

@@ -11,13 +11,13 @@ from pipelines.base import Step
 from pipelines.config import current
 from pipelines.indexes import BuildTokenIndex
 from pipelines.partition import Partition
-from tipqa import steps
-from tipqa.assemble import token_index, training_index_place, training_order
 from tipqa.boundary.steps import build_training_index, pool_boundary
-from tipqa.components import window_settings
-from tipqa.errors import ConfigError
-from tipqa.fingerprint import StepRecord
-from tipqa.inputs import shard_count
+from tipqa.build import steps
+from tipqa.build.assemble import token_index, training_index_place, training_order
+from tipqa.build.components import window_settings
+from tipqa.build.inputs import shard_count
+from tipqa.core.errors import ConfigError
+from tipqa.core.fingerprint import StepRecord
 from tipqa.training_order.base import BuildsIndex
 
 

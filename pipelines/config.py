@@ -15,8 +15,8 @@ import functools
 
 import luigi.configuration
 
+from tipqa.build.plan import Plan
 from tipqa.config import Config, read_config
-from tipqa.plan import Plan
 
 RawSections = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
 

@@ -12,8 +12,8 @@ from pipelines.config import current
 from pipelines.partition import Partition
 from pipelines.publish import BuildHubFolder, BuildReport
 from pipelines.summary import announce
-from tipqa.errors import UndeterminedError
-from tipqa.summary import undetermined_count, write_summary
+from tipqa.build.summary import undetermined_count, write_summary
+from tipqa.core.errors import UndeterminedError
 
 
 class CreateDataset(luigi.Task):

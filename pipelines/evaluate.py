@@ -14,9 +14,9 @@ import luigi
 
 from pipelines.base import Step
 from pipelines.publish import MakeSplits
-from tipqa.evaluate.answerers import ANSWERERS
-from tipqa.fingerprint import StepRecord
-from tipqa.steps import evaluate, evaluation_layout
+from tipqa.build.steps import evaluate, evaluation_layout
+from tipqa.core.fingerprint import StepRecord
+from tipqa.llm.answerers import ANSWERERS
 
 
 class Evaluate(Step):

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 import luigi.configuration
 
 from tipqa.config import Choice, Config
-from tipqa.errors import ConfigError
+from tipqa.core.errors import ConfigError
 from tipqa.llm.gpu_slots import GpuSlots, slot_folder
 from tipqa.llm.vllm_chat import VLLMEngineSettings
 from tipqa.llm.vllm_engine import engine_scope

@@ -15,11 +15,11 @@ import luigi
 
 from pipelines.base import Step
 from pipelines.inputs import world_requirements
-from tipqa import indexing
-from tipqa.assemble import builds_in_parts, token_index, vector_index
-from tipqa.fingerprint import StepRecord
-from tipqa.inputs import open_corpus
-from tipqa.layout import TOKEN_INDEX, VECTOR_INDEX, RunLayout
+from tipqa.build import indexing
+from tipqa.build.assemble import builds_in_parts, token_index, vector_index
+from tipqa.build.inputs import open_corpus
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.layout import TOKEN_INDEX, VECTOR_INDEX, RunLayout
 
 
 class IndexStep(Step):

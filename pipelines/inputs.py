@@ -8,8 +8,8 @@ import luigi
 
 from pipelines.base import Step
 from pipelines.config import current
-from tipqa.fingerprint import StepRecord
-from tipqa.inputs import make_world, prepare_questions
+from tipqa.build.inputs import make_world, prepare_questions
+from tipqa.core.fingerprint import StepRecord
 
 
 class MakeDemoWorld(Step):

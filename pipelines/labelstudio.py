@@ -30,7 +30,7 @@ from tipqa.annotation.labelstudio import (
     pushed_to,
 )
 from tipqa.annotation.labelstudio_server import LabelStudioServer, shown_url
-from tipqa.fingerprint import StepRecord
+from tipqa.core.fingerprint import StepRecord
 
 
 class LabelStudioStep(AnnotationStep):

@@ -10,11 +10,11 @@ import luigi
 from pipelines.base import Step
 from pipelines.inputs import PrepareQuestions
 from pipelines.shard_steps import VectorJudge
-from tipqa import steps
-from tipqa.fingerprint import StepRecord
-from tipqa.inputs import shard_count
-from tipqa.partition import write_partition
-from tipqa.provenance import pool_provenance
+from tipqa.build import steps
+from tipqa.build.inputs import shard_count
+from tipqa.core.fingerprint import StepRecord
+from tipqa.dataset.partition import write_partition
+from tipqa.dataset.provenance import pool_provenance
 
 
 class Partition(Step):

@@ -11,16 +11,16 @@ import luigi
 from pipelines.base import Step
 from pipelines.inputs import PrepareQuestions, world_requirements
 from pipelines.shard_steps import ExtractKeywords
-from tipqa import steps
-from tipqa.components import window_settings
-from tipqa.cost import preview_sample_pool
-from tipqa.embedders.base import KnowsSequenceLength
-from tipqa.errors import ConfigError
-from tipqa.fingerprint import StepRecord
-from tipqa.inputs import open_corpus, shard_count
-from tipqa.judges.base import JUDGES, Prompted
+from tipqa.build import steps
+from tipqa.build.components import window_settings
+from tipqa.build.inputs import open_corpus, shard_count
+from tipqa.build.preview import preview_sample_pool
+from tipqa.core.errors import ConfigError
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.text import word_count
+from tipqa.indexes.embedders.base import KnowsSequenceLength
+from tipqa.llm.judges.base import JUDGES, Prompted
 from tipqa.llm.prompts import load_template
-from tipqa.text import word_count
 
 
 class PreviewCost(Step):

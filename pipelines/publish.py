@@ -10,17 +10,17 @@ from pipelines.base import Step
 from pipelines.boundary import boundary_tasks
 from pipelines.config import current, plan
 from pipelines.partition import Partition
-from tipqa.assemble import hub_extension, token_index
-from tipqa.errors import UndeterminedError
-from tipqa.fingerprint import StepRecord
+from tipqa.build.assemble import hub_extension, token_index
+from tipqa.build.summary import undetermined_count
+from tipqa.core.errors import UndeterminedError
+from tipqa.core.fingerprint import StepRecord
+from tipqa.dataset.splits import make_splits
 from tipqa.hub.folder import build_hub_folder
 from tipqa.hub.publish import is_published, publish, record_path
 from tipqa.lmeval_task.task_files import write_task_folder
 from tipqa.report.build import write_report
 from tipqa.report.explorer.collect import TextSource
 from tipqa.report.explorer.write import write_explorer
-from tipqa.splits import make_splits
-from tipqa.summary import undetermined_count
 
 
 class MakeSplits(Step):

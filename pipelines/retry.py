@@ -8,8 +8,8 @@ import luigi
 
 from pipelines.config import current
 from pipelines.summary import announce
-from tipqa.retry import reset_failed
-from tipqa.summary import luigi_command
+from tipqa.build.summary import luigi_command
+from tipqa.dataset.retry import reset_failed
 
 
 class RetryFailed(luigi.Task):

@@ -10,15 +10,15 @@ from pipelines.base import Step
 from pipelines.gpus import GPU, configured_gpus, engine_gpus, on_gpu
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
 from pipelines.inputs import PrepareQuestions
-from tipqa import layout as names
-from tipqa import steps
-from tipqa.assemble import judging, llm_cache, token_index, vector_searching
-from tipqa.components import make_keyword_extractor
+from tipqa.build import steps
+from tipqa.build.assemble import judging, llm_cache, token_index, vector_searching
+from tipqa.build.components import make_keyword_extractor
+from tipqa.build.step_inputs import ShardInputs
 from tipqa.config import Choice
-from tipqa.fingerprint import StepRecord
-from tipqa.layout import ShardLayout
-from tipqa.records import Question
-from tipqa.stages.inputs import ShardInputs
+from tipqa.core import layout as names
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.layout import ShardLayout
+from tipqa.core.records import Question
 
 
 class ShardTask(Step):

@@ -27,7 +27,7 @@ from pathlib import Path
 import luigi
 import orjson
 
-from tipqa.errors import CredentialsError, TipqaError
+from tipqa.core.errors import CredentialsError, TipqaError
 
 _MAIN_PID = os.getpid()
 _messages: list[str] = []

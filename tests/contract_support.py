@@ -1,12 +1,12 @@
 """The authored corpus and queries of the token-index contract tests.
 
-Shared by tests/tipqa/token_index/test_elasticsearch_contract.py (a real cluster) and
-tests/tipqa/es/test_lucene_semantics.py (Lucene itself).
+Shared by tests/tipqa/indexes/token_index/test_elasticsearch_contract.py (a real cluster) and
+tests/tipqa/indexes/es/test_lucene_semantics.py (Lucene itself).
 """
 
 from __future__ import annotations
 
-from tipqa.records import Document
+from tipqa.core.records import Document
 
 LONG = "a" * 50
 CORPUS = [

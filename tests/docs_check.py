@@ -452,7 +452,7 @@ def read_ini(text: str) -> dict[str, dict[str, str]]:
 def check_config(block: Block, report: Report) -> None:
     """A config block, added to the demo's luigi.cfg, is read by tipqa's strict reader."""
     from tipqa.config import read_config
-    from tipqa.errors import TipqaError
+    from tipqa.core.errors import TipqaError
 
     try:
         added = read_ini(block.text)

@@ -10,10 +10,10 @@ from typing import Any
 
 import openai_server as fake
 
-from tipqa.jsonl import write_records
-from tipqa.layout import RunLayout, SplitsLayout
-from tipqa.records import Evidence, LabeledQuestion
-from tipqa.stats import StepStats
+from tipqa.core.jsonl import write_records
+from tipqa.core.layout import RunLayout, SplitsLayout
+from tipqa.core.records import Evidence, LabeledQuestion
+from tipqa.core.stats import StepStats
 
 
 def labeled(

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tipqa.jsonl import write_records
-from tipqa.layout import RunLayout, ShardLayout
-from tipqa.records import (
+from tipqa.core.jsonl import write_records
+from tipqa.core.layout import RunLayout, ShardLayout
+from tipqa.core.records import (
     Document,
     Evidence,
     Judgment,
@@ -27,8 +27,8 @@ from tipqa.records import (
     VectorCandidates,
     VectorHit,
 )
-from tipqa.stats import StepStats
-from tipqa.windows import WindowSettings, judge_windows
+from tipqa.core.stats import StepStats
+from tipqa.stages.windows import WindowSettings, judge_windows
 
 SHARD = 1_000
 WINDOWS = WindowSettings(max_words=10_000, max_windows=16)

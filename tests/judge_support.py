@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tipqa.records import JudgeRequest, Stage
+from tipqa.core.records import JudgeRequest, Stage
 
 
 def judge_request(

@@ -11,7 +11,7 @@ import textwrap
 def offline_error(snippet: str) -> str:
     """The InputError message `snippet` raises with the Hub offline (it must raise one)."""
     script = (
-        "from tipqa.errors import InputError\ntry:\n"
+        "from tipqa.core.errors import InputError\ntry:\n"
         + textwrap.indent(textwrap.dedent(snippet), "    ")
         + "\nexcept InputError as exc:\n    print('ERROR:', exc)\n"
     )

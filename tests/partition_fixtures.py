@@ -1,4 +1,4 @@
-"""Authored pool partitions (the files `tipqa.partition.write_partition` leaves) for tests."""
+"""Authored pool partitions (the files `tipqa.dataset.partition.write_partition` leaves)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tipqa.build.plan import Plan
 from tipqa.config import read_config
-from tipqa.fingerprint import StepRecord
-from tipqa.jsonl import write_json, write_records
-from tipqa.layout import (
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.jsonl import write_json, write_records
+from tipqa.core.layout import (
     QUESTIONS,
     SHARD_STEPS,
     SPLITS,
@@ -18,8 +19,7 @@ from tipqa.layout import (
     WORLD,
     RunLayout,
 )
-from tipqa.plan import Plan
-from tipqa.records import LABELS, SCHEMA_VERSION, Evidence, LabeledQuestion, VectorInstance
+from tipqa.core.records import LABELS, SCHEMA_VERSION, Evidence, LabeledQuestion, VectorInstance
 
 CONFIG = {
     "build": {"k1": "20", "k2": "3", "shard_size": "7"},
@@ -34,7 +34,7 @@ def provenance(sections: dict[str, dict[str, str]] | None = None) -> dict[str, A
     """What a partition records of how it was made, for the settings of `sections`.
 
     Computed from the build plan of a real configuration (no step runs), in the shape
-    `tipqa.provenance.pool_provenance` reads back from the steps' stats files.
+    `tipqa.dataset.provenance.pool_provenance` reads back from the steps' stats files.
     """
     plan = Plan(read_config(sections or CONFIG))
     steps: dict[str, Any] = {QUESTIONS: plan.questions("dev").provenance()}
@@ -141,7 +141,7 @@ def build_splits(
 
     `evaluation` is what the MakeSplits step passes (the lm-eval task writer).
     """
-    from tipqa.splits import SplitPlan, make_splits
+    from tipqa.dataset.splits import SplitPlan, make_splits
 
     run = RunLayout(root)
     write_pool(run, "dev", dev_counts or DEV, build)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tipqa.build.plan import Plan
 from tipqa.config import read_config
-from tipqa.layout import (
+from tipqa.core.layout import (
     ANNOTATION_EXPORT,
     ANNOTATION_PULL,
     ANNOTATION_PUSH,
@@ -25,7 +26,6 @@ from tipqa.layout import (
     VECTOR_JUDGE,
     VECTOR_SEARCH,
 )
-from tipqa.plan import Plan
 
 LOCAL = "http://127.0.0.1:9/v1"
 EVALUATION = {PREDICTIONS, EVALUATE}

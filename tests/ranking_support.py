@@ -5,14 +5,14 @@ frequency are a few long ones (rare, and the ones BM25 ranks last); some of them
 written in an order that is not their id order; phrases overlap ("new york" inside "new york
 city", "la la" inside "la la la") and a long document repeats "york" without "new york", so
 the rarest-token bound of a phrase is loose there. Shared by the tantivy ranking tests
-(tests/tipqa/token_index) and the Lucene semantics tests (tests/tipqa/es).
+(tests/tipqa/indexes/token_index) and the Lucene semantics tests (tests/tipqa/indexes/es).
 """
 
 from __future__ import annotations
 
 import random
 
-from tipqa.records import Document
+from tipqa.core.records import Document
 
 SHORT = [
     "A trip to New York City in spring.",

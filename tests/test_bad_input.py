@@ -19,12 +19,12 @@ import zstandard
 from openai_server import FakeOpenAIServer, Reply
 from tests_support import luigi_config, run_luigi
 
-from tipqa.corpus.files import FileCorpus
-from tipqa.errors import InputError
-from tipqa.jsonl import read_json, read_records
+from tipqa.core.errors import InputError
+from tipqa.core.jsonl import read_json, read_records
+from tipqa.core.records import Decision
+from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
 from tipqa.llm.cache import LLMCache
-from tipqa.records import Decision
-from tipqa.token_index.tantivy import TantivyTokenIndex
+from tipqa.sources.corpus.files import FileCorpus
 
 NO_LOCK = {"log_level": "WARNING", "no_lock": "true"}
 QUESTION = {"id": "q1", "text": "Who founded Vellmar Abbey?", "answer": "Ana Brisk", "aliases": []}
@@ -230,7 +230,7 @@ def broken(reply: Reply):
 
 def healthy_keywords(reply: Reply):
     """Keyword prompts answered from the question's capitalised words; judge prompts: `reply`."""
-    from tipqa.keywords.rules import extract_keywords
+    from tipqa.llm.keywords.rules import extract_keywords
 
     def rule(body, attempt, headers):
         content = body["messages"][-1]["content"]

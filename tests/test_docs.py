@@ -13,7 +13,8 @@ import docs_check
 import pytest
 import yaml
 
-from tipqa import config_reference, rerun_table
+from tipqa.build import reruns as rerun_table
+from tipqa.config import reference as config_reference
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -31,7 +32,7 @@ def test_the_configuration_reference_is_up_to_date() -> None:
     page = DOCS / "configuration" / "reference.md"
     text = page.read_text()
     assert config_reference.in_page(text, config_reference.reference()) == text, (
-        "run: python -m tipqa.config_reference --write docs/configuration/reference.md"
+        "run: python -m tipqa.config.reference --write docs/configuration/reference.md"
     )
 
 
@@ -46,7 +47,7 @@ def test_the_record_schemas_are_up_to_date() -> None:
     page = DOCS / "outputs.md"
     text = page.read_text()
     assert config_reference.with_schemas(text) == text, (
-        "run: python -m tipqa.config_reference --write-schemas docs/outputs.md"
+        "run: python -m tipqa.config.reference --write-schemas docs/outputs.md"
     )
 
 
@@ -54,7 +55,7 @@ def test_the_rerun_table_is_up_to_date() -> None:
     page = DOCS / "configuration" / "reruns.md"
     text = page.read_text()
     assert rerun_table.in_page(text, rerun_table.table()) == text, (
-        "run: python -m tipqa.rerun_table --write docs/configuration/reruns.md"
+        "run: python -m tipqa.build.reruns --write docs/configuration/reruns.md"
     )
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import openai_server as fake
 
-from tipqa.judges.rules import is_relevant
-from tipqa.keywords.rules import extract_keywords
-from tipqa.records import JudgeRequest
+from tipqa.core.records import JudgeRequest
+from tipqa.llm.judges.rules import is_relevant
+from tipqa.llm.keywords.rules import extract_keywords
 
 SMALL_WORLD = {
     "core": {"log_level": "WARNING"},

@@ -1,14 +1,15 @@
-"""The definition of a token query (tipqa.token_index.base), computed by brute force.
+"""The definition of a token query (tipqa.indexes.token_index.base), computed by brute force.
 
-Every backend's results are checked against it: the tantivy tests (tests/tipqa/token_index), the
-Lucene semantics tests and the Elasticsearch cluster tests (tests/tipqa/es and token_index).
+Every backend's results are checked against it: the tantivy tests (tests/tipqa/indexes/token_index),
+the
+Lucene semantics tests and the Elasticsearch cluster tests (tests/tipqa/indexes/es and token_index).
 """
 
 from __future__ import annotations
 
-from tipqa.records import Document, TokenHit
-from tipqa.text import contains_phrase, count_phrase, tokenize
-from tipqa.token_index.base import TokenResult
+from tipqa.core.records import Document, TokenHit
+from tipqa.core.text import contains_phrase, count_phrase, tokenize
+from tipqa.indexes.token_index.base import TokenResult
 
 
 def oracle(

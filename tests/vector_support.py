@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tipqa.records import Chunk
+from tipqa.core.records import Chunk
 
 
 def make_chunks(n: int, start: int = 0) -> list[Chunk]:

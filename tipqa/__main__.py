@@ -40,9 +40,9 @@ COMMANDS = {
         "tipqa.lmeval_task.__main__", "lm-evaluation-harness tasks: samples to predictions"
     ),
     "config-reference": Command(
-        "tipqa.config_reference", "print or write the configuration reference"
+        "tipqa.config.reference", "print or write the configuration reference"
     ),
-    "rerun-table": Command("tipqa.rerun_table", "print or write which change reruns which step"),
+    "rerun-table": Command("tipqa.build.reruns", "print or write which change reruns which step"),
     "explore": Command(
         "tipqa.report.__main__",
         "explore a build's questions and evidence (tipqa.report explore)",
@@ -123,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     args = parser().parse_args(sys.argv[1:] if argv is None else argv)
     if args.command == BUILD:
         build(args.args)
-    from tipqa import cli
+    from tipqa.core import cli
 
     run = command_run(args.command)
     cli.main(lambda rest: run([*PREFIX.get(args.command, []), *rest]), args.args)

@@ -25,9 +25,9 @@ from benchmarks.fault_injection import (
     run_once,
     summarize,
 )
+from tipqa.core.records import JudgeRequest
 from tipqa.llm.cache import LLMCache
 from tipqa.llm.prompts import load_template
-from tipqa.records import JudgeRequest
 
 DOCUMENTS = 300
 SHARD_SIZE = 10

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.rules_judge import READING, Pair, judge_pair, official_pairs, summarise
-from tipqa.judges.rules import RuleJudge
-from tipqa.records import Document, Question
+from tipqa.core.records import Document, Question
+from tipqa.llm.judges.rules import RuleJudge
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 

@@ -12,7 +12,7 @@ from annotation_support import fill_csv, label_studio_export
 from tests_support import luigi_config
 
 from tipqa.annotation.items import AnnotationItem
-from tipqa.jsonl import read_json, read_records
+from tipqa.core.jsonl import read_json, read_records
 
 pytestmark = pytest.mark.slow
 

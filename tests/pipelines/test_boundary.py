@@ -15,10 +15,10 @@ import pytest
 from tests_support import luigi_config, run_luigi
 
 from tipqa.boundary.records import FirstSeen
-from tipqa.corpus.files import FileCorpus
-from tipqa.jsonl import read_json, read_records
-from tipqa.layout import BOUNDARY, TRAINING_INDEX, RunLayout
-from tipqa.records import LABELS, LabeledQuestion
+from tipqa.core.jsonl import read_json, read_records
+from tipqa.core.layout import BOUNDARY, TRAINING_INDEX, RunLayout
+from tipqa.core.records import LABELS, LabeledQuestion
+from tipqa.sources.corpus.files import FileCorpus
 from tipqa.training_order.synthetic import SyntheticOrder, write_training_order
 
 pytestmark = pytest.mark.slow

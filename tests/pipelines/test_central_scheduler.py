@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from tests_support import luigi_config, run_luigi
 
-from tipqa.jsonl import read_records
-from tipqa.records import LABELS, LabeledQuestion
+from tipqa.core.jsonl import read_records
+from tipqa.core.records import LABELS, LabeledQuestion
 
 pytestmark = pytest.mark.slow
 

@@ -11,9 +11,9 @@ import pytest
 from datasets import load_from_disk
 from tests_support import luigi_config, run_luigi
 
-from tipqa.demo.world import Expected
-from tipqa.jsonl import read_json, read_records
-from tipqa.records import LABELS, LabeledQuestion
+from tipqa.core.jsonl import read_json, read_records
+from tipqa.core.records import LABELS, LabeledQuestion
+from tipqa.sources.demo.world import Expected
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from tests_support import luigi_config, run_luigi
 
-from tipqa.records import LABELS
+from tipqa.core.records import LABELS
 
 pytestmark = [
     pytest.mark.elasticsearch,
@@ -28,7 +28,7 @@ def partition_files(root: Path) -> dict[str, bytes]:
 
 
 def test_elasticsearch_build_equals_embedded_build(tmp_path: Path) -> None:
-    from tipqa.es.client import make_client
+    from tipqa.indexes.es.client import make_client
 
     name = f"tipqa-test-{uuid.uuid4().hex[:8]}"
     embedded = tmp_path / "embedded"

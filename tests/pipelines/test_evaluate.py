@@ -12,9 +12,9 @@ import pytest
 from evaluate_support import ANSWER_LAYOUT
 from tests_support import luigi_config, run_luigi
 
-from tipqa.jsonl import read_json, read_records
-from tipqa.layout import RunLayout
-from tipqa.records import LabeledQuestion
+from tipqa.core.jsonl import read_json, read_records
+from tipqa.core.layout import RunLayout
+from tipqa.core.records import LabeledQuestion
 
 pytestmark = pytest.mark.slow
 

@@ -12,10 +12,10 @@ from tests_support import luigi_config, run_luigi
 from pipelines import shard_steps
 from pipelines.shard_steps import TokenJudge
 from tipqa.config import Choice
-from tipqa.jsonl import read_json
-from tipqa.judges.rules import RuleJudgeSettings
-from tipqa.judges.vllm import VLLMJudgeSettings
+from tipqa.core.jsonl import read_json
 from tipqa.llm.gpu_slots import read_claims
+from tipqa.llm.judges.rules import RuleJudgeSettings
+from tipqa.llm.judges.vllm import VLLMJudgeSettings
 
 needs_vllm = pytest.mark.skipif(
     importlib.util.find_spec("vllm") is None,

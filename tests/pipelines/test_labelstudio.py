@@ -20,11 +20,16 @@ from tipqa.annotation.export import write_exports
 from tipqa.annotation.items import AnnotationItem
 from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.sampling import Sample, SamplingSettings
+from tipqa.build.plan import Plan
 from tipqa.config import read_config
-from tipqa.jsonl import read_json, read_records
-from tipqa.layout import ANNOTATION_AGREEMENT, ANNOTATION_EXPORT, ANNOTATION_PULL, ANNOTATION_PUSH
-from tipqa.plan import Plan
-from tipqa.stats import StepStats
+from tipqa.core.jsonl import read_json, read_records
+from tipqa.core.layout import (
+    ANNOTATION_AGREEMENT,
+    ANNOTATION_EXPORT,
+    ANNOTATION_PULL,
+    ANNOTATION_PUSH,
+)
+from tipqa.core.stats import StepStats
 
 KEY = Path(__file__).resolve().parents[1] / "data" / "annotation" / "golden-key.jsonl"
 ANNOTATORS = ["annotator-01", "annotator-02", "annotator-03"]

@@ -15,9 +15,9 @@ import openai_server as fake
 import pytest
 from tests_support import luigi_config, rule_playing_server, run_luigi
 
-from tipqa.demo.world import Expected
-from tipqa.jsonl import read_json, read_records
-from tipqa.records import LABELS, Judgment, LabeledQuestion
+from tipqa.core.jsonl import read_json, read_records
+from tipqa.core.records import LABELS, Judgment, LabeledQuestion
+from tipqa.sources.demo.world import Expected
 
 pytestmark = pytest.mark.slow
 

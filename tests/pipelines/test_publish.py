@@ -15,9 +15,9 @@ import pytest
 from fake_hub import FakeHub
 from tests_support import luigi_config, run_luigi
 
-from tipqa.demo.world import WorldSpec, write_world
-from tipqa.jsonl import read_json, read_records, write_records
-from tipqa.records import LABELS, LabeledQuestion, Question
+from tipqa.core.jsonl import read_json, read_records, write_records
+from tipqa.core.records import LABELS, LabeledQuestion, Question
+from tipqa.sources.demo.world import WorldSpec, write_world
 
 pytestmark = pytest.mark.slow
 

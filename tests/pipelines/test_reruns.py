@@ -17,10 +17,9 @@ import openai_server as fake
 import pytest
 from tests_support import luigi_config, rule_playing_server, run_luigi
 
-from tipqa.demo.world import DemoSettings
-from tipqa.inputs import WorldInputs, make_world
-from tipqa.jsonl import read_json, read_records
-from tipqa.layout import (
+from tipqa.build.inputs import WorldInputs, make_world
+from tipqa.core.jsonl import read_json, read_records
+from tipqa.core.layout import (
     HUB_FOLDER,
     KEYWORDS,
     PARTITION,
@@ -35,7 +34,8 @@ from tipqa.layout import (
     VECTOR_SEARCH,
     RunLayout,
 )
-from tipqa.records import LABELS, LabeledQuestion
+from tipqa.core.records import LABELS, LabeledQuestion
+from tipqa.sources.demo.world import DemoSettings
 
 pytestmark = pytest.mark.slow
 
@@ -238,7 +238,9 @@ def test_switching_the_judge_to_a_server_and_back(base: Path, inputs: Path, tmp_
         assert labels(run) == picky
 
         prompt = tmp_path / "judge.txt"
-        template = (Path(__file__).parents[2] / "tipqa" / "prompts" / "judge-v1.txt").read_text()
+        template = (
+            Path(__file__).parents[2] / "tipqa" / "llm" / "templates" / "judge-v1.txt"
+        ).read_text()
         prompt.write_text(template + "\nThank you.\n")
         before = stats_times(run)
         build(folder, sections(inputs, judge={**judge, "prompt": str(prompt)}))

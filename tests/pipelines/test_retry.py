@@ -8,9 +8,9 @@ import openai_server as fake
 import pytest
 from tests_support import luigi_config, rule_playing_server, run_luigi
 
-from tipqa.demo.world import World, WorldSpec
-from tipqa.jsonl import read_json, read_records
-from tipqa.records import LABELS, LabeledQuestion
+from tipqa.core.jsonl import read_json, read_records
+from tipqa.core.records import LABELS, LabeledQuestion
+from tipqa.sources.demo.world import World, WorldSpec
 
 pytestmark = pytest.mark.slow
 

@@ -1,6 +1,6 @@
 """Every task depends on exactly the steps whose fingerprints its plan record lists as inputs.
 
-The plan (`tipqa.plan`) says what each step is made from; the tasks (`pipelines`) say what
+The plan (`tipqa.build.plan`) says what each step is made from; the tasks (`pipelines`) say what
 must run first. If a task required less, a step could run before its input exists; if it
 required more (or its record listed less), a change upstream would not rerun it. The walk
 covers every task reachable from the entry points, for an embedded build with a demo world,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import tipqa
-from tipqa.errors import ConfigError, MissingExtraError
-from tipqa.registry import Registry, has_methods
+from tipqa.core.errors import ConfigError, MissingExtraError
+from tipqa.core.registry import Registry, has_methods
 
 DEFINITION = re.compile(r"^(\w+): Registry\[.*\] = Registry\(", re.MULTILINE)
 ROOT = Path(tipqa.__file__).parent
@@ -51,21 +51,25 @@ def test_entry_resolves_with_the_capabilities_it_declares(registry: Registry, na
 
 def test_a_wrong_declaration_is_named() -> None:
     registry: Registry = Registry("demo", {"cacheable": has_methods("cache_key")})
-    registry.add("plain", "tipqa.judges.rules:RuleJudge", "tipqa.judges.rules:RuleJudgeSettings")
+    registry.add(
+        "plain", "tipqa.llm.judges.rules:RuleJudge", "tipqa.llm.judges.rules:RuleJudgeSettings"
+    )
     registry.add(
         "liar",
-        "tipqa.judges.rules:RuleJudge",
-        "tipqa.judges.rules:RuleJudgeSettings",
+        "tipqa.llm.judges.rules:RuleJudge",
+        "tipqa.llm.judges.rules:RuleJudgeSettings",
         capabilities=("cacheable",),
     )
     assert registry.check("plain") == [] and not registry.has("plain", "cacheable")
     assert registry.check("liar") == ["demo 'liar': capability 'cacheable' declared but missing"]
-    registry.add("llm", "tipqa.judges.llm:LLMJudge", "tipqa.judges.openai:OpenAIJudgeSettings")
+    registry.add(
+        "llm", "tipqa.llm.judges.llm:LLMJudge", "tipqa.llm.judges.openai:OpenAIJudgeSettings"
+    )
     assert registry.check("llm") == ["demo 'llm': capability 'cacheable' present but not declared"]
     with pytest.raises(ConfigError, match="unknown capability"):
         registry.add(
             "x",
-            "tipqa.judges.rules:RuleJudge",
-            "tipqa.judges.rules:RuleJudgeSettings",
+            "tipqa.llm.judges.rules:RuleJudge",
+            "tipqa.llm.judges.rules:RuleJudgeSettings",
             capabilities=("fast",),
         )

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from tipqa.annotation.items import Annotation, AnnotationItem
-from tipqa.errors import InputError
+from tipqa.core.errors import InputError
 
 LABELS = ["yes", "no"]
 JUDGE = "judge"

@@ -29,11 +29,11 @@ from tipqa.annotation.items import AnnotationItem
 from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.sampling import Sample, SamplingSettings, sample_pool
 from tipqa.annotation.texts import attach_texts
-from tipqa.fingerprint import StepRecord
-from tipqa.jsonl import atomic_open, write_json, write_records
-from tipqa.layout import ANNOTATION_EXPORT, PoolLayout
-from tipqa.stats import StepStats
-from tipqa.token_index.base import FetchDocuments
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.jsonl import atomic_open, write_json, write_records
+from tipqa.core.layout import ANNOTATION_EXPORT, PoolLayout
+from tipqa.core.stats import StepStats
+from tipqa.indexes.token_index.base import FetchDocuments
 
 CSV_COLUMNS = [
     "item_id",

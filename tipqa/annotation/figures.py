@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from tipqa.jsonl import atomic_open
+from tipqa.core.jsonl import atomic_open
 
 
 def confusion_png(

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from tipqa.annotation.items import Annotation, AnnotationItem
-from tipqa.errors import InputError, MissingExtraError
-from tipqa.jsonl import read_json
-from tipqa.records import Relevance
+from tipqa.core.errors import InputError, MissingExtraError
+from tipqa.core.jsonl import read_json
+from tipqa.core.records import Relevance
 
 RELEVANT = "relevant"
 PROBLEMATIC = "problematic"

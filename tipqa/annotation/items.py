@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from tipqa.records import Label, Record, Relevance, Stage
+from tipqa.core.records import Label, Record, Relevance, Stage
 
 ITEM_ID_PREFIX = "it-"
 

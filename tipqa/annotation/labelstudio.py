@@ -39,11 +39,11 @@ from tipqa.annotation.importing import assignment_of, completed_file, read_label
 from tipqa.annotation.items import AnnotationItem
 from tipqa.annotation.labelstudio_server import LabelStudioError, LabelStudioServer, shown_url
 from tipqa.annotation.layout import AnnotationLayout
-from tipqa.errors import ConfigError, InputError, TipqaError
-from tipqa.fingerprint import StepRecord
-from tipqa.jsonl import atomic_open, read_json, read_records, write_json
-from tipqa.layout import ANNOTATION_PULL, ANNOTATION_PUSH
-from tipqa.stats import StepStats
+from tipqa.core.errors import ConfigError, InputError, TipqaError
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.jsonl import atomic_open, read_json, read_records, write_json
+from tipqa.core.layout import ANNOTATION_PULL, ANNOTATION_PUSH
+from tipqa.core.stats import StepStats
 
 TITLE_LIMITS = (3, 50)
 MARKER = "tipqa annotation project"

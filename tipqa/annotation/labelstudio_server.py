@@ -22,9 +22,9 @@ from typing import Any, TypeVar
 
 import orjson
 
-from tipqa.errors import ConfigError, CredentialsError, MissingExtraError, TipqaError
-from tipqa.fingerprint import content_hash
-from tipqa.settings import Settings, knob, setting
+from tipqa.core.errors import ConfigError, CredentialsError, MissingExtraError, TipqaError
+from tipqa.core.fingerprint import content_hash
+from tipqa.core.settings import Settings, knob, setting
 
 URL_ENV = "LABEL_STUDIO_URL"
 REPOSITORY = Path(__file__).resolve().parents[2]

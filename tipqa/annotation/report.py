@@ -10,11 +10,11 @@ from tipqa.annotation.figures import confusion_png
 from tipqa.annotation.importing import load_completed
 from tipqa.annotation.items import AnnotationItem
 from tipqa.annotation.layout import AnnotationLayout
-from tipqa.extras import KRIPPENDORFF, SCIKIT_LEARN, require
-from tipqa.fingerprint import StepRecord
-from tipqa.jsonl import atomic_open, read_json, read_records, write_json
-from tipqa.layout import ANNOTATION_AGREEMENT
-from tipqa.stats import StepStats
+from tipqa.core.extras import KRIPPENDORFF, SCIKIT_LEARN, require
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.jsonl import atomic_open, read_json, read_records, write_json
+from tipqa.core.layout import ANNOTATION_AGREEMENT
+from tipqa.core.stats import StepStats
 
 EXCERPT_CHARS = 1500
 

@@ -40,11 +40,11 @@ from random import Random
 from typing import Any
 
 from tipqa.annotation.items import AnnotationItem, annotator_names, item_id
-from tipqa.errors import ConfigError
-from tipqa.jsonl import iter_records, read_records
-from tipqa.layout import PoolLayout
-from tipqa.records import Judgment, LabeledQuestion
-from tipqa.stats import StepStats
+from tipqa.core.errors import ConfigError
+from tipqa.core.jsonl import iter_records, read_records
+from tipqa.core.layout import PoolLayout
+from tipqa.core.records import Judgment, LabeledQuestion
+from tipqa.core.stats import StepStats
 
 SAMPLED_LABELS = ("answerable", "unanswerable")
 EXCLUDED_LABELS = ("discarded", "undetermined")

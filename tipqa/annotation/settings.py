@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tipqa.annotation.sampling import SamplingSettings
-from tipqa.settings import Settings, knob, setting
+from tipqa.core.settings import Settings, knob, setting
 
 
 @dataclass(frozen=True)

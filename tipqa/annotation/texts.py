@@ -2,7 +2,8 @@
 
 Vector-stage texts are stored with the candidates (`vector_candidates.jsonl`, matched by chunk
 id). Token-stage window texts are not stored: the window ``<doc_id>@w<index>`` is recomputed
-with `tipqa.windows.judge_windows` from the document in the token index, the keywords the token
+with `tipqa.stages.windows.judge_windows` from the document in the token index, the keywords the
+token
 search used, the question's aliases and the window settings of the shard's token-judge stats.
 Where the stored evidence of an answerable question is at hand, the recomputed window must equal
 it; anything else means the index or the window code changed since the run, and is an error.
@@ -15,13 +16,13 @@ from pathlib import Path
 from tqdm import tqdm
 
 from tipqa.annotation.items import AnnotationItem
-from tipqa.errors import InputError
-from tipqa.jsonl import iter_records, read_json
-from tipqa.layout import PoolLayout
-from tipqa.records import Document, LabeledQuestion, TokenCandidates, VectorCandidates
-from tipqa.stats import StepStats
-from tipqa.token_index.base import FetchDocuments
-from tipqa.windows import WindowSettings, judge_windows
+from tipqa.core.errors import InputError
+from tipqa.core.jsonl import iter_records, read_json
+from tipqa.core.layout import PoolLayout
+from tipqa.core.records import Document, LabeledQuestion, TokenCandidates, VectorCandidates
+from tipqa.core.stats import StepStats
+from tipqa.indexes.token_index.base import FetchDocuments
+from tipqa.stages.windows import WindowSettings, judge_windows
 
 FETCH_BATCH = 256
 

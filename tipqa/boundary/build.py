@@ -17,16 +17,23 @@ from dataclasses import dataclass
 
 from tipqa.boundary.checkpoints import answerable_shares, checkpoint_splits
 from tipqa.boundary.evidence import first_seen, token_evidence, vector_evidence
-from tipqa.fingerprint import StepRecord
-from tipqa.jsonl import write_json, write_records
-from tipqa.layout import BOUNDARY, BoundaryLayout
-from tipqa.records import Evidence, Judgment, Keywords, LabeledQuestion, Question, VectorInstance
-from tipqa.report.figures import draw_boundary
-from tipqa.settings import Settings, setting
-from tipqa.stats import Counted, StepStats
-from tipqa.token_index.base import FetchDocuments
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.jsonl import write_json, write_records
+from tipqa.core.layout import BOUNDARY, BoundaryLayout
+from tipqa.core.records import (
+    Evidence,
+    Judgment,
+    Keywords,
+    LabeledQuestion,
+    Question,
+    VectorInstance,
+)
+from tipqa.core.settings import Settings, setting
+from tipqa.core.stats import Counted, StepStats
+from tipqa.dataset.figures import draw_boundary
+from tipqa.indexes.token_index.base import FetchDocuments
+from tipqa.stages.windows import WindowSettings
 from tipqa.training_order.base import TrainingOrder
-from tipqa.windows import WindowSettings
 
 PYTHIA_CHECKPOINTS = (0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, *range(1000, 143_001, 1000))
 

@@ -24,8 +24,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from tipqa.boundary.records import FirstSeen
-from tipqa.errors import InputError
-from tipqa.records import LABELS, LabeledQuestion
+from tipqa.core.errors import InputError
+from tipqa.core.records import LABELS, LabeledQuestion
 
 
 def _evidence_at(row: LabeledQuestion, seen: FirstSeen, step: int) -> Any:

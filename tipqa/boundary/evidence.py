@@ -14,12 +14,12 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 
 from tipqa.boundary.records import FirstSeen, SeenEvidence
-from tipqa.errors import InputError
-from tipqa.records import Evidence, Judgment, Keywords, Question, VectorInstance
-from tipqa.stats import StepStats
-from tipqa.token_index.base import FetchDocuments
+from tipqa.core.errors import InputError
+from tipqa.core.records import Evidence, Judgment, Keywords, Question, VectorInstance
+from tipqa.core.stats import StepStats
+from tipqa.indexes.token_index.base import FetchDocuments
+from tipqa.stages.windows import WindowSettings, judge_windows
 from tipqa.training_order.base import TrainingOrder, WantedSpan
-from tipqa.windows import WindowSettings, judge_windows
 
 
 def _window_index(unit_id: str) -> int:

@@ -3,7 +3,7 @@
 The folder gains one configuration per checkpoint, `questions_step<N>`: the `questions`
 configuration (same splits, same rows in the same order) labelled as of step N, and
 `first_seen`: each answerable question's first step and all its dated evidence. The rows come
-from the pools' boundary files (`tipqa.layout.BoundaryLayout`), joined to the splits by
+from the pools' boundary files (`tipqa.core.layout.BoundaryLayout`), joined to the splits by
 question id; the card explains the definition in the words of `tipqa.boundary.checkpoints`.
 """
 
@@ -19,13 +19,13 @@ import orjson
 from tipqa.boundary import checkpoints
 from tipqa.boundary.checkpoints import answerable_shares
 from tipqa.boundary.records import FirstSeen
-from tipqa.errors import InputError
+from tipqa.core.errors import InputError
+from tipqa.core.jsonl import iter_records
+from tipqa.core.layout import RunLayout, SplitsLayout
+from tipqa.core.records import SCHEMA_VERSION, LabeledQuestion
+from tipqa.dataset.partition import flatten_evidence, question_row
+from tipqa.dataset.splits import SPLITS
 from tipqa.hub.folder import HubConfig, count_lines, question_schema
-from tipqa.jsonl import iter_records
-from tipqa.layout import RunLayout, SplitsLayout
-from tipqa.partition import flatten_evidence, question_row
-from tipqa.records import SCHEMA_VERSION, LabeledQuestion
-from tipqa.splits import SPLITS
 
 REMEDY = "run the build again: luigi --module pipelines CreateDataset --local-scheduler"
 SHOWN_CHECKPOINTS = 10

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from tipqa.records import Evidence, Record, Stage
+from tipqa.core.records import Evidence, Record, Stage
 
 
 @dataclass

@@ -11,15 +11,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tipqa.boundary.build import relevant_evidence, write_boundary
-from tipqa.fingerprint import StepRecord
-from tipqa.jsonl import iter_records, read_records
-from tipqa.layout import TRAINING_INDEX, BoundaryLayout, ShardLayout, TrainingIndexLayout
-from tipqa.partition import label_questions
-from tipqa.records import Evidence, Judgment, Keywords, LabeledQuestion, Question, VectorInstance
-from tipqa.stats import StepStats
-from tipqa.token_index.base import FetchDocuments
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.jsonl import iter_records, read_records
+from tipqa.core.layout import TRAINING_INDEX, BoundaryLayout, ShardLayout, TrainingIndexLayout
+from tipqa.core.records import (
+    Evidence,
+    Judgment,
+    Keywords,
+    LabeledQuestion,
+    Question,
+    VectorInstance,
+)
+from tipqa.core.stats import StepStats
+from tipqa.dataset.partition import label_questions
+from tipqa.indexes.token_index.base import FetchDocuments
+from tipqa.stages.windows import WindowSettings
 from tipqa.training_order.base import BuildsIndex, TrainingOrder
-from tipqa.windows import WindowSettings
 
 
 def build_training_index(

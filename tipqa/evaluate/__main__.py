@@ -18,7 +18,8 @@ from pathlib import Path
 
 import orjson
 
-from tipqa import cli
+from tipqa.core import cli
+from tipqa.core.jsonl import atomic_open, write_json
 from tipqa.evaluate.commands import COMMANDS, run_command
 from tipqa.evaluate.gold import load_gold
 from tipqa.evaluate.refusal import DEFAULT_THRESHOLD, RefusalDetector, RefusalSettings
@@ -30,7 +31,6 @@ from tipqa.evaluate.score import (
     score_file,
     write_evaluation,
 )
-from tipqa.jsonl import atomic_open, write_json
 
 log = logging.getLogger("tipqa.evaluate")
 
@@ -95,7 +95,7 @@ def make_detector(args: argparse.Namespace) -> RefusalDetector:
     )
     embedder = None
     if settings.embedding:
-        from tipqa.embedders.sentence_transformers import SentenceTransformerEmbedder
+        from tipqa.indexes.embedders.sentence_transformers import SentenceTransformerEmbedder
 
         embedder = SentenceTransformerEmbedder.of()
     return RefusalDetector(settings, embedder)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tipqa.dataset.match_bins import MATCH_BINS, UNKNOWN_BIN, match_bin
 from tipqa.evaluate.metrics import Scored, summary
-from tipqa.match_bins import MATCH_BINS, UNKNOWN_BIN, match_bin
 
 STAGES = ("token", "vector")
 ROW_KEYS = (

@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tipqa.core.jsonl import write_json
+from tipqa.core.stats import StepStats
+from tipqa.dataset.qrels import read_qrels
 from tipqa.evaluate.gold import load_gold
 from tipqa.evaluate.retrieval import read_run, recall_at_k
 from tipqa.evaluate.uabench import read_targets, score_uabench, targets_of
 from tipqa.evaluate.uabench_judge import AnswerJudge, LLMAnswerJudge
-from tipqa.jsonl import write_json
-from tipqa.qrels import read_qrels
-from tipqa.stats import StepStats
 
 COMMANDS: tuple[str, ...] = ("recall", "uabench")
 

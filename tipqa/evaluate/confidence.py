@@ -32,7 +32,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from tipqa.errors import ConfigError
+from tipqa.core.errors import ConfigError
+from tipqa.core.registry import Registry
+from tipqa.core.settings import Settings, setting
 from tipqa.evaluate.calibration import (
     Scheme,
     auroc,
@@ -41,8 +43,6 @@ from tipqa.evaluate.calibration import (
 )
 from tipqa.evaluate.matching import normalize_answer
 from tipqa.evaluate.temperature import fit_temperature, scale
-from tipqa.registry import Registry
-from tipqa.settings import Settings, setting
 
 METHODS: tuple[str, ...] = ("sequence_probability", "agreement", "semantic_entropy", "p_true")
 PROBABILITIES: tuple[str, ...] = ("sequence_probability", "agreement", "p_true")

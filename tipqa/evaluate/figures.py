@@ -6,8 +6,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from tipqa.core.jsonl import atomic_open
 from tipqa.evaluate.calibration import Bin
-from tipqa.jsonl import atomic_open
 
 MIN_WIDTH = 0.015
 SCHEME_TITLES = {"width": "equal-width bins", "mass": "equal-mass bins"}

@@ -5,7 +5,7 @@ A gold source is one of: a split folder (`outputs/<run>/splits/<split>/`, its ro
 (`outputs/<run>`) with a split name, the Hub-ready folder (`outputs/<run>/hub`, read with
 `datasets.load_dataset`) with a split name, or a Hub dataset id (`owner/name`, its `questions`
 configuration). The schema version the split was written with is checked where it is recorded
-(the splits' stats file, read with `tipqa.stats.read_stats`; the Parquet files' metadata); a
+(the splits' stats file, read with `tipqa.core.stats.read_stats`; the Parquet files' metadata); a
 different version is an error. A split folder copied out of its run (no stats file beside it)
 is read with a warning that its version is unchecked.
 """
@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tipqa.errors import InputError
-from tipqa.jsonl import iter_records
-from tipqa.layout import RunLayout, SplitsLayout
-from tipqa.records import SCHEMA_VERSION, Evidence, LabeledQuestion, RecordError
-from tipqa.splits import SPLIT_LABELS
-from tipqa.stats import read_stats
+from tipqa.core.errors import InputError
+from tipqa.core.jsonl import iter_records
+from tipqa.core.layout import RunLayout, SplitsLayout
+from tipqa.core.records import SCHEMA_VERSION, Evidence, LabeledQuestion, RecordError
+from tipqa.core.stats import read_stats
+from tipqa.dataset.splits import SPLIT_LABELS
 
 log = logging.getLogger(__name__)
 

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from tipqa.core.records import LabeledQuestion
 from tipqa.evaluate.matching import best_f1, exact_match
 from tipqa.evaluate.refusal import KINDS, Reading
-from tipqa.records import LabeledQuestion
 
 CELLS = ("TP", "FP_a", "FP_u", "FN", "TN")
 CELL_INDEX = {cell: index for index, cell in enumerate(CELLS)}

@@ -1,6 +1,6 @@
 """Evaluate a real model on a built split: make its predictions, then score them.
 
-Writes, under the evaluation folder (`tipqa.layout.EvaluationLayout`), the predictions and
+Writes, under the evaluation folder (`tipqa.core.layout.EvaluationLayout`), the predictions and
 their stats (resumable, see `tipqa.evaluate.predict`), then the scorer's `scored.jsonl`,
 figures, `report.md`, `scores.json` and, last, `evaluate.stats.json`.
 """
@@ -11,19 +11,19 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from tipqa.errors import ConfigError
-from tipqa.evaluate.answerers.base import Answerer
-from tipqa.evaluate.answerers.llm import LLMAnswerer
+from tipqa.core.errors import ConfigError
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.layout import EvaluationLayout
+from tipqa.core.stats import StepStats
 from tipqa.evaluate.confidence import ConfidenceSettings, Rated, method_measures
 from tipqa.evaluate.gold import load_gold
 from tipqa.evaluate.predict import make_predictions
 from tipqa.evaluate.refusal import RefusalDetector
 from tipqa.evaluate.sampling import CONFIDENCE_FILE, rate, write_confidences
 from tipqa.evaluate.score import ScoringSettings, score_file, write_evaluation
-from tipqa.fingerprint import StepRecord
-from tipqa.layout import EvaluationLayout
+from tipqa.llm.answerers.base import Answerer
+from tipqa.llm.answerers.llm import LLMAnswerer
 from tipqa.llm.cache import LLMCache
-from tipqa.stats import StepStats
 
 
 def evaluate_model(

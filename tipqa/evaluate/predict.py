@@ -27,17 +27,17 @@ from typing import IO, Any
 import orjson
 from tqdm import tqdm
 
-from tipqa.errors import InputError, TipqaError
-from tipqa.evaluate.answerers.base import Answer, Answerer
+from tipqa.core.errors import InputError, TipqaError
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.layout import PREDICTIONS, EvaluationLayout
+from tipqa.core.records import LabeledQuestion
+from tipqa.core.stats import StepStats, recorded_fingerprint
 from tipqa.evaluate.gold import GoldSet
 from tipqa.evaluate.predictions import Prediction, parse_prediction, write_predictions
-from tipqa.fingerprint import StepRecord
-from tipqa.layout import PREDICTIONS, EvaluationLayout
+from tipqa.llm.answerers.base import Answer, Answerer
 from tipqa.llm.cache import LLMCache
 from tipqa.llm.cache_batch import CacheCodec, Keep, cached_batch
 from tipqa.llm.usage import Usage
-from tipqa.records import LabeledQuestion
-from tipqa.stats import StepStats, recorded_fingerprint
 
 log = logging.getLogger(__name__)
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import orjson
 
-from tipqa.errors import InputError
-from tipqa.jsonl import atomic_open, iter_json_lines
+from tipqa.core.errors import InputError
+from tipqa.core.jsonl import atomic_open, iter_json_lines
 
 FIELDS = ("id", "prediction", "confidence", "refused", "meta")
 SHOWN_IDS = 5

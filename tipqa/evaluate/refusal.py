@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from tipqa.embedders.base import Embedder
-from tipqa.errors import ConfigError
+from tipqa.core.errors import ConfigError
+from tipqa.core.settings import Settings, setting
 from tipqa.evaluate.matching import normalize_answer
-from tipqa.settings import Settings, setting
+from tipqa.indexes.embedders.base import Embedder
 
 SHIPPED_PHRASES = "refusal-phrases.txt"
 # Measured by benchmarks/refusal_threshold.py with all-MiniLM-L6-v2: at 0.425, 38 of 40 authored

@@ -1,4 +1,4 @@
-"""Recall@k of a retrieval system's TREC run file against a build's qrels (`tipqa.qrels`).
+"""Recall@k of a retrieval system's TREC run file against a build's qrels (`tipqa.dataset.qrels`).
 
 A run file has one line `question_id Q0 doc_id rank score tag` per retrieved document. Each
 question's documents are ranked by score, highest first, as `trec_eval` does (ties by the rank
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from tipqa.errors import InputError
-from tipqa.qrels import Qrels
+from tipqa.core.errors import InputError
+from tipqa.dataset.qrels import Qrels
 
 Run = dict[str, list[str]]
 

@@ -16,8 +16,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from tipqa.errors import InputError
-from tipqa.evaluate.answerers.llm import LLMAnswerer
+from tipqa.core.errors import InputError
+from tipqa.core.jsonl import atomic_open, iter_json_lines
+from tipqa.core.stats import StepStats
 from tipqa.evaluate.confidence import (
     ANSWER_EQUIVALENCE,
     ConfidenceSettings,
@@ -26,11 +27,10 @@ from tipqa.evaluate.confidence import (
 )
 from tipqa.evaluate.metrics import Scored
 from tipqa.evaluate.refusal import boxed_reading
-from tipqa.jsonl import atomic_open, iter_json_lines
+from tipqa.llm.answerers.llm import LLMAnswerer
 from tipqa.llm.cache import LLMCache, cache_key
 from tipqa.llm.chat import ChatPrompt, Completion, Decoding, p_yes
 from tipqa.llm.prompts import load_template
-from tipqa.stats import StepStats
 
 CONFIDENCE_FILE = "confidence.jsonl"
 P_TRUE_PROMPT = "p-true-v1"

@@ -19,7 +19,12 @@ from typing import Any
 import numpy as np
 import orjson
 
-from tipqa.errors import ConfigError
+from tipqa.core.errors import ConfigError
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.jsonl import atomic_open, write_json
+from tipqa.core.layout import EVALUATE, EvaluationLayout
+from tipqa.core.settings import Settings, setting
+from tipqa.core.stats import StepStats
 from tipqa.evaluate.bootstrap import bootstrap_intervals
 from tipqa.evaluate.breakdown import by_matches, by_stage
 from tipqa.evaluate.calibration import (
@@ -38,11 +43,6 @@ from tipqa.evaluate.predictions import PredictionSet, read_predictions
 from tipqa.evaluate.refusal import Reading, RefusalDetector
 from tipqa.evaluate.significance import compare_pair
 from tipqa.evaluate.uabench import from_scored
-from tipqa.fingerprint import StepRecord
-from tipqa.jsonl import atomic_open, write_json
-from tipqa.layout import EVALUATE, EvaluationLayout
-from tipqa.settings import Settings, setting
-from tipqa.stats import StepStats
 
 SCHEMES: tuple[Scheme, ...] = ("width", "mass")
 DEFAULT_TRIALS = 10_000

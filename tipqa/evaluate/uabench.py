@@ -38,12 +38,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tipqa.errors import InputError
+from tipqa.core.errors import InputError
+from tipqa.core.jsonl import iter_json_lines
 from tipqa.evaluate.gold import GoldSet
 from tipqa.evaluate.metrics import Scored
 from tipqa.evaluate.refusal import BOX, box_label, last_boxed
 from tipqa.evaluate.uabench_judge import AliasJudge, AnswerJudge, AnswerToJudge
-from tipqa.jsonl import iter_json_lines
 
 ANSWERABLE, DATA_UNCERTAIN, MODEL_UNCERTAIN = "ANSWERABLE", "DATA_UNCERTAIN", "MODEL_UNCERTAIN"
 PREDICTED_LABELS: tuple[str, ...] = (ANSWERABLE, DATA_UNCERTAIN, MODEL_UNCERTAIN)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import orjson
 
-from tipqa import cli
+from tipqa.core import cli
 from tipqa.export.formats import FORMATS
 from tipqa.export.write import export_splits
 

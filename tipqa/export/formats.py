@@ -29,8 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tipqa.errors import InputError
-from tipqa.records import LabeledQuestion
+from tipqa.core.errors import InputError
+from tipqa.core.records import LabeledQuestion
 
 MODEL_UNCERTAINTY = "MODEL_UNCERTAIN"
 KUQ_ABSENT_CATEGORY = "knowledge absent from pretraining data"

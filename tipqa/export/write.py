@@ -9,14 +9,14 @@ from typing import Any
 
 import orjson
 
-from tipqa.errors import InputError
+from tipqa.core.errors import InputError
+from tipqa.core.jsonl import atomic_open, iter_records, write_json
+from tipqa.core.layout import RunLayout, SplitsLayout
+from tipqa.core.records import LabeledQuestion
+from tipqa.core.stats import read_stats
+from tipqa.dataset.splits import SPLITS
 from tipqa.evaluate.gold import HUB_CONFIG, load_gold
 from tipqa.export.formats import ExportFormat
-from tipqa.jsonl import atomic_open, iter_records, write_json
-from tipqa.layout import RunLayout, SplitsLayout
-from tipqa.records import LabeledQuestion
-from tipqa.splits import SPLITS
-from tipqa.stats import read_stats
 
 REMEDY = "build the splits first: luigi --module pipelines CreateDataset"
 

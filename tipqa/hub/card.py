@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tipqa.corpus_reading import CorpusReading
+from tipqa.dataset.corpus_reading import CorpusReading
+from tipqa.dataset.provenance import OFFLINE_BACKENDS, offline_backends
+from tipqa.dataset.splits import SPLITS
 from tipqa.hub.folder_stats import HubFolderStats
-from tipqa.provenance import OFFLINE_BACKENDS, offline_backends
-from tipqa.splits import SPLITS
 
 PAPER_TITLE = (
     "Parametric Knowledge is Not All You Need: "

@@ -20,21 +20,21 @@ from typing import Any, Protocol
 
 from tqdm import tqdm
 
-from tipqa.errors import ConfigError, InputError
-from tipqa.fingerprint import StepRecord
+from tipqa.core.errors import ConfigError, InputError
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.jsonl import iter_records
+from tipqa.core.layout import HUB_FOLDER, RunLayout, SplitsLayout
+from tipqa.core.records import SCHEMA_VERSION, JudgedUnit, LabeledQuestion, VectorInstance
+from tipqa.core.stats import StepStats, read_stats
+from tipqa.dataset.partition import question_row
+from tipqa.dataset.provenance import REMEDY
+from tipqa.dataset.qrels import QRELS_FILE, UNITS_FILE
+from tipqa.dataset.splits import SPLITS
 from tipqa.hub.card import render_card
 from tipqa.hub.folder_stats import HubFolderStats
 from tipqa.hub.settings import HubSettings
-from tipqa.jsonl import iter_records
-from tipqa.layout import HUB_FOLDER, RunLayout, SplitsLayout
 from tipqa.lmeval_task.task_files import card_section as lm_eval_section
 from tipqa.lmeval_task.task_files import checkpoint_steps, write_task_folder
-from tipqa.partition import question_row
-from tipqa.provenance import REMEDY
-from tipqa.qrels import QRELS_FILE, UNITS_FILE
-from tipqa.records import SCHEMA_VERSION, JudgedUnit, LabeledQuestion, VectorInstance
-from tipqa.splits import SPLITS
-from tipqa.stats import StepStats, read_stats
 
 BATCH_ROWS = 1000
 CONFIGS: tuple[str, ...] = ("questions", "instances", "relevance")

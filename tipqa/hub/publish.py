@@ -17,10 +17,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tipqa.errors import ConfigError, InputError
+from tipqa.core.errors import ConfigError, InputError
+from tipqa.core.jsonl import read_json, write_json
 from tipqa.hub.folder import CONFIGS
 from tipqa.hub.settings import HubSettings
-from tipqa.jsonl import read_json, write_json
 
 log = logging.getLogger(__name__)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tipqa.errors import ConfigError
-from tipqa.settings import Settings, knob, setting
+from tipqa.core.errors import ConfigError
+from tipqa.core.settings import Settings, knob, setting
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ The key is the SHA-256 of (`CACHE_VERSION`, the task, the settings' `identity()`
 model and the prompt template's hash, and the exact inputs), so a change of model, template or
 any setting that decides an answer never reuses one; knobs (concurrency, batch size) do not count.
 A cache file of another `SCHEMA` is refused with the path to move away. The cache is a folder
-of SQLite files, one per writing process, read together (`tipqa.stores.writer_files`): no file
+of SQLite files, one per writing process, read together (`tipqa.core.writer_files`): no file
 has two writers, so hosts sharing an output root over a network filesystem never depend on
 SQLite's locks. A key that two processes stored holds an answer to the same prompt in each; the
 process's own file is read first, then the others by name. An older cache of one file,
@@ -25,8 +25,8 @@ from typing import Any
 
 import orjson
 
-from tipqa.errors import InputError
-from tipqa.stores.writer_files import WriterFiles
+from tipqa.core.errors import InputError
+from tipqa.core.writer_files import WriterFiles
 
 log = logging.getLogger(__name__)
 

@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from tipqa.errors import TipqaError
+from tipqa.core.errors import TipqaError
+from tipqa.core.stats import StepStats
 from tipqa.llm.cache import LLMCache
 from tipqa.llm.usage import CacheableBackend, Usage
-from tipqa.stats import StepStats
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")

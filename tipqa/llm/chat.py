@@ -2,7 +2,7 @@
 
 A chat model is a transport (an OpenAI-compatible server, vLLM's offline engine, ...): it knows
 how to send messages and read answers, nothing of judging, keywords or answering. The tasks on
-top (`tipqa.judges.llm`, `tipqa.keywords.llm`, `tipqa.evaluate.answerers.llm`) own their
+top (`tipqa.llm.judges.llm`, `tipqa.llm.keywords.llm`, `tipqa.llm.answerers.llm`) own their
 template, parsing, re-asks and records, so a new transport serves all three.
 
 Prompt length has one rule: a prompt that overflows the context is cut in its `cuttable` text
@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from tipqa.core.stats import StepStats
 from tipqa.llm.usage import Usage
-from tipqa.stats import StepStats
 
 Message = dict[str, str]
 TopLogprobs = list[list[tuple[str, float]]]

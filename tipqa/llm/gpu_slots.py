@@ -21,7 +21,7 @@ from pathlib import Path
 
 import orjson
 
-from tipqa.errors import ConfigError, TipqaError
+from tipqa.core.errors import ConfigError, TipqaError
 
 VISIBLE = "CUDA_VISIBLE_DEVICES"
 POLL_SECONDS = 0.5

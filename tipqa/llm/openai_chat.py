@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
+from tipqa.core.stats import StepStats
 from tipqa.llm.chat import ChatModel, ChatPrompt, Completion, Decoding, OnCompletion
 from tipqa.llm.openai_client import ChatResult, OpenAIChatClient, OpenAIServerSettings
 from tipqa.llm.settings import LLMSettings
-from tipqa.stats import StepStats
 
 ChoiceVia = Literal["structured_outputs", "guided_choice", "grammar"]
 

@@ -26,12 +26,12 @@ from urllib.parse import urlparse
 import orjson
 from tqdm import tqdm
 
-from tipqa.errors import ConfigError, CredentialsError, MissingExtraError
-from tipqa.extras import OPENAI, Extra
+from tipqa.core.errors import ConfigError, CredentialsError, MissingExtraError
+from tipqa.core.extras import OPENAI, Extra
+from tipqa.core.settings import Settings, knob, setting
+from tipqa.core.stats import StepStats
 from tipqa.llm.chat_response import ChatReply, read_reply
 from tipqa.llm.usage import Usage
-from tipqa.settings import Settings, knob, setting
-from tipqa.stats import StepStats
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""Prompt templates are files: shipped ones in `tipqa/prompts/`, or a user's own path.
+"""Prompt templates are files: shipped ones in `tipqa/llm/templates/`, or a user's own path.
 
 A template's identity is the SHA-256 of its bytes; it goes into every cache key and into the
 stats, so changing a prompt never reuses answers given to another prompt.
@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from tipqa.errors import ConfigError
+from tipqa.core.errors import ConfigError
 
 _SLOT = re.compile(r"\{(\w+)\}")
 SHIPPED = {
@@ -72,7 +72,7 @@ class PromptTemplate:
 def load_template(name_or_path: str) -> PromptTemplate:
     """Load a shipped template by name (e.g. "judge-v1") or a user's template by file path."""
     if name_or_path in SHIPPED:
-        text = resources.files("tipqa.prompts").joinpath(SHIPPED[name_or_path]).read_text()
+        text = resources.files("tipqa.llm.templates").joinpath(SHIPPED[name_or_path]).read_text()
         return PromptTemplate(name_or_path, text)
     path = Path(name_or_path)
     if not path.is_file():

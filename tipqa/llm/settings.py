@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from tipqa.core.settings import Settings
+from tipqa.core.stats import StepStats
 from tipqa.llm.chat import ChatModel
 from tipqa.llm.prompts import PromptTemplate, load_template
-from tipqa.settings import Settings
-from tipqa.stats import StepStats
 
 
 class PromptedSettings(Settings):

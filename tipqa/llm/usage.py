@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from tipqa.stats import Counted
+from tipqa.core.stats import Counted
 
 
 @dataclass

@@ -16,14 +16,14 @@ from typing import Any, ClassVar
 
 from tqdm import tqdm
 
-from tipqa.errors import ConfigError
-from tipqa.extras import VLLM, Extra
+from tipqa.core.errors import ConfigError
+from tipqa.core.extras import VLLM, Extra
+from tipqa.core.settings import knob, setting
+from tipqa.core.stats import StepStats
 from tipqa.llm.chat import ChatModel, ChatPrompt, Completion, Decoding, Message, OnCompletion
 from tipqa.llm.settings import LLMSettings
 from tipqa.llm.usage import Usage
 from tipqa.llm.vllm_engine import EngineConfig, get_engine, running
-from tipqa.settings import knob, setting
-from tipqa.stats import StepStats
 
 FIT_ATTEMPTS = 8
 STRUCTURED_OUTPUTS = "structured_outputs"

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from tipqa.errors import ConfigError, MissingExtraError
+from tipqa.core.errors import ConfigError, MissingExtraError
 from tipqa.llm.gpu_slots import Claim, GpuSlots, claim_slot
 
 

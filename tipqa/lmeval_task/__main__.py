@@ -12,8 +12,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tipqa import cli
-from tipqa.errors import TipqaError
+from tipqa.core import cli
+from tipqa.core.errors import TipqaError
 from tipqa.lmeval_task.samples import samples_to_predictions
 from tipqa.lmeval_task.task_files import CHECKPOINT, FOLDER, SPLIT, write_task_folder
 

@@ -26,14 +26,14 @@ from typing import Any
 
 import orjson
 
-from tipqa.errors import ConfigError, InputError
-from tipqa.evaluate.answerers.base import DEFAULT_PROMPT, answer_template
+from tipqa.core.errors import ConfigError, InputError
+from tipqa.core.records import SCHEMA_VERSION, LabeledQuestion, RecordError
+from tipqa.dataset.splits import SPLIT_LABELS
 from tipqa.evaluate.gold import HUB_CONFIG, SCHEMA_KEY, load_gold
 from tipqa.evaluate.metrics import score_question, summary
 from tipqa.evaluate.refusal import RefusalDetector, RefusalSettings, load_phrases
+from tipqa.llm.answerers.base import DEFAULT_PROMPT, answer_template
 from tipqa.lmeval_task.task_files import METRICS
-from tipqa.records import SCHEMA_VERSION, LabeledQuestion, RecordError
-from tipqa.splits import SPLIT_LABELS
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +154,7 @@ def detector(scoring: str) -> RefusalDetector:
     settings = RefusalSettings(**orjson.loads(scoring))
     embedder = None
     if settings.embedding:
-        from tipqa.embedders.sentence_transformers import SentenceTransformerEmbedder
+        from tipqa.indexes.embedders.sentence_transformers import SentenceTransformerEmbedder
 
         embedder = SentenceTransformerEmbedder.of()
     return RefusalDetector(settings, embedder)

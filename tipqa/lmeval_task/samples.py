@@ -12,9 +12,9 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from tipqa.errors import InputError
+from tipqa.core.errors import InputError
+from tipqa.core.jsonl import iter_json_lines
 from tipqa.evaluate.predictions import Prediction, write_predictions
-from tipqa.jsonl import iter_json_lines
 
 
 def _response(sample: dict[str, Any], path: str, line: int) -> str:

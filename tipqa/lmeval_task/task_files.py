@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from tipqa.evaluate.answerers.llm import AnswerTask
+from tipqa.llm.answerers.llm import AnswerTask
 
 FOLDER = "lm_eval_tasks"
 TASK = "tip_triviaqa"

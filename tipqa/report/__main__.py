@@ -10,9 +10,9 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from tipqa.cli import main
-from tipqa.errors import ConfigError
-from tipqa.layout import RunLayout
+from tipqa.core.cli import main
+from tipqa.core.errors import ConfigError
+from tipqa.core.layout import RunLayout
 from tipqa.report.explorer.collect import DEFAULT_TEXTS, TextSource
 
 
@@ -47,8 +47,8 @@ def run(argv: Sequence[str]) -> int:
     layout = RunLayout(args.run)
     source = TextSource(texts=args.texts)
     if args.config:
-        from tipqa.assemble import load_config, token_index
-        from tipqa.plan import Plan
+        from tipqa.build.assemble import load_config, token_index
+        from tipqa.build.plan import Plan
 
         config = load_config(*args.config)
         if config.layout().root.resolve() != args.run.resolve():

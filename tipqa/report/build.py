@@ -13,17 +13,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from tipqa.corpus_reading import CorpusReading
-from tipqa.errors import InputError
-from tipqa.fingerprint import StepRecord
-from tipqa.jsonl import atomic_open, iter_records, write_json
-from tipqa.layout import REPORT, RunLayout, SplitsLayout
-from tipqa.match_bins import MATCH_BINS, UNKNOWN_BIN, match_bin
-from tipqa.provenance import REMEDY
-from tipqa.records import LabeledQuestion
+from tipqa.core.errors import InputError
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.jsonl import atomic_open, iter_records, write_json
+from tipqa.core.layout import REPORT, RunLayout, SplitsLayout
+from tipqa.core.records import LabeledQuestion
+from tipqa.core.stats import StepStats, read_stats
+from tipqa.dataset.corpus_reading import CorpusReading
+from tipqa.dataset.match_bins import MATCH_BINS, UNKNOWN_BIN, match_bin
+from tipqa.dataset.provenance import REMEDY
+from tipqa.dataset.splits import SPLITS
 from tipqa.report.explorer.collect import TextSource
-from tipqa.splits import SPLITS
-from tipqa.stats import StepStats, read_stats
 
 TOKEN_OUTCOMES = ("answerable_token", "discarded_token", "undetermined_token")
 VECTOR_OUTCOMES = ("answerable_vector", "unanswerable_vector", "undetermined_vector")
@@ -170,8 +170,8 @@ def write_report(
     every split as of each checkpoint (`boundary.png`, from the pools' boundary files). The
     explorer's window texts come from `texts` (none recomputed without).
     """
+    from tipqa.dataset.figures import draw_boundary, draw_funnel, draw_matches
     from tipqa.report.explorer.write import write_explorer
-    from tipqa.report.figures import draw_boundary, draw_funnel, draw_matches
 
     layout = SplitsLayout(run.splits)
     info = read_stats(layout.stats, REMEDY).get("info")

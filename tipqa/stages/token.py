@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from tqdm import tqdm
 
-from tipqa.judges.base import RelevanceJudge
-from tipqa.records import (
+from tipqa.core.records import (
     Decision,
     Document,
     Evidence,
@@ -23,9 +22,10 @@ from tipqa.records import (
     Question,
     TokenCandidates,
 )
-from tipqa.stats import StepStats
-from tipqa.token_index.base import FetchDocuments, TokenIndex
-from tipqa.windows import WindowSettings, judge_windows
+from tipqa.core.stats import StepStats
+from tipqa.indexes.token_index.base import FetchDocuments, TokenIndex
+from tipqa.llm.judges.base import RelevanceJudge
+from tipqa.stages.windows import WindowSettings, judge_windows
 
 
 def search_tokens(

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from tqdm import tqdm
 
-from tipqa.embedders.base import Embedder
-from tipqa.judges.base import RelevanceJudge
-from tipqa.records import (
+from tipqa.core.records import (
     Decision,
     Document,
     Evidence,
@@ -18,9 +16,11 @@ from tipqa.records import (
     VectorHit,
     VectorInstance,
 )
-from tipqa.stats import StepStats
-from tipqa.token_index.base import FetchDocuments, TokenIndex
-from tipqa.vector_index.base import EmbedsOnDemand, VectorIndex
+from tipqa.core.stats import StepStats
+from tipqa.indexes.embedders.base import Embedder
+from tipqa.indexes.token_index.base import FetchDocuments, TokenIndex
+from tipqa.indexes.vector_index.base import EmbedsOnDemand, VectorIndex
+from tipqa.llm.judges.base import RelevanceJudge
 
 
 def search_vectors(

@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from tipqa.errors import ConfigError, InputError
-from tipqa.jsonl import atomic_open, read_json, write_json
-from tipqa.stats import StepStats
+from tipqa.core.errors import ConfigError, InputError
+from tipqa.core.jsonl import atomic_open, read_json, write_json
+from tipqa.core.stats import StepStats
 from tipqa.training_order.streams import TokenStream, Unit
 
 HASH_VERSION = 1

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from tipqa.records import Record
-from tipqa.registry import Registry
-from tipqa.stats import StepStats
-from tipqa.token_index.base import FetchDocuments
+from tipqa.core.records import Record
+from tipqa.core.registry import Registry
+from tipqa.core.stats import StepStats
+from tipqa.indexes.token_index.base import FetchDocuments
 
 Matched = Literal["window", "document", "table", "missing_document"]
 

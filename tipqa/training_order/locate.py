@@ -49,7 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tipqa.stats import StepStats
+from tipqa.core.stats import StepStats
 from tipqa.training_order.anchors import Anchors, UnitAnchors, iter_index
 from tipqa.training_order.base import SpanStep, step_of_batch
 from tipqa.training_order.joins import Covering, Joins, count_joins

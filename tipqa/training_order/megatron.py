@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from tipqa.corpus.paths import expand_paths
-from tipqa.errors import ConfigError, InputError
-from tipqa.extras import TOKENIZERS, Extra
-from tipqa.fingerprint import content_hash, files_stat
-from tipqa.settings import Settings, knob, setting
-from tipqa.stats import StepStats
-from tipqa.token_index.base import FetchDocuments
+from tipqa.core.errors import ConfigError, InputError
+from tipqa.core.extras import TOKENIZERS, Extra
+from tipqa.core.fingerprint import content_hash, files_stat
+from tipqa.core.settings import Settings, knob, setting
+from tipqa.core.stats import StepStats
+from tipqa.indexes.token_index.base import FetchDocuments
+from tipqa.sources.corpus.paths import expand_paths
 from tipqa.training_order.anchors import build_anchor_index
 from tipqa.training_order.base import SpanStep, WantedSpan
 from tipqa.training_order.joins import Joins

@@ -29,8 +29,8 @@ from types import TracebackType
 
 import numpy as np
 
-from tipqa.errors import InputError
-from tipqa.jsonl import atomic_open
+from tipqa.core.errors import InputError
+from tipqa.core.jsonl import atomic_open
 
 MAGIC = b"MMIDIDX\x00\x00"
 VERSION = 1

@@ -21,8 +21,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from tipqa.corpus.paths import expand_paths
-from tipqa.errors import InputError
+from tipqa.core.errors import InputError
+from tipqa.sources.corpus.paths import expand_paths
 from tipqa.training_order.megatron_format import check_fixed_sequences, read_index
 
 
@@ -227,7 +227,7 @@ def write_parquet_stream(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from tipqa.jsonl import atomic_open
+    from tipqa.core.jsonl import atomic_open
 
     count, length = tokens.shape
     flat = pa.array(np.ascontiguousarray(tokens).reshape(-1))

@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tipqa.errors import MissingExtraError
-from tipqa.records import Document
+from tipqa.core.errors import MissingExtraError
+from tipqa.core.records import Document
 from tipqa.training_order.base import step_of_batch
 from tipqa.training_order.megatron_format import IndexedDatasetWriter
 
@@ -177,7 +177,7 @@ def write_training_order(
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Write a synthetic training order of a corpus's files (the demo world's, say)."""
-    from tipqa.corpus.files import FileCorpus
+    from tipqa.sources.corpus.files import FileCorpus
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("corpus", help="corpus files or folder (JSONL / Parquet)")

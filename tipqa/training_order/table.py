@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tipqa.corpus.paths import expand_paths
-from tipqa.errors import ConfigError, InputError
-from tipqa.fingerprint import files_stat
-from tipqa.questions.rows import is_row_file, iter_rows
-from tipqa.settings import Settings, setting
-from tipqa.stats import StepStats
-from tipqa.token_index.base import FetchDocuments
+from tipqa.core.errors import ConfigError, InputError
+from tipqa.core.fingerprint import files_stat
+from tipqa.core.settings import Settings, setting
+from tipqa.core.stats import StepStats
+from tipqa.indexes.token_index.base import FetchDocuments
+from tipqa.sources.corpus.paths import expand_paths
+from tipqa.sources.questions.rows import is_row_file, iter_rows
 from tipqa.training_order.base import SpanStep, WantedSpan
 
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from tipqa.errors import ConfigError, InputError, MissingExtraError
-from tipqa.records import Document
+from tipqa.core.errors import ConfigError, InputError, MissingExtraError
+from tipqa.core.records import Document
 from tipqa.training_order.anchors import hash_windows, window_lengths
 from tipqa.training_order.base import WantedSpan
 

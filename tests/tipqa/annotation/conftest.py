@@ -9,9 +9,9 @@ from random import Random
 
 import pytest
 
-from tipqa.jsonl import write_json, write_records
-from tipqa.layout import PoolLayout
-from tipqa.records import (
+from tipqa.core.jsonl import write_json, write_records
+from tipqa.core.layout import PoolLayout
+from tipqa.core.records import (
     Document,
     Evidence,
     Judgment,
@@ -21,7 +21,7 @@ from tipqa.records import (
     VectorCandidates,
     VectorHit,
 )
-from tipqa.windows import WindowSettings, judge_windows
+from tipqa.stages.windows import WindowSettings, judge_windows
 
 WINDOWS = WindowSettings(max_words=40, max_windows=4)
 

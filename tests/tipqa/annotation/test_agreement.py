@@ -8,7 +8,7 @@ import pytest
 
 from tipqa.annotation.agreement import alpha, bootstrap, compute_agreement, join, kappa, percent
 from tipqa.annotation.items import Annotation, AnnotationItem
-from tipqa.errors import InputError
+from tipqa.core.errors import InputError
 
 A, B = "annotator-01", "annotator-02"
 

@@ -22,9 +22,9 @@ from tipqa.annotation.importing import COMMENT, PROBLEMATIC, RELEVANT
 from tipqa.annotation.items import AnnotationItem
 from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.sampling import SamplingSettings
-from tipqa.fingerprint import StepRecord
-from tipqa.jsonl import read_json, read_records
-from tipqa.layout import ANNOTATION_EXPORT
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.jsonl import read_json, read_records
+from tipqa.core.layout import ANNOTATION_EXPORT
 
 REPO = Path(__file__).resolve().parents[3]
 CONFIG = REPO / "annotation" / "label-studio.xml"

@@ -20,9 +20,9 @@ from tipqa.annotation.importing import (
 from tipqa.annotation.items import AnnotationItem
 from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.sampling import Sample, SamplingSettings
-from tipqa.errors import InputError
-from tipqa.jsonl import read_records
-from tipqa.stats import StepStats
+from tipqa.core.errors import InputError
+from tipqa.core.jsonl import read_records
+from tipqa.core.stats import StepStats
 
 KEY = Path(__file__).resolve().parents[2] / "data" / "annotation" / "golden-key.jsonl"
 A, B, C = "annotator-01", "annotator-02", "annotator-03"

@@ -35,8 +35,8 @@ from tipqa.annotation.labelstudio_server import (
 from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.report import agreement_report
 from tipqa.annotation.sampling import Sample, SamplingSettings
-from tipqa.jsonl import read_json, read_records
-from tipqa.stats import StepStats
+from tipqa.core.jsonl import read_json, read_records
+from tipqa.core.stats import StepStats
 
 pytestmark = pytest.mark.labelstudio
 

@@ -24,8 +24,8 @@ from tipqa.annotation.labelstudio_server import (
     shown_url,
 )
 from tipqa.annotation.layout import AnnotationLayout
-from tipqa.errors import ConfigError, CredentialsError
-from tipqa.settings import parse
+from tipqa.core.errors import ConfigError, CredentialsError
+from tipqa.core.settings import parse
 
 TOKEN = "feedfacefeedfacefeedfacefeedface"
 

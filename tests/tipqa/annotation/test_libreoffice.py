@@ -22,7 +22,7 @@ from tipqa.annotation.importing import assignment_of, read_sheet
 from tipqa.annotation.items import AnnotationItem
 from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.sampling import Sample, SamplingSettings
-from tipqa.stats import StepStats
+from tipqa.core.stats import StepStats
 
 pytestmark = pytest.mark.libreoffice
 

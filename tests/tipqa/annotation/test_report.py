@@ -55,10 +55,10 @@ from tipqa.annotation.items import AnnotationItem
 from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.report import agreement_report
 from tipqa.annotation.sampling import Sample, SamplingSettings
-from tipqa.errors import MissingExtraError
-from tipqa.extras import Extra
-from tipqa.jsonl import read_json, read_records
-from tipqa.stats import StepStats
+from tipqa.core.errors import MissingExtraError
+from tipqa.core.extras import Extra
+from tipqa.core.jsonl import read_json, read_records
+from tipqa.core.stats import StepStats
 
 pytestmark = pytest.mark.needs("krippendorff")
 

@@ -17,8 +17,8 @@ from tipqa.annotation.sampling import (
     sample_pool,
     spread_over_questions,
 )
-from tipqa.errors import ConfigError
-from tipqa.stats import StepStats
+from tipqa.core.errors import ConfigError
+from tipqa.core.stats import StepStats
 
 
 def _item(n: int, question: int, label: str = "answerable", stage: str = "token") -> AnnotationItem:

@@ -6,10 +6,10 @@ import pytest
 
 from tipqa.annotation.sampling import SamplingSettings, sample_pool
 from tipqa.annotation.texts import attach_texts, window_index
-from tipqa.errors import InputError
-from tipqa.jsonl import read_records
-from tipqa.records import Document, LabeledQuestion
-from tipqa.stats import StepStats
+from tipqa.core.errors import InputError
+from tipqa.core.jsonl import read_records
+from tipqa.core.records import Document, LabeledQuestion
+from tipqa.core.stats import StepStats
 
 
 def _sample(pool, seed: int = 0):

@@ -14,11 +14,11 @@ from tipqa.boundary.build import (
     write_boundary,
 )
 from tipqa.boundary.records import FirstSeen
-from tipqa.errors import ConfigError
-from tipqa.fingerprint import StepRecord
-from tipqa.jsonl import read_json, read_records
-from tipqa.layout import BOUNDARY, BoundaryLayout
-from tipqa.records import (
+from tipqa.core.errors import ConfigError
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.jsonl import read_json, read_records
+from tipqa.core.layout import BOUNDARY, BoundaryLayout
+from tipqa.core.records import (
     Document,
     Evidence,
     Judgment,
@@ -27,9 +27,9 @@ from tipqa.records import (
     Question,
     VectorInstance,
 )
-from tipqa.settings import parse
+from tipqa.core.settings import parse
+from tipqa.stages.windows import WindowSettings
 from tipqa.training_order.table import TableOrder, TableOrderSettings
-from tipqa.windows import WindowSettings
 
 
 def test_checkpoint_lists() -> None:

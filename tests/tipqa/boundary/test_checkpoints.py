@@ -8,8 +8,8 @@ import pytest
 
 from tipqa.boundary.checkpoints import answerable_shares, checkpoint_splits, label_at
 from tipqa.boundary.records import FirstSeen, SeenEvidence
-from tipqa.errors import InputError
-from tipqa.records import LABELS, Evidence, LabeledQuestion
+from tipqa.core.errors import InputError
+from tipqa.core.records import LABELS, Evidence, LabeledQuestion
 
 
 def row(qid: str, label: str, evidence: Evidence | None = None) -> LabeledQuestion:

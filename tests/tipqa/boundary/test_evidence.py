@@ -10,13 +10,13 @@ import pytest
 
 from tipqa.boundary.evidence import first_seen, span_id, token_evidence, vector_evidence
 from tipqa.boundary.records import FirstSeen
-from tipqa.errors import InputError
-from tipqa.jsonl import read_records, write_records
-from tipqa.records import Document, Evidence, Judgment, Keywords, Question, VectorInstance
-from tipqa.stats import StepStats
+from tipqa.core.errors import InputError
+from tipqa.core.jsonl import read_records, write_records
+from tipqa.core.records import Document, Evidence, Judgment, Keywords, Question, VectorInstance
+from tipqa.core.stats import StepStats
+from tipqa.stages.windows import WindowSettings, judge_windows
 from tipqa.training_order.base import SpanStep, WantedSpan
 from tipqa.training_order.table import TableOrder, TableOrderSettings
-from tipqa.windows import WindowSettings, judge_windows
 
 WINDOWS = WindowSettings(max_words=12, max_windows=8)
 DOCS = {

@@ -12,15 +12,15 @@ from partition_fixtures import DEV, TRAIN, build_splits, write_pool
 from tipqa.boundary.build import write_boundary
 from tipqa.boundary.hub import BoundaryHub, definition, shown_steps, split_shares
 from tipqa.boundary.records import FirstSeen
-from tipqa.errors import InputError
-from tipqa.fingerprint import StepRecord
+from tipqa.core.errors import InputError
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.jsonl import read_json, read_records
+from tipqa.core.layout import BOUNDARY, HUB_FOLDER, REPORT, RunLayout, SplitsLayout
+from tipqa.core.records import Document, LabeledQuestion
+from tipqa.core.stats import read_stats
 from tipqa.hub.folder import build_hub_folder
 from tipqa.hub.settings import HubSettings
-from tipqa.jsonl import read_json, read_records
-from tipqa.layout import BOUNDARY, HUB_FOLDER, REPORT, RunLayout, SplitsLayout
-from tipqa.records import Document, LabeledQuestion
 from tipqa.report.build import write_report
-from tipqa.stats import read_stats
 from tipqa.training_order.table import TableOrder, TableOrderSettings
 
 STEPS = [0, 50, 100, 150]

@@ -9,10 +9,10 @@ import numpy as np
 
 from tipqa.boundary.records import FirstSeen
 from tipqa.boundary.steps import build_training_index, pool_boundary
-from tipqa.fingerprint import StepRecord
-from tipqa.jsonl import read_json, read_records, write_records
-from tipqa.layout import BOUNDARY, TRAINING_INDEX, PoolLayout, TrainingIndexLayout
-from tipqa.records import (
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.jsonl import read_json, read_records, write_records
+from tipqa.core.layout import BOUNDARY, TRAINING_INDEX, PoolLayout, TrainingIndexLayout
+from tipqa.core.records import (
     Decision,
     Document,
     Evidence,
@@ -22,11 +22,11 @@ from tipqa.records import (
     Question,
     VectorInstance,
 )
-from tipqa.stats import StepStats
+from tipqa.core.stats import StepStats
+from tipqa.stages.windows import WindowSettings
 from tipqa.training_order.megatron import MegatronOrder, MegatronOrderSettings
 from tipqa.training_order.synthetic import train_tokenizer, write_megatron
 from tipqa.training_order.table import TableOrder, TableOrderSettings
-from tipqa.windows import WindowSettings
 
 DOCS = {
     "d1": Document("d1", "Ada Vell was born in Orrin."),

@@ -13,9 +13,11 @@ import pytest
 from evaluate_support import ANSWER_LAYOUT, labeled, write_split
 from partition_fixtures import build_splits
 
+from tipqa.build.plan import Plan
+from tipqa.build.steps import evaluate
 from tipqa.config import read_config
-from tipqa.errors import ConfigError
-from tipqa.evaluate.answerers.openai import OpenAIAnswerer, OpenAIAnswererSettings
+from tipqa.core.errors import ConfigError
+from tipqa.core.layout import EvaluationLayout
 from tipqa.evaluate.confidence import (
     ConfidenceSettings,
     NormalizedMatch,
@@ -28,9 +30,7 @@ from tipqa.evaluate.sampling import CONFIDENCE_FILE, read_rated
 from tipqa.evaluate.score import ScoringSettings
 from tipqa.evaluate.settings import EvaluateSettings
 from tipqa.evaluate.temperature import fit_temperature, scale
-from tipqa.layout import EvaluationLayout
-from tipqa.plan import Plan
-from tipqa.steps import evaluate
+from tipqa.llm.answerers.openai import OpenAIAnswerer, OpenAIAnswererSettings
 
 SAME = NormalizedMatch()
 

@@ -8,14 +8,14 @@ import pytest
 from evaluate_support import labeled, write_split
 from partition_fixtures import DEV, build_splits
 
-from tipqa.errors import InputError
+from tipqa.core.errors import InputError
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.jsonl import read_json, write_json, write_records
+from tipqa.core.layout import HUB_FOLDER
+from tipqa.core.records import SCHEMA_VERSION
 from tipqa.evaluate.gold import _hub_dataset, load_gold
-from tipqa.fingerprint import StepRecord
 from tipqa.hub.folder import build_hub_folder
 from tipqa.hub.settings import HubSettings
-from tipqa.jsonl import read_json, write_json, write_records
-from tipqa.layout import HUB_FOLDER
-from tipqa.records import SCHEMA_VERSION
 
 
 def test_split_folder_splits_folder_and_hub_folder_agree(tmp_path: Path) -> None:

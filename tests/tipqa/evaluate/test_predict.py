@@ -9,15 +9,15 @@ import pytest
 from evaluate_support import labeled, table_rule, write_split
 from openai_server import FakeOpenAIServer
 
-from tipqa.errors import TipqaError
-from tipqa.evaluate.answerers.openai import OpenAIAnswerer, OpenAIAnswererSettings
+from tipqa.core.errors import TipqaError
+from tipqa.core.jsonl import read_json
+from tipqa.core.layout import EvaluationLayout
+from tipqa.core.stats import StepStats
 from tipqa.evaluate.gold import load_gold
 from tipqa.evaluate.predict import CachedAnswers, answerer_record, make_predictions
 from tipqa.evaluate.predictions import read_predictions
-from tipqa.jsonl import read_json
-from tipqa.layout import EvaluationLayout
+from tipqa.llm.answerers.openai import OpenAIAnswerer, OpenAIAnswererSettings
 from tipqa.llm.cache import LLMCache
-from tipqa.stats import StepStats
 
 pytestmark = pytest.mark.needs("openai")
 

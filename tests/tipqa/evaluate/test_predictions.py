@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from evaluate_support import write_lines
 
-from tipqa.errors import InputError
+from tipqa.core.errors import InputError
 from tipqa.evaluate.predictions import (
     Prediction,
     PredictionSet,

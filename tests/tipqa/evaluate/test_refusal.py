@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tipqa.errors import ConfigError
+from tipqa.core.errors import ConfigError
 from tipqa.evaluate.refusal import (
     DEFAULT_THRESHOLD,
     RefusalDetector,
@@ -145,7 +145,7 @@ def test_settings_are_checked() -> None:
 
 @pytest.fixture(scope="module")
 def minilm_detector() -> RefusalDetector:
-    from tipqa.embedders.sentence_transformers import SentenceTransformerEmbedder
+    from tipqa.indexes.embedders.sentence_transformers import SentenceTransformerEmbedder
 
     return RefusalDetector(RefusalSettings(), SentenceTransformerEmbedder.of())
 

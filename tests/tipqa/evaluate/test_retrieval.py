@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tipqa.errors import InputError
+from tipqa.core.errors import InputError
+from tipqa.dataset.qrels import read_qrels
 from tipqa.evaluate.__main__ import run
 from tipqa.evaluate.retrieval import read_run, recall_at_k, write_run
-from tipqa.qrels import read_qrels
 
 QRELS = "q1 0 d1 1\nq1 0 d2 1\nq1 0 d3 0\nq2 0 d4 1\nq3 0 d5 0\nq4 0 d6 1\nq4 0 d7 1\nq4 0 d8 1\n"
 # q1: d2 at rank 1, d1 at rank 4; q2: d4 at rank 2; q3 has no relevant document (not counted);

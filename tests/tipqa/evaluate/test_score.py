@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from evaluate_support import labeled, write_lines, write_split
 
-from tipqa.errors import ConfigError
+from tipqa.core.errors import ConfigError
+from tipqa.core.jsonl import read_json
 from tipqa.evaluate.gold import load_gold
 from tipqa.evaluate.refusal import RefusalDetector
 from tipqa.evaluate.score import ScoringSettings, compare_systems, score_file, write_evaluation
-from tipqa.jsonl import read_json
 
 ROWS = [
     labeled("a1", "answerable", "Paris", ["City of Paris"], total_matches=1),

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from tipqa.config import read_config
-from tipqa.errors import ConfigError
-from tipqa.evaluate.answerers.openai import OpenAIAnswererSettings
-from tipqa.evaluate.answerers.vllm import VLLMAnswererSettings
+from tipqa.core.errors import ConfigError
 from tipqa.evaluate.confidence import ConfidenceSettings
 from tipqa.evaluate.refusal import DEFAULT_THRESHOLD, RefusalSettings
 from tipqa.evaluate.score import ScoringSettings
 from tipqa.evaluate.settings import EvaluateSettings
+from tipqa.llm.answerers.openai import OpenAIAnswererSettings
+from tipqa.llm.answerers.vllm import VLLMAnswererSettings
 
 
 def error(sections: dict[str, dict[str, str]]) -> str:

@@ -10,7 +10,8 @@ import openai_server as fake
 import pytest
 from evaluate_support import labeled, write_lines, write_split
 
-from tipqa.errors import InputError
+from tipqa.core.errors import InputError
+from tipqa.core.stats import StepStats
 from tipqa.evaluate.__main__ import run
 from tipqa.evaluate.gold import load_gold
 from tipqa.evaluate.refusal import RefusalDetector
@@ -19,7 +20,6 @@ from tipqa.evaluate.uabench import read_targets, score_uabench, targets_of
 from tipqa.evaluate.uabench_judge import LLMAnswerJudge, strict_yes_no
 from tipqa.llm.openai_chat import OpenAIChatModel
 from tipqa.llm.openai_client import OpenAIServerSettings
-from tipqa.stats import StepStats
 
 ROWS = [
     labeled("a1", "answerable", "Paris"),

@@ -15,15 +15,15 @@ from typing import Any
 import pytest
 from partition_fixtures import DEV, TRAIN, build_splits
 
-from tipqa.errors import InputError
+from tipqa.core.errors import InputError
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.layout import HUB_FOLDER, RunLayout
 from tipqa.evaluate.uabench import read_targets
 from tipqa.export.__main__ import run
 from tipqa.export.formats import FORMATS
 from tipqa.export.write import export_splits
-from tipqa.fingerprint import StepRecord
 from tipqa.hub.folder import build_hub_folder
 from tipqa.hub.settings import HubSettings
-from tipqa.layout import HUB_FOLDER, RunLayout
 
 ANSWERABLE, UNANSWERABLE = "dev-ans-000", "dev-una-001"
 

@@ -8,13 +8,13 @@ from pathlib import Path
 import yaml
 from partition_fixtures import CONFIG, INFO, build_splits, provenance
 
-from tipqa.corpus_reading import CorpusReading
-from tipqa.fingerprint import StepRecord
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.jsonl import read_json
+from tipqa.core.layout import HUB_FOLDER
+from tipqa.dataset.corpus_reading import CorpusReading
 from tipqa.hub.card import PAPER_AUTHORS, PAPER_TITLE, size_category
 from tipqa.hub.folder import build_hub_folder
 from tipqa.hub.settings import HubSettings
-from tipqa.jsonl import read_json
-from tipqa.layout import HUB_FOLDER
 from tipqa.llm.prompts import load_template
 
 HUB = HubSettings(repo_id="someone/tip-demo", license="apache-2.0")

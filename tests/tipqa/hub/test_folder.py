@@ -9,12 +9,12 @@ import pytest
 import yaml
 from partition_fixtures import DEV, TRAIN, build_splits
 
-from tipqa.errors import ConfigError, InputError
-from tipqa.fingerprint import StepRecord
+from tipqa.core.errors import ConfigError, InputError
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.jsonl import read_json
+from tipqa.core.layout import HUB_FOLDER, RunLayout
 from tipqa.hub.folder import build_hub_folder
 from tipqa.hub.settings import HubSettings
-from tipqa.jsonl import read_json
-from tipqa.layout import HUB_FOLDER, RunLayout
 from tipqa.report.explorer.collect import TextSource
 from tipqa.report.explorer.write import write_explorer
 

@@ -8,13 +8,13 @@ import datasets
 import yaml
 from partition_fixtures import write_pool
 
-from tipqa.fingerprint import StepRecord
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.layout import HUB_FOLDER, SPLITS, RunLayout
+from tipqa.core.records import JudgedUnit
+from tipqa.dataset.qrels import read_qrels, write_relevance
+from tipqa.dataset.splits import SplitPlan, make_splits
 from tipqa.hub.folder import build_hub_folder
 from tipqa.hub.settings import HubSettings
-from tipqa.layout import HUB_FOLDER, SPLITS, RunLayout
-from tipqa.qrels import read_qrels, write_relevance
-from tipqa.records import JudgedUnit
-from tipqa.splits import SplitPlan, make_splits
 
 
 def test_the_relevance_configuration_and_qrels(tmp_path: Path) -> None:

@@ -13,8 +13,10 @@ from fake_hub import FakeHub
 from huggingface_hub.errors import HfHubHTTPError
 from partition_fixtures import build_splits
 
-from tipqa.errors import ConfigError
-from tipqa.fingerprint import StepRecord
+from tipqa.core.errors import ConfigError
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.jsonl import read_json
+from tipqa.core.layout import HUB_FOLDER
 from tipqa.hub.folder import build_hub_folder
 from tipqa.hub.publish import (
     LocalFile,
@@ -27,8 +29,6 @@ from tipqa.hub.publish import (
     record_path,
 )
 from tipqa.hub.settings import HubSettings
-from tipqa.jsonl import read_json
-from tipqa.layout import HUB_FOLDER
 
 # huggingface_hub's LFS upload passes raw bytes as `data=`, which httpx2 deprecates
 pytestmark = pytest.mark.filterwarnings("ignore:Use 'content=<...>':DeprecationWarning")

@@ -9,7 +9,7 @@ import sqlite3
 
 import pytest
 
-from tipqa.errors import InputError
+from tipqa.core.errors import InputError
 from tipqa.llm.cache import _CREATE, SCHEMA, LLMCache, cache_key
 
 

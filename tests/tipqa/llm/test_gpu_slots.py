@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tipqa.errors import ConfigError
+from tipqa.core.errors import ConfigError
 from tipqa.llm import gpu_slots, vllm_engine
 from tipqa.llm.gpu_slots import VISIBLE, GpuSlots, claim_slot, read_claims
 from tipqa.llm.vllm_engine import EngineConfig, engine_scope, get_engine

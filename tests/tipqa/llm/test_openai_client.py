@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tipqa.errors import ConfigError, CredentialsError, MissingExtraError
+from tipqa.core.errors import ConfigError, CredentialsError, MissingExtraError
 from tipqa.llm.openai_client import OpenAIChatClient, Usage, is_local_url
 
 pytestmark = pytest.mark.needs("openai")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tipqa.errors import ConfigError
+from tipqa.core.errors import ConfigError
 from tipqa.llm.prompts import SHIPPED, PromptTemplate, load_template
 
 

@@ -2,7 +2,7 @@ import importlib.util
 
 import pytest
 
-from tipqa.errors import MissingExtraError
+from tipqa.core.errors import MissingExtraError
 from tipqa.llm import vllm_engine
 from tipqa.llm.vllm_engine import EngineConfig, get_engine, shutdown_engine
 

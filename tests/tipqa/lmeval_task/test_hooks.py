@@ -11,13 +11,13 @@ import pytest
 from evaluate_support import write_lines
 from partition_fixtures import build_splits
 
-from tipqa.errors import ConfigError
+from tipqa.core.errors import ConfigError
+from tipqa.core.records import LabeledQuestion
 from tipqa.evaluate.gold import load_gold
 from tipqa.evaluate.refusal import RefusalDetector, RefusalSettings
 from tipqa.evaluate.score import ScoringSettings, score_file
 from tipqa.lmeval_task import hooks
 from tipqa.lmeval_task.task_files import FOLDER, METRICS, write_task_folder
-from tipqa.records import LabeledQuestion
 
 NO_EMBEDDING = {"tipqa_embedding": False}
 

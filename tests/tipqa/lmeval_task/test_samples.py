@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from evaluate_support import write_lines
 
-from tipqa.errors import InputError, TipqaError
+from tipqa.core.errors import InputError, TipqaError
 from tipqa.evaluate.predictions import iter_prediction_lines
 from tipqa.lmeval_task.__main__ import run
 from tipqa.lmeval_task.samples import samples_to_predictions

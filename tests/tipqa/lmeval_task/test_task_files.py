@@ -10,13 +10,13 @@ from partition_fixtures import DEV, TRAIN, build_splits, write_pool
 
 from tipqa.boundary.build import write_boundary
 from tipqa.boundary.hub import BoundaryHub
-from tipqa.fingerprint import StepRecord
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.layout import BOUNDARY, HUB_FOLDER, RunLayout
+from tipqa.core.records import Document
 from tipqa.hub.folder import build_hub_folder
 from tipqa.hub.settings import HubSettings
-from tipqa.layout import BOUNDARY, HUB_FOLDER, RunLayout
 from tipqa.lmeval_task.__main__ import run
 from tipqa.lmeval_task.task_files import FOLDER, GROUP, TASK, checkpoint_steps
-from tipqa.records import Document
 from tipqa.training_order.table import TableOrder, TableOrderSettings
 
 STEPS = [0, 50, 150]

@@ -8,12 +8,12 @@ import matplotlib.image
 import pytest
 from partition_fixtures import DEV, INFO, build_splits
 
-from tipqa.corpus_reading import CorpusReading
-from tipqa.errors import InputError
-from tipqa.fingerprint import StepRecord
-from tipqa.jsonl import read_json
-from tipqa.layout import REPORT, RunLayout
-from tipqa.records import LabeledQuestion
+from tipqa.core.errors import InputError
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.jsonl import read_json
+from tipqa.core.layout import REPORT, RunLayout
+from tipqa.core.records import LabeledQuestion
+from tipqa.dataset.corpus_reading import CorpusReading
 from tipqa.report.build import (
     MATCH_BINS,
     match_bin,

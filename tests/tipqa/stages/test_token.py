@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tipqa.records import (
+from tipqa.core.records import (
     Document,
     JudgeRequest,
     Judgment,
@@ -16,10 +16,10 @@ from tipqa.records import (
     TokenCandidates,
     TokenHit,
 )
+from tipqa.core.stats import StepStats
+from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
 from tipqa.stages.token import judge_token_candidates, search_tokens
-from tipqa.stats import StepStats
-from tipqa.token_index.tantivy import TantivyTokenIndex
-from tipqa.windows import WindowSettings, judge_windows
+from tipqa.stages.windows import WindowSettings, judge_windows
 
 KW = "Kellan Dusk"
 ALIAS = "Varnholt"
@@ -313,7 +313,7 @@ def test_search_tokens_keeps_k1_hits_and_the_total(tmp_path: Path) -> None:
 
 
 def test_judgments_keep_the_offsets_of_their_windows() -> None:
-    from tipqa.judges.rules import RuleJudge
+    from tipqa.llm.judges.rules import RuleJudge
 
     q = question(0)
     text = "Filler words.\n\nKellan Dusk was born in Varnholt.\n\nMore filler."

@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from tipqa.demo.world import World, WorldSpec
-from tipqa.judges.rules import RuleJudge
-from tipqa.keywords.rules import extract_keywords
-from tipqa.records import Document, Keywords, TokenCandidates, TokenHit
+from tipqa.core.records import Document, Keywords, TokenCandidates, TokenHit
+from tipqa.core.stats import StepStats
+from tipqa.core.text import contains_phrase, count_phrase, tokenize
+from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
+from tipqa.llm.judges.rules import RuleJudge
+from tipqa.llm.keywords.rules import extract_keywords
+from tipqa.sources.demo.world import World, WorldSpec
 from tipqa.stages.token import judge_token_candidates, search_tokens
-from tipqa.stats import StepStats
-from tipqa.text import contains_phrase, count_phrase, tokenize
-from tipqa.token_index.tantivy import TantivyTokenIndex
-from tipqa.windows import WindowSettings
+from tipqa.stages.windows import WindowSettings
 
 K1 = 100
 SPEC = WorldSpec(
@@ -37,7 +37,7 @@ SPEC = WorldSpec(
 def brute_force(
     documents: list[Document], keywords: list[str], aliases: list[str]
 ) -> tuple[int, list[TokenHit]]:
-    """Total and first K1 hits by the definition, computed with tipqa.text."""
+    """Total and first K1 hits by the definition, computed with tipqa.core.text."""
     key = list(dict.fromkeys(tuple(p) for p in map(tokenize, keywords) if p))
     alias = list(dict.fromkeys(tuple(p) for p in map(tokenize, aliases) if p))
     rows = []

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tipqa.records import (
+from tipqa.core.records import (
     Document,
     JudgeRequest,
     Judgment,
@@ -15,8 +15,8 @@ from tipqa.records import (
     VectorCandidates,
     VectorHit,
 )
+from tipqa.core.stats import StepStats
 from tipqa.stages.vector import judge_vector_candidates, search_vectors
-from tipqa.stats import StepStats
 
 
 @dataclass

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tipqa.errors import ConfigError, InputError
+from tipqa.core.errors import ConfigError, InputError
 from tipqa.training_order.anchors import (
     block_anchors,
     build_anchor_index,

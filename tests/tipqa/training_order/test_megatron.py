@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tipqa.errors import ConfigError
-from tipqa.records import Document
-from tipqa.settings import parse
+from tipqa.core.errors import ConfigError
+from tipqa.core.records import Document
+from tipqa.core.settings import parse
 from tipqa.training_order.base import TRAINING_ORDERS, SpanStep, WantedSpan
 from tipqa.training_order.megatron import MegatronOrder, MegatronOrderSettings
 from tipqa.training_order.streams import write_parquet_stream

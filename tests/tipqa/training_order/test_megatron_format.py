@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tipqa.errors import InputError
+from tipqa.core.errors import InputError
 from tipqa.training_order.megatron_format import (
     IndexedDatasetWriter,
     check_fixed_sequences,

@@ -8,8 +8,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tipqa.errors import ConfigError, InputError
-from tipqa.settings import parse
+from tipqa.core.errors import ConfigError, InputError
+from tipqa.core.settings import parse
 from tipqa.training_order.base import TRAINING_ORDERS, WantedSpan
 from tipqa.training_order.table import TableOrder, TableOrderSettings
 

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from tipqa.annotation.texts import FETCH_BATCH, window_settings
-from tipqa.errors import InputError
-from tipqa.jsonl import iter_records
-from tipqa.layout import PoolLayout, ShardLayout
-from tipqa.records import (
+from tipqa.core.errors import InputError
+from tipqa.core.jsonl import iter_records
+from tipqa.core.layout import PoolLayout, ShardLayout
+from tipqa.core.records import (
     LABELS,
     Document,
     Judgment,
@@ -33,8 +33,8 @@ from tipqa.records import (
     VectorCandidates,
     Window,
 )
-from tipqa.token_index.base import FetchDocuments
-from tipqa.windows import judge_windows
+from tipqa.indexes.token_index.base import FetchDocuments
+from tipqa.stages.windows import judge_windows
 
 DEFAULT_TEXTS = 10
 """Token-stage window texts recomputed per question by default (its "yes" window always)."""

@@ -21,14 +21,14 @@ from typing import Any
 
 import orjson
 
-from tipqa.errors import InputError
-from tipqa.layout import RunLayout
-from tipqa.provenance import REMEDY
-from tipqa.records import LABELS
+from tipqa.core.errors import InputError
+from tipqa.core.layout import RunLayout
+from tipqa.core.records import LABELS
+from tipqa.core.stats import read_stats
+from tipqa.dataset.provenance import REMEDY
+from tipqa.dataset.splits import SPLITS, SplitsLayout
 from tipqa.report.build import pool_funnel, split_funnel
 from tipqa.report.explorer.collect import TextSource, collect_pool
-from tipqa.splits import SPLITS, SplitsLayout
-from tipqa.stats import read_stats
 
 ROWS_PER_FILE = 10_000
 DETAILS_PER_FILE = 100

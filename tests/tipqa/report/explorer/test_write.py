@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from explorer_support import synthetic_run
 
-from tipqa.errors import ConfigError, InputError
-from tipqa.jsonl import read_records, write_records
-from tipqa.layout import RunLayout
-from tipqa.records import Judgment
+from tipqa.core.errors import ConfigError, InputError
+from tipqa.core.jsonl import read_records, write_records
+from tipqa.core.layout import RunLayout
+from tipqa.core.records import Judgment
 from tipqa.report.__main__ import run as main_run
 from tipqa.report.explorer.collect import TextSource
 from tipqa.report.explorer.write import DETAILS_PER_FILE, write_explorer

@@ -1,0 +1,107 @@
+"""Building each seam's backend from its configured choice (backend name and typed settings)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tipqa.build.components import (
+    make_judge,
+    make_keyword_extractor,
+    make_token_index,
+    make_vector_index,
+    window_settings,
+)
+from tipqa.config import read_config
+from tipqa.indexes.place import IndexPlace
+from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
+from tipqa.llm.judges.cached import CachedJudge
+from tipqa.llm.judges.openai import OpenAIJudge
+from tipqa.llm.judges.rules import RuleJudge
+from tipqa.llm.judges.vllm import max_window_words
+from tipqa.llm.keywords.cached import CachedKeywordExtractor
+from tipqa.llm.keywords.openai import OpenAIKeywordExtractor
+from tipqa.llm.keywords.rules import RuleKeywordExtractor
+from tipqa.stages.windows import DEFAULT_MAX_WORDS, WindowSettings
+
+LOCAL = "http://127.0.0.1:9/v1"
+
+
+@pytest.fixture(autouse=True)
+def _no_openai_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def config(**sections: dict[str, str]):
+    """The configuration of these sections (the rest default)."""
+    return read_config(sections)
+
+
+def llm_judge(**extra: str) -> dict[str, str]:
+    return {"backend": "openai", "model": "judge-model", "base_url": LOCAL, **extra}
+
+
+def test_rules_judge_is_not_wrapped(tmp_path: Path) -> None:
+    judge = make_judge(config().judge, tmp_path / "cache.sqlite")
+    assert type(judge) is RuleJudge
+    assert not (tmp_path / "cache.sqlite").exists()
+
+
+@pytest.mark.needs("openai")
+def test_llm_judge_is_wrapped_in_the_cache(tmp_path: Path) -> None:
+    judge = make_judge(config(judge=llm_judge()).judge, tmp_path / "cache.sqlite")
+    assert isinstance(judge, CachedJudge)
+    assert isinstance(judge.inner, OpenAIJudge)
+    assert judge.inner.model == "judge-model"
+    assert judge.inner.chat.client.base_url == LOCAL
+
+
+@pytest.mark.needs("openai")
+def test_llm_judge_without_cache_path_is_bare() -> None:
+    assert type(make_judge(config(judge=llm_judge()).judge, None)) is OpenAIJudge
+
+
+@pytest.mark.needs("openai")
+def test_keyword_extractors(tmp_path: Path) -> None:
+    rules = make_keyword_extractor(config().keywords, tmp_path / "c.sqlite")
+    assert type(rules) is RuleKeywordExtractor
+    llm = config(keywords={"backend": "openai", "model": "m", "base_url": LOCAL}).keywords
+    wrapped = make_keyword_extractor(llm, tmp_path / "c.sqlite")
+    assert isinstance(wrapped, CachedKeywordExtractor)
+    assert isinstance(wrapped.inner, OpenAIKeywordExtractor)
+
+
+def test_window_settings_from_max_words() -> None:
+    built = config(judge={"max_words": "100", "max_windows": "3"})
+    assert window_settings(built.windows, built.judge) == WindowSettings(100, 3)
+    vllm = config(judge={"backend": "vllm", "max_words": "100", "max_model_len": "4096"})
+    assert window_settings(vllm.windows, vllm.judge).max_words == 100
+
+
+def test_window_settings_from_the_judge_context() -> None:
+    rules = config(judge={"max_windows": "3"})
+    assert window_settings(rules.windows, rules.judge).max_words == DEFAULT_MAX_WORDS
+    vllm = config(judge={"backend": "vllm", "model": "m", "max_model_len": "4096"})
+    assert window_settings(vllm.windows, vllm.judge).max_words == max_window_words(4096)
+
+
+def test_token_index_lives_at_its_place(tmp_path: Path) -> None:
+    index = make_token_index(config().token_index, IndexPlace(tmp_path / "token"))
+    assert isinstance(index, TantivyTokenIndex)
+    assert index.path == tmp_path / "token"
+
+
+class Dims:
+    """The two embedder attributes a vector index is sized by."""
+
+    dimension = 8
+    similarity = "dot_product"
+
+
+def test_vector_index_is_sized_to_the_embedder(tmp_path: Path) -> None:
+    choice = config(vector_index={"backend": "faiss", "kind": "flat"}).vector_index
+    index = make_vector_index(choice, IndexPlace(tmp_path / "vec"), Dims())
+    assert index.dimension == 8
+    assert index.similarity == "dot_product"

@@ -1,0 +1,39 @@
+"""The end-of-run summary, read from the partitions' and the splits' stats files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from partition_fixtures import INFO, build_splits
+
+from tipqa.build.summary import summarize, write_summary
+from tipqa.core.jsonl import read_json, write_json
+from tipqa.dataset.corpus_reading import CorpusReading
+
+
+def test_the_summary_says_what_the_corpus_reader_skipped(tmp_path: Path) -> None:
+    reading = CorpusReading(300, {"invalid_utf8": 1, "invalid_json": 2}, duplicate_ids=4)
+    run = build_splits(tmp_path / "read", build={**INFO, "corpus_reading": reading.to_dict()})
+    text = write_summary(run, ["dev", "train"])
+    assert run.summary.read_text() == text
+    assert (
+        "- corpus: 300 documents read, 3 records skipped (invalid_json 2, invalid_utf8 1), "
+        "4 duplicate ids\n"
+    ) in text
+    assert text.index("- split **") < text.index("- corpus: ")
+    unrecorded = build_splits(tmp_path / "unrecorded")
+    assert "- corpus:" not in summarize(unrecorded, ["dev", "train"])
+
+
+def test_the_summary_counts_the_engines_the_shard_steps_started(tmp_path: Path) -> None:
+    run = build_splits(tmp_path / "engines")
+    assert "engines started" not in summarize(run, ["dev", "train"])
+    for pool, starts in (("dev", 2), ("train", 3)):
+        path = run.pool(pool).partition_stats
+        stats = read_json(path)
+        assert isinstance(stats, dict)
+        stats["info"]["llm_engine_starts"] = starts
+        write_json(path, stats)
+    assert "- vLLM offline engines started: 5 (each loads the model)\n" in summarize(
+        run, ["dev", "train"]
+    )

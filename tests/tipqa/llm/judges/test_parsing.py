@@ -1,0 +1,22 @@
+"""Strict reading of a judge's answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from tipqa.llm.judges.parsing import parse_relevance
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [("yes", "yes"), ("no", "no"), (" Yes\n", "yes"), ("NO", "no"), ("\tno ", "no")],
+)
+def test_exact_yes_or_no(raw: str, expected: str) -> None:
+    assert parse_relevance(raw) == expected
+
+
+@pytest.mark.parametrize(
+    "raw", ["", "yes.", "Yes, it does", "no!", "maybe", "y", "nope", "yes no", "'yes'"]
+)
+def test_anything_else_is_none(raw: str) -> None:
+    assert parse_relevance(raw) is None

@@ -1,0 +1,180 @@
+"""A new LLM provider is one settings class and one registration: it judges, extracts, answers.
+
+The provider here speaks a tiny JSON protocol of its own (not OpenAI's) to a local HTTP server.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import urllib.request
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from tipqa.build.components import make_judge, make_keyword_extractor
+from tipqa.config import Choice
+from tipqa.core.records import JudgeRequest, Question
+from tipqa.core.settings import knob, setting
+from tipqa.core.stats import StepStats
+from tipqa.evaluate.predict import CachedAnswers
+from tipqa.llm.answerers import ANSWERERS
+from tipqa.llm.cache import LLMCache
+from tipqa.llm.chat import ChatModel, ChatPrompt, Completion, Decoding, OnCompletion
+from tipqa.llm.judges.base import JUDGES
+from tipqa.llm.judges.cached import CachedJudge
+from tipqa.llm.keywords.base import KEYWORD_EXTRACTORS
+from tipqa.llm.keywords.cached import CachedKeywordExtractor
+from tipqa.llm.providers import register_provider, unregister_provider
+from tipqa.llm.settings import LLMSettings
+from tipqa.llm.usage import Usage
+
+
+def reply(request: dict[str, Any]) -> dict[str, Any]:
+    """The tiny protocol's answer: keywords after a system message, yes/no to a judge prompt."""
+    messages = request["messages"]
+    content = messages[-1]["content"]
+    if messages[0]["role"] == "system":
+        return {"text": "Wren, Marlow Bay", "alternatives": [], "tokens": [len(content), 4]}
+    if "Expected answer" in content:
+        yes = 0.9 if "Marlow Bay" in content.split("Question:")[0] else 0.2
+        text = "yes" if yes > 0.5 else "no"
+        alternatives = [[["yes", math.log(yes)], ["no", math.log(1 - yes)]]]
+        return {"text": text, "alternatives": alternatives, "tokens": [len(content), 1]}
+    return {"text": " Marlow Bay", "alternatives": [], "tokens": [len(content), 2]}
+
+
+class Handler(BaseHTTPRequestHandler):
+    """POST /complete: one JSON request, one JSON reply."""
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.server.requests.append(body)  # type: ignore[attr-defined]
+        data = json.dumps(reply(body)).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+
+class TinyChatModel:
+    """The transport of the tiny protocol: one POST per prompt."""
+
+    provider = "tiny"
+
+    def __init__(self, url: str, model: str, stats: StepStats) -> None:
+        self.url, self.model, self.stats = url, model, stats
+
+    def complete(
+        self,
+        prompts: Sequence[ChatPrompt],
+        decoding: Decoding,
+        *,
+        desc: str = "chat",
+        on_result: OnCompletion | None = None,
+    ) -> list[Completion]:
+        """One completion per prompt, in order."""
+        out = []
+        for index, prompt in enumerate(prompts):
+            body = {"model": self.model, "messages": prompt.messages, "limit": decoding.max_tokens}
+            request = urllib.request.Request(
+                f"{self.url}/complete",
+                data=json.dumps(body).encode(),
+                headers={"Content-Type": "application/json"},
+            )
+            with urllib.request.urlopen(request, timeout=10) as response:
+                data = json.loads(response.read())
+            self.stats.add("calls")
+            top = [[(token, logprob) for token, logprob in at] for at in data["alternatives"]]
+            done = Completion(data["text"], top, None, Usage(*data["tokens"]))
+            out.append(done)
+            if on_result is not None:
+                on_result(index, done)
+        return out
+
+    def close(self) -> None:
+        """Nothing held."""
+
+
+@dataclass(frozen=True)
+class TinySettings(LLMSettings):
+    """The tiny protocol's server: its model and address."""
+
+    provider: ClassVar[str] = "tiny"
+    model: str = setting("tiny-model", doc="the model the server runs")
+    url: str = knob("", doc="the server's address")
+
+    def chat_model(self, stats: StepStats, *, progress: bool = True) -> ChatModel:
+        """The tiny transport to `url`."""
+        return TinyChatModel(self.url, self.model, stats)
+
+
+@pytest.fixture
+def tiny() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """The server (its address and the requests it got), with the provider registered."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.requests = []  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    register_provider("tiny", TinySettings)
+    try:
+        yield f"http://127.0.0.1:{server.server_port}", server.requests  # type: ignore[attr-defined]
+    finally:
+        unregister_provider("tiny")
+        server.shutdown()
+        server.server_close()
+
+
+def judge_request(text: str, index: int) -> JudgeRequest:
+    """A request about the schooner Wren."""
+    return JudgeRequest(
+        question_id=f"q{index}",
+        question="Where did the schooner Wren run aground?",
+        answer="Marlow Bay",
+        aliases=["Marlow Bay"],
+        keywords=["Wren"],
+        stage="token",
+        doc_id=f"d{index}",
+        unit_id=f"d{index}#0",
+        text=text,
+    )
+
+
+def test_one_registration_judges_extracts_and_answers(tiny, tmp_path: Path) -> None:
+    url, requests = tiny
+    cache = tmp_path / "llm.sqlite"
+    for registry in (JUDGES, KEYWORD_EXTRACTORS, ANSWERERS):
+        assert registry.check("tiny") == []
+    settings = JUDGES.parse("tiny", "judge", {"url": url, "mode": "choice"})
+    judge = make_judge(Choice("tiny", settings), cache)
+    assert isinstance(judge, CachedJudge)
+    texts = ["The Wren ran aground off Marlow Bay.", "Nothing here."]
+    yes, no = judge.judge([judge_request(text, i) for i, text in enumerate(texts)])
+    assert (yes.label, no.label) == ("yes", "no")
+    assert yes.p_yes == pytest.approx(0.9) and no.p_yes == pytest.approx(0.2)
+    assert yes.judge.startswith("tiny:tiny-model:")
+    assert judge.judge([judge_request(texts[0], 0)])[0].cached
+
+    keyword_settings = KEYWORD_EXTRACTORS.parse("tiny", "keywords", {"url": url})
+    extractor = make_keyword_extractor(Choice("tiny", keyword_settings), cache)
+    assert isinstance(extractor, CachedKeywordExtractor)
+    question = Question("q0", "Where did the schooner Wren run aground near Marlow Bay?", "a", [])
+    [keywords] = extractor.extract([question])
+    assert keywords.keywords == ["Wren", "Marlow Bay"] and keywords.error is None
+
+    answerer = ANSWERERS.create("tiny", ANSWERERS.parse("tiny", "evaluate.tiny", {"url": url}))
+    stats = StepStats("predictions")
+    with LLMCache(cache) as store:
+        answers = CachedAnswers(answerer, store, stats).answer(["Where did the Wren run aground?"])
+        assert [a.text for a in answers] == ["Marlow Bay"] and stats.counts["cache_stored"] == 1
+        again = CachedAnswers(answerer, store, stats).answer(["Where did the Wren run aground?"])
+    assert again[0].cached and len(requests) == 4

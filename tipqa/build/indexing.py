@@ -1,0 +1,321 @@
+"""Index builds: the corpus into the token index, and its chunks into the vector index.
+
+Backends that build in parts (`ShardedIndex`, Elasticsearch: one part per corpus file, many
+workers at once, a ledger of finished parts in the cluster) are started once, built part by
+part, and finalized once; embedded backends (tantivy, FAISS) are built in one pass into a
+folder that holds one build only (a folder left by a build with another fingerprint is
+removed first).
+
+Both builds read the whole corpus once and record the reader's counts (`corpus.*`, and its
+skips by kind as errors) in their stats; a build in parts sums those of its parts when it is
+finalized. The token index build logs each skipped record; the vector index build counts them
+and logs them at DEBUG only, so a build warns about a bad record once.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain, islice
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from tqdm import tqdm
+
+from tipqa.core.errors import ConfigError, InputError
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.layout import TOKEN_INDEX, VECTOR_INDEX
+from tipqa.core.records import Chunk, Document
+from tipqa.core.stats import StepStats, read_stats
+from tipqa.dataset.provenance import REMEDY
+from tipqa.indexes.chunking import iter_chunks, make_splitter
+from tipqa.indexes.embedders.base import Embedder
+from tipqa.indexes.token_index.base import TokenIndex
+from tipqa.indexes.vector_index.base import EmbedsOnDemand, VectorIndex
+from tipqa.sources.corpus.base import Corpus, skips_logged_at_debug
+
+CALIBRATION_DOCUMENTS = 200
+CHECKPOINT_CHUNKS = 50_000
+WHOLE_CORPUS = "all"
+
+
+@runtime_checkable
+class ShardedIndex(Protocol):
+    """An index built in named parts (corpus files) by many workers, then finalized once."""
+
+    def start_build(self) -> None:
+        """Create the index (or put it into build mode) once, before the first part."""
+        ...
+
+    def shard_done(self, shard: str) -> bool:
+        """True when part `shard` has been indexed completely."""
+        ...
+
+    def record_shard(self, shard: str, counts: dict[str, float]) -> None:
+        """Record that part `shard` has been indexed completely, with its counts."""
+        ...
+
+    def finalize(self, shards: Sequence[str] = ()) -> dict[str, float]:
+        """Check that every part is done and make the index searchable; return counts."""
+        ...
+
+
+@runtime_checkable
+class ShardedTokenIndex(ShardedIndex, Protocol):
+    """A token index built in parts, each part indexed (and recorded) by `build_shard`."""
+
+    def build_shard(self, documents: Iterable[Document], shard: str) -> dict[str, float]:
+        """Index one part and record it as done; return its counts."""
+        ...
+
+
+@runtime_checkable
+class ShardedVectorIndex(ShardedIndex, VectorIndex, Protocol):
+    """A vector index built in parts: chunks are added per part, then the part recorded."""
+
+
+def builds_in_parts(backend: object) -> bool:
+    """True for index backends that build in parts (one per corpus file) and finalize once."""
+    return isinstance(backend, type) and issubclass(backend, ShardedIndex)
+
+
+@runtime_checkable
+class FileCorpus(Corpus, Protocol):
+    """A corpus made of files that can be read one at a time (a build's parts)."""
+
+    files: Sequence[Path]
+
+    def iter_file(self, path: str | Path) -> Iterator[Document]:
+        """The documents of one file."""
+        ...
+
+
+def corpus_shards(corpus: Corpus) -> list[str]:
+    """The parts of a build: the corpus's files, or the whole corpus when it has none."""
+    if isinstance(corpus, FileCorpus) and corpus.files:
+        return [str(path) for path in corpus.files]
+    return [WHOLE_CORPUS]
+
+
+def shard_documents(corpus: Corpus, shard: str) -> Iterator[Document]:
+    """The documents of one part."""
+    if shard == WHOLE_CORPUS or not isinstance(corpus, FileCorpus):
+        return iter(corpus)
+    return corpus.iter_file(shard)
+
+
+def fresh_folder(path: Path, fingerprint: str) -> None:
+    """Make `path` a folder for the build `fingerprint`: a folder of another build is removed.
+
+    The build's fingerprint is kept beside the folder (`<path>.build`), so an interrupted
+    build of the same settings resumes into what it already wrote.
+    """
+    marker = path.with_name(path.name + ".build")
+    recorded = marker.read_text().strip() if marker.is_file() else None
+    if recorded != fingerprint:
+        shutil.rmtree(path, ignore_errors=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(fingerprint + "\n")
+
+
+def _no_documents(corpus: Corpus, stats: StepStats) -> None:
+    """Raise InputError naming the corpus files when not one readable document was found."""
+    if stats.counts.get("documents", 0) or corpus.stats.counts.get("documents", 0):
+        return
+    files = [str(p) for p in corpus.files] if isinstance(corpus, FileCorpus) else []
+    skipped = ", ".join(f"{kind}: {n}" for kind, n in sorted(corpus.stats.errors.items()))
+    raise InputError(
+        "the corpus has no readable document" + (f" (skipped: {skipped})" if skipped else ""),
+        path=", ".join(files[:5]) + (" ..." if len(files) > 5 else "") or None,
+    )
+
+
+def build_token_index(
+    corpus: Corpus, index: TokenIndex, stats_path: Path, record: StepRecord
+) -> StepStats:
+    """Index every document of `corpus` in one pass; write the stats (reader skips included)."""
+    stats = StepStats(TOKEN_INDEX, provenance=record.provenance())
+    for name, value in index.build(iter(corpus)).items():
+        stats.add(name, value)
+    stats.merge(corpus.stats, prefix="corpus.")
+    _no_documents(corpus, stats)
+    stats.write(stats_path)
+    return stats
+
+
+def index_token_shard(
+    corpus: Corpus, shard: str, index: ShardedTokenIndex, stats_path: Path, record: StepRecord
+) -> StepStats:
+    """Index one part of the corpus into a sharded token index (the backend records it)."""
+    stats = StepStats(f"{TOKEN_INDEX}_file", info={"file": shard}, provenance=record.provenance())
+    for name, value in index.build_shard(shard_documents(corpus, shard), shard).items():
+        stats.add(name, value)
+    stats.merge(corpus.stats, prefix="corpus.")
+    stats.write(stats_path)
+    return stats
+
+
+def _embed(
+    documents: Iterator[Document],
+    embedder: Embedder,
+    index: VectorIndex,
+    stats: StepStats,
+    overlap_tokens: int,
+) -> None:
+    """Chunk, embed and add `documents` to `index` in one pass, counting into `stats`.
+
+    The first `CALIBRATION_DOCUMENTS` documents calibrate the chunk size, then are chunked
+    with the others (they are not read twice).
+    """
+    head = list(islice(documents, CALIBRATION_DOCUMENTS))
+    sample = [doc.text for doc in head]
+    splitter = make_splitter(embedder, overlap_tokens=overlap_tokens, calibration_texts=sample)
+    stats.info["chars_per_token"] = splitter.chars_per_token
+    chunks = iter_chunks(chain(head, documents), splitter, stats)
+    counts = embed_chunks(embedder, chunks, index, checkpoint_every=CHECKPOINT_CHUNKS)
+    for name, value in counts.items():
+        stats.add(f"index.{name}", value)
+
+
+def build_vector_index(
+    corpus: Corpus,
+    embedder: Embedder,
+    index: VectorIndex | EmbedsOnDemand,
+    stats_path: Path,
+    record: StepRecord,
+    overlap_tokens: int = 0,
+) -> StepStats:
+    """Chunk, embed and index every document of `corpus` in one pass; write the stats.
+
+    A stage that embeds on demand (`EmbedsOnDemand`) is only prepared: its chunking calibrated
+    on the corpus's first documents, as a full index's is. The index's counts at `finish` are
+    running totals: they replace those it gave at its last checkpoint.
+    """
+    stats = StepStats(
+        VECTOR_INDEX, info={"embedder": embedder.name}, provenance=record.provenance()
+    )
+    if isinstance(index, EmbedsOnDemand):
+        with skips_logged_at_debug():
+            sample = list(islice(iter(corpus), CALIBRATION_DOCUMENTS))
+        for name, value in index.prepare(sample, embedder, overlap_tokens).items():
+            stats.add(name, value)
+        stats.write(stats_path)
+        return stats
+    with skips_logged_at_debug():
+        _embed(iter(corpus), embedder, index, stats, overlap_tokens)
+    for name, value in index.finish().items():
+        stats.set_total(f"index.{name}", value)
+    stats.merge(corpus.stats, prefix="corpus.")
+    _no_documents(corpus, stats)
+    stats.write(stats_path)
+    return stats
+
+
+def index_vector_shard(
+    corpus: Corpus,
+    shard: str,
+    embedder: Embedder,
+    index: ShardedVectorIndex,
+    stats_path: Path,
+    record: StepRecord,
+    overlap_tokens: int = 0,
+) -> StepStats:
+    """Chunk, embed and index one part of the corpus, then record it as done."""
+    info = {"file": shard, "embedder": embedder.name}
+    stats = StepStats(f"{VECTOR_INDEX}_file", info=info, provenance=record.provenance())
+    with skips_logged_at_debug():
+        _embed(shard_documents(corpus, shard), embedder, index, stats, overlap_tokens)
+    index.record_shard(shard, dict(stats.counts))
+    stats.merge(corpus.stats, prefix="corpus.")
+    stats.write(stats_path)
+    return stats
+
+
+def start_index(index: ShardedIndex, stats_path: Path, step: str, record: StepRecord) -> StepStats:
+    """Create a sharded index (or put it into build mode) once, before its first part."""
+    stats = StepStats(f"{step}_start", provenance=record.provenance())
+    index.start_build()
+    stats.write(stats_path)
+    return stats
+
+
+def finalize_index(
+    index: ShardedIndex,
+    shards: list[str],
+    step: str,
+    stats_path: Path,
+    record: StepRecord,
+    parts: Sequence[Path] = (),
+) -> StepStats:
+    """Finalize a sharded index once every part is done; write the stats.
+
+    `parts` are the parts' stats files: the corpus reader's counts and skips they recorded
+    are summed into the stats, as a build in one pass records them.
+    """
+    stats = StepStats(step, provenance=record.provenance())
+    for name, value in index.finalize(shards).items():
+        stats.add(name, value)
+    if not stats.counts.get("documents"):
+        raise InputError(f"{step}: the index holds no document once every corpus file is in")
+    for path in parts:
+        part = read_stats(path, REMEDY)
+        for name, value in part.get("counts", {}).items():
+            if name.startswith("corpus."):
+                stats.add(name, value)
+        stats.errors.update(part.get("errors", {}))
+    stats.write(stats_path)
+    return stats
+
+
+def _batches(items: Iterable[Chunk], size: int) -> Iterator[list[Chunk]]:
+    """Consecutive lists of at most `size` items."""
+    batch: list[Chunk] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def embed_chunks(
+    embedder: Embedder,
+    chunks: Iterable[Chunk],
+    index: VectorIndex,
+    *,
+    batch_size: int = 256,
+    checkpoint_every: int = 0,
+    stats: StepStats | None = None,
+    progress: bool = True,
+) -> dict[str, float]:
+    """Embed a stream of chunks into `index` in bounded memory, then checkpoint the index.
+
+    Chunks whose ids the index already holds are not embedded again, so a rerun after a crash
+    resumes; `checkpoint_every` > 0 calls `index.checkpoint()` after that many newly added
+    chunks. The index is made durable, not searchable (`finish` is the caller's, once every
+    part of a build is in). Returns the counts, also added to `stats` if given.
+    """
+    if batch_size < 1:
+        raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+    counts: dict[str, float] = {"chunks_seen": 0, "chunks_embedded": 0, "chunks_present": 0}
+    since_checkpoint = 0
+    with tqdm(desc="embedding chunks", unit="chunk", disable=not progress) as bar:
+        for batch in _batches(chunks, batch_size):
+            counts["chunks_seen"] += len(batch)
+            present = index.present_ids([c.id for c in batch])
+            todo = [c for c in batch if c.id not in present]
+            counts["chunks_present"] += len(batch) - len(todo)
+            if todo:
+                index.add(todo, embedder.encode_passages([c.text for c in todo]))
+                counts["chunks_embedded"] += len(todo)
+                since_checkpoint += len(todo)
+            if checkpoint_every > 0 and since_checkpoint >= checkpoint_every:
+                index.checkpoint()
+                since_checkpoint = 0
+            bar.update(len(batch))
+    counts.update(index.checkpoint())
+    if stats is not None:
+        for name, value in counts.items():
+            stats.add(name, value)
+    return counts

@@ -1,0 +1,154 @@
+"""What each shard step of Algorithm 1 reads, declared once (the plan builds these records).
+
+A record holds the settings that decide the step's output and the fingerprints of the steps it
+reads; its `record` is the step's `StepRecord`. A pool's record has no shard; `at(shard)` gives
+one shard's (its inputs also name the shard).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Self
+
+from tipqa.build.components import window_settings
+from tipqa.config import Choice
+from tipqa.core.fingerprint import StepInputs
+from tipqa.core.layout import (
+    KEYWORDS,
+    QUESTIONS,
+    TOKEN_INDEX,
+    TOKEN_JUDGE,
+    TOKEN_SEARCH,
+    VECTOR_INDEX,
+    VECTOR_JUDGE,
+    VECTOR_SEARCH,
+)
+from tipqa.stages.windows import WindowSettings, WindowStepSettings
+
+
+@dataclass(frozen=True)
+class ShardInputs(StepInputs):
+    """A shard step's inputs: a pool's (`shard` None), or one shard's."""
+
+    shard: int | None = field(default=None, kw_only=True)
+
+    def at(self, shard: int) -> Self:
+        """The same inputs for one shard of the pool."""
+        return dataclasses.replace(self, shard=shard)
+
+    def upstream(self) -> dict[str, Any]:
+        """The steps read, and the shard's number when it is one shard's."""
+        shard = {} if self.shard is None else {"shard": self.shard}
+        return {**self.reads(), **shard}
+
+    def reads(self) -> dict[str, Any]:
+        """The fingerprints of the steps this one reads."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class KeywordsInputs(ShardInputs):
+    """Keyword extraction: the extractor, over the pool's questions."""
+
+    step: ClassVar[str] = KEYWORDS
+    keywords: Choice
+    questions: str
+
+    def settings(self) -> dict[str, Any]:
+        return {"keywords": self.keywords.identity()}
+
+    def reads(self) -> dict[str, Any]:
+        return {QUESTIONS: self.questions}
+
+
+@dataclass(frozen=True)
+class TokenSearchInputs(ShardInputs):
+    """Token search: k1 and the token index's search settings, over the keywords."""
+
+    step: ClassVar[str] = TOKEN_SEARCH
+    k1: int
+    token_index: Choice
+    keywords: str
+    index_build: str
+
+    def settings(self) -> dict[str, Any]:
+        return {"k1": self.k1, "token_index": self.token_index.identity()}
+
+    def reads(self) -> dict[str, Any]:
+        return {KEYWORDS: self.keywords, TOKEN_INDEX: self.index_build}
+
+
+def judge_all_setting(judge_all: bool) -> dict[str, Any]:
+    """`[boundary] judge_all_candidates`, only when on (so builds without it keep theirs)."""
+    return {"judge_all_candidates": True} if judge_all else {}
+
+
+@dataclass(frozen=True)
+class TokenJudgeInputs(ShardInputs):
+    """Token judging: the judge, its windows and early exit, over the token search (its k1)."""
+
+    step: ClassVar[str] = TOKEN_JUDGE
+    judge: Choice
+    windows: WindowStepSettings
+    judge_all: bool
+    search: TokenSearchInputs
+
+    @property
+    def k1(self) -> int:
+        """The candidates judged per question: the token search's k1."""
+        return self.search.k1
+
+    def window_limits(self) -> WindowSettings:
+        """The judge-window limits (`max_words` from the judge's context when unset)."""
+        return window_settings(self.windows, self.judge)
+
+    def settings(self) -> dict[str, Any]:
+        identity = {"judge": self.judge.identity(), "windows": self.windows.identity()}
+        return {**identity, **judge_all_setting(self.judge_all)}
+
+    def reads(self) -> dict[str, Any]:
+        return {TOKEN_SEARCH: self.search.record.fingerprint}
+
+
+@dataclass(frozen=True)
+class VectorSearchInputs(ShardInputs):
+    """Vector search: k2, the embedder and the vector index, over the token decisions.
+
+    `token_index` is the token index build's fingerprint when the vector stage embeds the
+    token candidates on demand (`[vector_index] backend = candidates`), else None.
+    """
+
+    step: ClassVar[str] = VECTOR_SEARCH
+    k2: int
+    embedder: Choice
+    vector_index: Choice
+    judged: str
+    index_build: str
+    token_index: str | None
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "k2": self.k2,
+            "embedder": self.embedder.identity(),
+            "vector_index": self.vector_index.identity(),
+        }
+
+    def reads(self) -> dict[str, Any]:
+        found = {TOKEN_JUDGE: self.judged, VECTOR_INDEX: self.index_build}
+        return found if self.token_index is None else {**found, TOKEN_INDEX: self.token_index}
+
+
+@dataclass(frozen=True)
+class VectorJudgeInputs(ShardInputs):
+    """Vector judging: the judge, over the vector candidates."""
+
+    step: ClassVar[str] = VECTOR_JUDGE
+    judge: Choice
+    search: str
+
+    def settings(self) -> dict[str, Any]:
+        return {"judge": self.judge.identity()}
+
+    def reads(self) -> dict[str, Any]:
+        return {VECTOR_SEARCH: self.search}

@@ -1,0 +1,1 @@
+"""The vocabulary every package imports: records, settings, registry, stats, layout, I/O."""

@@ -1,0 +1,1 @@
+"""The token and vector indexes, the embedders and the chunking they use."""

@@ -1,0 +1,227 @@
+"""Documents into embedder-sized chunks, and chunks into a vector index.
+
+Chunks are cut by LangChain's RecursiveCharacterTextSplitter (paragraph, then line, then word,
+then character, as the paper does) with a budget in characters calibrated to the embedder's
+tokenizer, because measuring every candidate piece with the tokenizer is ~57x slower. Every chunk
+is then counted with the real tokenizer (one batched call per document) and a chunk over the
+token budget is split again with a proportionally smaller character budget, so no chunk is ever
+truncated by the embedder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from tipqa.core.errors import ConfigError, InputError
+from tipqa.core.records import Chunk, Document
+from tipqa.core.stats import StepStats
+from tipqa.indexes.embedders.base import Embedder
+
+TokenCounter = Callable[[list[str]], list[int]]
+
+# Characters per token assumed when no calibration sample is given: the 1st-5th percentile of
+# English Wikipedia and web text under the MiniLM (BERT WordPiece) tokenizer is 3.2-3.8.
+DEFAULT_CHARS_PER_TOKEN = 3.5
+CALIBRATION_QUANTILE = 0.1
+MIN_TEXT_TOKENS = 8
+_COUNT_BATCH = 256
+_SHRINK = 0.95
+
+
+def _token_overhead(count_tokens: TokenCounter) -> int:
+    """Tokens the counter adds to any text (prefix and special tokens)."""
+    return int(count_tokens([""])[0])
+
+
+def _segments(text: str, size: int) -> Iterator[str]:
+    """Consecutive pieces of about `size` characters, cut at whitespace."""
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + size)
+        if end < len(text):
+            space = text.rfind(" ", start + size // 2, end)
+            end = space if space > start else end
+        piece = text[start:end].strip()
+        if piece:
+            yield piece
+        start = end
+
+
+def calibrate_chars_per_token(
+    count_tokens: TokenCounter,
+    texts: Iterable[str],
+    *,
+    quantile: float = CALIBRATION_QUANTILE,
+    segment_chars: int = 1000,
+) -> float:
+    """A conservative characters-per-token ratio: a low quantile over segments of `texts`."""
+    overhead = _token_overhead(count_tokens)
+    segments = [s for text in texts for s in _segments(text, segment_chars) if len(s) >= 20]
+    if not segments:
+        raise InputError("no text of at least 20 characters to calibrate the chunk size on")
+    ratios: list[float] = []
+    for start in range(0, len(segments), _COUNT_BATCH):
+        batch = segments[start : start + _COUNT_BATCH]
+        counts = count_tokens(batch)
+        ratios.extend(len(s) / max(1, n - overhead) for s, n in zip(batch, counts, strict=True))
+    return float(np.quantile(np.asarray(ratios), quantile))
+
+
+class ChunkSplitter:
+    """Splits text into chunks of at most `max_tokens` tokens under a token counter."""
+
+    def __init__(
+        self,
+        count_tokens: TokenCounter,
+        max_tokens: int,
+        *,
+        overlap_tokens: int = 0,
+        chars_per_token: float = DEFAULT_CHARS_PER_TOKEN,
+    ) -> None:
+        self.count_tokens = count_tokens
+        self.max_tokens = max_tokens
+        self.overhead = _token_overhead(count_tokens)
+        self.text_tokens = max_tokens - self.overhead
+        if self.text_tokens < MIN_TEXT_TOKENS:
+            raise ConfigError(
+                f"max_tokens={max_tokens} leaves {self.text_tokens} tokens for text after the "
+                f"prefix and special tokens; need at least {MIN_TEXT_TOKENS}"
+            )
+        if not 0 <= overlap_tokens < self.text_tokens // 2:
+            raise ConfigError(
+                f"overlap_tokens must be in [0, {self.text_tokens // 2}), got {overlap_tokens}"
+            )
+        if chars_per_token <= 0:
+            raise ConfigError(f"chars_per_token must be positive, got {chars_per_token}")
+        self.chars_per_token = chars_per_token
+        self.max_chars = max(1, int(self.text_tokens * chars_per_token))
+        self.overlap_chars = int(overlap_tokens * chars_per_token)
+        self.resplit = 0
+        self.oversized = 0
+        self._splitter = self._character_splitter(self.max_chars, self.overlap_chars)
+
+    @staticmethod
+    def _character_splitter(chunk_chars: int, overlap_chars: int) -> Any:
+        """A RecursiveCharacterTextSplitter: paragraph, line, word, character."""
+        from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+        return RecursiveCharacterTextSplitter(
+            separators=["\n\n", "\n", " ", ""],
+            chunk_size=chunk_chars,
+            chunk_overlap=min(overlap_chars, chunk_chars // 2),
+        )
+
+    def _counts(self, pieces: list[str]) -> list[int]:
+        """Token counts of pieces, in batches."""
+        counts: list[int] = []
+        for start in range(0, len(pieces), _COUNT_BATCH):
+            counts.extend(self.count_tokens(pieces[start : start + _COUNT_BATCH]))
+        return counts
+
+    def split(self, text: str) -> list[str]:
+        """The chunks of `text`, in order; none for empty or whitespace-only text."""
+        if not text.strip():
+            return []
+        return self._fit(self._splitter.split_text(text))
+
+    def _fit(self, pieces: list[str]) -> list[str]:
+        """Keep pieces within the token budget; split the others again, smaller."""
+        out: list[str] = []
+        for piece, count in zip(pieces, self._counts(pieces), strict=True):
+            if count <= self.max_tokens:
+                out.append(piece)
+                continue
+            chars = int(len(piece) * self.text_tokens / max(1, count - self.overhead) * _SHRINK)
+            chars = min(chars, len(piece) - 1)
+            if chars < 1:
+                self.oversized += 1
+                out.append(piece)
+                continue
+            self.resplit += 1
+            splitter = self._character_splitter(chars, self.overlap_chars)
+            out.extend(self._fit(splitter.split_text(piece)))
+        return out
+
+
+@runtime_checkable
+class CountsTokens(Protocol):
+    """An embedder's tokenizer side: token counts and the longest sequence it embeds."""
+
+    max_seq_length: int
+
+    def count_tokens(self, texts: list[str]) -> list[int]:
+        """Token counts of texts (prefix included)."""
+        ...
+
+
+def make_splitter(
+    source: Embedder | TokenCounter,
+    max_tokens: int | None = None,
+    *,
+    overlap_tokens: int = 0,
+    chars_per_token: float | None = None,
+    calibration_texts: Iterable[str] | None = None,
+) -> ChunkSplitter:
+    """A splitter sized to an embedder (its max_seq_length by default) or to a token counter.
+
+    The character budget comes from `chars_per_token` if given, else is calibrated on
+    `calibration_texts` (a sample of the corpus), else is `DEFAULT_CHARS_PER_TOKEN`.
+    """
+    if isinstance(source, CountsTokens):
+        count_tokens: TokenCounter = source.count_tokens
+        limit = int(source.max_seq_length)
+        if max_tokens is None:
+            max_tokens = limit
+        elif max_tokens > limit:
+            raise ConfigError(
+                f"max_tokens={max_tokens} exceeds the embedder's max_seq_length={limit}; "
+                "longer chunks would be truncated"
+            )
+    elif callable(source):
+        count_tokens = source
+        if max_tokens is None:
+            raise ConfigError("max_tokens is required when splitting by a token counter")
+    else:
+        raise ConfigError(f"expected an embedder or a token counter, got {type(source).__name__}")
+    if chars_per_token is None:
+        chars_per_token = (
+            DEFAULT_CHARS_PER_TOKEN
+            if calibration_texts is None
+            else calibrate_chars_per_token(count_tokens, calibration_texts)
+        )
+    return ChunkSplitter(
+        count_tokens, max_tokens, overlap_tokens=overlap_tokens, chars_per_token=chars_per_token
+    )
+
+
+def chunk_document(doc: Document, splitter: ChunkSplitter) -> list[Chunk]:
+    """The chunks of one document, with ids f"{doc_id}#{index}"; none for an empty document."""
+    if not isinstance(doc.text, str):
+        raise InputError(
+            f"document {doc.id!r}: text is {type(doc.text).__name__}, not a string", field="text"
+        )
+    return [
+        Chunk(id=f"{doc.id}#{index}", doc_id=doc.id, index=index, text=text)
+        for index, text in enumerate(splitter.split(doc.text))
+    ]
+
+
+def iter_chunks(
+    docs: Iterable[Document], splitter: ChunkSplitter, stats: StepStats | None = None
+) -> Iterator[Chunk]:
+    """Stream the chunks of a stream of documents, counting documents and chunks in `stats`."""
+    for doc in docs:
+        resplit, oversized = splitter.resplit, splitter.oversized
+        chunks = chunk_document(doc, splitter)
+        if stats is not None:
+            stats.add("documents")
+            stats.add("chunks", len(chunks))
+            stats.add("chunks_resplit", splitter.resplit - resplit)
+            if not chunks:
+                stats.add("documents_empty")
+            if splitter.oversized > oversized:
+                stats.error("chunk_over_token_limit", splitter.oversized - oversized)
+        yield from chunks

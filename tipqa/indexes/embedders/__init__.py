@@ -1,0 +1,5 @@
+"""Text embedders for the vector index."""
+
+from tipqa.indexes.embedders.base import EMBEDDERS, Embedder
+
+__all__ = ["EMBEDDERS", "Embedder"]

@@ -1,5 +1,0 @@
-"""Relevance judges: does a text contain what is needed to answer a question?"""
-
-from tipqa.judges.base import JUDGES, RelevanceJudge
-
-__all__ = ["JUDGES", "RelevanceJudge"]

@@ -1,5 +1,0 @@
-"""Keyword extraction: the entities of a question that a relevant document must mention."""
-
-from tipqa.keywords.base import KEYWORD_EXTRACTORS, KeywordExtractor
-
-__all__ = ["KEYWORD_EXTRACTORS", "KeywordExtractor"]

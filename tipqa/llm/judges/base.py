@@ -1,0 +1,90 @@
+"""The relevance-judge seam."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
+
+from tipqa.core.records import JudgeRequest, Judgment
+from tipqa.core.registry import Registry, has_attribute, has_methods, settings_have
+from tipqa.llm.usage import CacheableBackend, Usage
+
+Judged = Callable[[int, Judgment, Usage], None]
+"""Hears a final judgment as it arrives: the request's index, the judgment, its tokens."""
+
+
+class RelevanceJudge(Protocol):
+    """Judges batches of requests; a failed judgment has `label=None`, never "no"."""
+
+    name: str
+
+    def judge(self, requests: list[JudgeRequest]) -> list[Judgment]:
+        """One judgment per request, in order."""
+        ...
+
+
+@runtime_checkable
+class CacheableJudge(CacheableBackend, Protocol):
+    """A relevance judge backed by an LLM, whose answers `CachedJudge` may store."""
+
+    def judge(self, requests: list[JudgeRequest]) -> list[Judgment]:
+        """One judgment per request, in order."""
+        ...
+
+    def cache_key(self, request: JudgeRequest) -> str:
+        """The cache key of one request."""
+        ...
+
+    def judge_with_usage(
+        self, requests: Sequence[JudgeRequest], on_judged: Judged | None = None
+    ) -> list[tuple[Judgment, Usage]]:
+        """Judgments with the tokens each one cost; `on_judged` hears each as it is final."""
+        ...
+
+
+@runtime_checkable
+class KnowsContext(Protocol):
+    """Judge settings that know how many words of a document fit the judge's context."""
+
+    def window_words(self) -> int:
+        """The judge-window word limit that fits the context (no model is loaded)."""
+        ...
+
+
+@runtime_checkable
+class Prompted(Protocol):
+    """Judge settings that send a prompt template (a name or a file)."""
+
+    prompt: str
+
+
+JUDGE_SLOTS = ("document", "question", "answer")
+"""The slots every judge prompt template must have."""
+
+JUDGE_CAPABILITIES = {
+    "cacheable": has_methods("cache_key", "judge_with_usage"),
+    "counted": has_attribute("stats"),
+    "knows_context": settings_have("window_words"),
+    "prompted": settings_have("prompt"),
+}
+"""The optional capabilities of a judge: `CachedJudge` may wrap it (`CacheableJudge`), it counts
+its work (`Counted`), its settings know the window that fits (`KnowsContext`), it sends a
+prompt template (`Prompted`)."""
+LLM_JUDGE = ("cacheable", "counted", "prompted")
+
+JUDGES: Registry[RelevanceJudge] = Registry("relevance judge", JUDGE_CAPABILITIES)
+JUDGES.add(
+    "rules", "tipqa.llm.judges.rules:RuleJudge", settings="tipqa.llm.judges.rules:RuleJudgeSettings"
+)
+JUDGES.add(
+    "openai",
+    "tipqa.llm.judges.openai:OpenAIJudge",
+    settings="tipqa.llm.judges.openai:OpenAIJudgeSettings",
+    capabilities=LLM_JUDGE,
+)
+JUDGES.add(
+    "vllm",
+    "tipqa.llm.judges.vllm:VLLMJudge",
+    settings="tipqa.llm.judges.vllm:VLLMJudgeSettings",
+    capabilities=(*LLM_JUDGE, "knows_context"),
+)

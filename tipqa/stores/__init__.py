@@ -1,1 +1,0 @@
-"""Stores that several processes and hosts write at once: one SQLite file per writer."""

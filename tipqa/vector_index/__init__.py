@@ -1,5 +1,0 @@
-"""Vector indexes: nearest chunks to a question embedding."""
-
-from tipqa.vector_index.base import VECTOR_INDEXES, VectorIndex
-
-__all__ = ["VECTOR_INDEXES", "VectorIndex"]
