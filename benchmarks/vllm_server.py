@@ -22,6 +22,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import Counter
+from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -125,8 +126,9 @@ class VLLMServer:
 class CountingProxy:
     """Forwards requests to `upstream`, counting answers per prompt; 502 while it is down.
 
-    `judge_answers` counts answered requests with constrained choice (the judge's);
-    `on_judge_answer(n)` is called after the n-th.
+    A judge request is one with constrained choice. Each callback of `on_judge_request` is
+    called with n when the n-th judge request arrives, before it is forwarded, so a callback
+    that kills the server does so with that request (and any others) in flight.
     """
 
     def __init__(self, upstream: str) -> None:
@@ -134,8 +136,9 @@ class CountingProxy:
         self.answered: Counter[str] = Counter()
         self.received = 0
         self.failed = 0
+        self.judge_requests = 0
         self.judge_answers = 0
-        self.watch: list[Any] = []
+        self.on_judge_request: list[Callable[[int], None]] = []
         self._lock = threading.Lock()
         proxy = self
 
@@ -164,9 +167,20 @@ class CountingProxy:
         self.server.shutdown()
         self.server.server_close()
 
+    def in_flight(self) -> int:
+        """Requests received and not yet answered or failed."""
+        with self._lock:
+            return self.received - sum(self.answered.values()) - self.failed
+
     def _forward(self, handler: http.server.BaseHTTPRequestHandler, body: bytes) -> None:
+        judge = b'"structured_outputs"' in body and b'"choice"' in body
         with self._lock:
             self.received += 1
+            self.judge_requests += judge
+            count = self.judge_requests
+        if judge:
+            for callback in self.on_judge_request:
+                callback(count)
         request = urllib.request.Request(
             self.upstream + handler.path,
             data=body,
@@ -180,15 +194,10 @@ class CountingProxy:
             status, data = error.code, error.read()
         except OSError:
             status, data = 502, b'{"error": {"message": "the vLLM server is down"}}'
-        judge = b'"structured_outputs"' in body and b'"choice"' in body
         if status == 200:
             with self._lock:
                 self.answered[hashlib.sha256(body).hexdigest()] += 1
                 self.judge_answers += judge
-                count = self.judge_answers
-            if judge:
-                for callback in self.watch:
-                    callback(count)
         else:
             with self._lock:
                 self.failed += 1

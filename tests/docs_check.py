@@ -57,6 +57,9 @@ OUTSIDE = {
     "nice": "coreutils",
 }
 """Programs of other projects that the docs use and that need not be installed here."""
+FROM_EXTRAS = {"mkdocs": "docs"}
+"""Programs that an extra of pyproject.toml installs: checked against pyproject.toml (the extra
+lists the program's package), whether or not the extra is installed here."""
 OURS = ("tipqa", "benchmarks", "pipelines")
 PLACEHOLDER = re.compile(r"\.\.\.|\*|<[^>]*>")
 """What marks inline code as an elided or templated command (`...`, `<run>`); a value written
@@ -234,10 +237,26 @@ def parses(program: Callable[[], object], argv0: str, args: Sequence[str]) -> st
 
 
 @functools.cache
+def extra_requirements() -> dict[str, tuple[str, ...]]:
+    """The extras pyproject.toml declares, each with its requirements."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return {name: tuple(reqs) for name, reqs in project["optional-dependencies"].items()}
+
+
 def extras() -> frozenset[str]:
     """The extras pyproject.toml declares."""
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    return frozenset(project["optional-dependencies"])
+    return frozenset(extra_requirements())
+
+
+def check_from_extra(program: str) -> str | None:
+    """A program an extra installs: that extra must list the program's package."""
+    extra = FROM_EXTRAS[program]
+    packages = {re.split(r"[<>=!~\[; ]", req)[0] for req in extra_requirements().get(extra, ())}
+    if program not in packages:
+        return (
+            f"{program!r} comes from the extra {extra!r}, which does not list it in pyproject.toml"
+        )
+    return None
 
 
 def check_pip(args: list[str]) -> str | None:
@@ -332,11 +351,9 @@ def check_luigid(args: list[str]) -> str | None:
 
 
 def check_lm_eval(args: list[str]) -> str | None:
-    """`lm_eval ...`: its parser accepts the flags, and every task is one a build writes."""
+    """`lm_eval ...`: every task is one a build writes; installed, its parser takes the flags."""
     import importlib.util
 
-    if importlib.util.find_spec("lm_eval") is None:
-        return None
     from tipqa.lmeval_task.task_files import GROUP, TASK
 
     if "--tasks" in args:
@@ -346,6 +363,8 @@ def check_lm_eval(args: list[str]) -> str | None:
         unknown = [task for task in named if task != TASK]
         if unknown:
             return f"--tasks {', '.join(unknown)}: a build writes only {TASK}"
+    if importlib.util.find_spec("lm_eval") is None:
+        return None
     from lm_eval._cli import HarnessCLI
 
     return parses(lambda: HarnessCLI().parse_args(), "lm_eval", args)
@@ -411,6 +430,8 @@ def check_command(words: list[str]) -> tuple[bool, str | None]:
         return False, None
     if program in CHECKS:
         return True, CHECKS[program](args)
+    if program in FROM_EXTRAS:
+        return True, check_from_extra(program)
     if program in BUILTINS or program in OUTSIDE or "/" in words[0]:
         return False, None
     if shutil.which(program) is None:

@@ -1,6 +1,6 @@
 """The rehearsal, small: luigid, two clients x two workers, a real vLLM server killed once.
 
-The build must finish, no prompt may be answered twice, and the labels must equal those of a
+Both clients must exit 0, no prompt may be answered twice, and the labels must equal those of a
 one-process build on vLLM's offline engine with the same tiny model.
 """
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.rehearsal import DONE, rehearse
+from benchmarks.rehearsal import rehearse
 
 pytestmark = [
     pytest.mark.slow,
@@ -29,9 +29,9 @@ def test_the_rehearsal_survives_a_server_kill_and_labels_like_the_offline_engine
     result = rehearse(tmp_path, documents=200, shard_size=8, kill_after=6)
     served, offline = result["served"], result["offline"]
     assert offline["exit_code"] == 0 and offline["engine_starts"] >= 1
-    assert served["killed_at_s"] is not None and served["server_starts"] == 2
-    finished = all(code in DONE for code in served["client_exit_codes"])
-    assert finished or served["recovery_exit_codes"][-1] == 0, served
+    assert served["server_starts"] == 2 and served["in_flight_at_kill"] >= 1
+    assert served["requests_failed"] >= 1, "no request met the dead server"
+    assert served["client_exit_codes"] == [0, 0], served
     assert served["engine_starts"] == 0
     assert served["prompts_answered_twice"] == 0
     assert served["judge_answers"] > 6

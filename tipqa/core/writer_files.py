@@ -19,7 +19,7 @@ import logging
 import os
 import socket
 import sqlite3
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from tipqa.core.errors import InputError
@@ -27,6 +27,8 @@ from tipqa.core.errors import InputError
 log = logging.getLogger(__name__)
 
 SUFFIX = ".sqlite"
+KEYS_PER_QUERY = 500
+"""Keys bound in one `key IN (...)` look-up."""
 Check = Callable[[sqlite3.Connection, Path, bool], None]
 
 
@@ -152,6 +154,24 @@ class WriterFiles:
                 self._skip(path, exc)
                 continue
             yield from rows
+
+    def select_keys(
+        self, columns: str, table: str, keys: Iterable[str], found: Container[str] = ()
+    ) -> Iterator[tuple]:
+        """The rows `(key, *columns)` of `table` for `keys`, from every file, asked in batches.
+
+        A key already in `found` (the caller's results, filled as the rows arrive) when its
+        batch is asked is not asked again.
+        """
+        wanted = list(dict.fromkeys(keys))
+        selected = ", ".join(["key", *filter(None, [columns])])
+        for start in range(0, len(wanted), KEYS_PER_QUERY):
+            batch = [key for key in wanted[start : start + KEYS_PER_QUERY] if key not in found]
+            if batch:
+                marks = ",".join("?" * len(batch))
+                yield from self.query(
+                    f"SELECT {selected} FROM {table} WHERE key IN ({marks})", batch
+                )
 
     def _skip(self, path: Path, exc: sqlite3.DatabaseError) -> None:
         """Note a file left out of a look-up (logged once per file)."""

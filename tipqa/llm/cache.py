@@ -32,7 +32,6 @@ log = logging.getLogger(__name__)
 
 SCHEMA = 2
 CACHE_VERSION = 2
-_CHUNK = 500
 _CREATE = (
     "CREATE TABLE IF NOT EXISTS llm_cache ("
     "key TEXT PRIMARY KEY, backend TEXT NOT NULL, value BLOB NOT NULL, created REAL NOT NULL"
@@ -73,26 +72,19 @@ class LLMCache:
 
     def get_many(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
         """The stored values of those keys that are present (an unreadable value is a miss)."""
-        wanted = list(dict.fromkeys(keys))
         found: dict[str, dict[str, Any]] = {}
         with self._lock:
-            for start in range(0, len(wanted), _CHUNK):
-                chunk = [key for key in wanted[start : start + _CHUNK] if key not in found]
-                if not chunk:
+            for key, blob in self._files.select_keys("value", "llm_cache", keys, found):
+                if key in found:
                     continue
-                marks = ",".join("?" * len(chunk))
-                sql = f"SELECT key, value FROM llm_cache WHERE key IN ({marks})"
-                for key, blob in self._files.query(sql, chunk):
-                    if key in found:
-                        continue
-                    try:
-                        value = orjson.loads(blob)
-                    except orjson.JSONDecodeError:
-                        value = None
-                    if isinstance(value, dict):
-                        found[key] = value
-                    else:
-                        log.warning("%s: unreadable cache entry %s ignored", self.path, key)
+                try:
+                    value = orjson.loads(blob)
+                except orjson.JSONDecodeError:
+                    value = None
+                if isinstance(value, dict):
+                    found[key] = value
+                else:
+                    log.warning("%s: unreadable cache entry %s ignored", self.path, key)
         return found
 
     def get(self, key: str) -> dict[str, Any] | None:

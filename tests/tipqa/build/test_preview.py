@@ -8,15 +8,10 @@ import pytest
 
 from tipqa.build.preview import (
     in_sample,
-    judge_all_cost,
     preview_cost,
-    preview_pool,
     preview_pool_from_sample,
     sample_documents,
 )
-from tipqa.core.fingerprint import StepRecord
-from tipqa.core.jsonl import read_json, write_records
-from tipqa.core.layout import COST_PREVIEW, ShardLayout
 from tipqa.core.records import Document, Question, TokenCandidates, TokenHit
 from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
 from tipqa.stages.windows import WindowSettings
@@ -60,34 +55,6 @@ def test_bounds_follow_windows_k1_and_reachability() -> None:
         "prompts_at_most": 20,
         "prompt_tokens_at_most": 20 * (256 + round(40 * 1.33)),
     }
-
-
-def test_judging_all_candidates_costs_the_upper_bound() -> None:
-    questions = [Question("q1", "Where was Ada Vell born?", "Orrin", ["Orrin"])]
-    found = {"q1": candidates("q1", ["d1", "d2", "d3"], 3)}
-    preview = preview_cost(questions, found, fetch, WindowSettings(), 3, 10, 40, 256)
-    added = judge_all_cost(preview)
-    token = preview["token_stage"]
-    assert added["prompts"] == token["prompts_at_most"] == 1 + 2 + 1
-    assert added["added_prompts_at_most"] == token["prompts_at_most"] - 1
-    assert added["prompt_tokens"] == token["prompt_tokens_at_most"]
-    assert 0 < added["added_prompt_tokens_at_most"] < added["prompt_tokens"]
-
-
-def test_the_pool_preview_says_what_judging_all_adds(tmp_path: Path) -> None:
-    questions = [Question("q1", "Where was Ada Vell born?", "Orrin", ["Orrin"])]
-    shard = ShardLayout(tmp_path / "shard-00000")
-    write_records(shard.token_candidates, [candidates("q1", ["d1", "d2", "d3"], 3)])
-    args = ([(questions, shard)], fetch, WindowSettings(), 3, 10, 40, 256)
-    record = StepRecord(COST_PREVIEW, {"judge_all_candidates": True})
-    plain = preview_pool(*args, tmp_path / "plain.json", record)
-    assert "judge_all_candidates" not in plain
-    every = preview_pool(*args, tmp_path / "all.json", record, judge_all=True)
-    assert every["judge_all_candidates"] == judge_all_cost(plain)
-    assert every["judge_all_candidates"]["added_prompts_at_most"] == 3
-    written = read_json(tmp_path / "all.json")
-    assert written["judge_all_candidates"] == every["judge_all_candidates"]
-    assert written["fingerprint"] == record.fingerprint
 
 
 def _corpus() -> list[Document]:

@@ -28,7 +28,6 @@ _CREATE = (
     "key TEXT PRIMARY KEY, doc_id TEXT NOT NULL, chunks BLOB NOT NULL, vectors BLOB NOT NULL"
     ") WITHOUT ROWID"
 )
-_CHUNK = 500
 
 
 def document_key(document: Document) -> str:
@@ -55,14 +54,7 @@ class ChunkStore:
 
     def keys_present(self, keys: Iterable[str]) -> set[str]:
         """The keys among `keys` that the store holds."""
-        wanted = list(dict.fromkeys(keys))
-        found: set[str] = set()
-        for start in range(0, len(wanted), _CHUNK):
-            chunk = wanted[start : start + _CHUNK]
-            marks = ",".join("?" * len(chunk))
-            sql = f"SELECT key FROM documents WHERE key IN ({marks})"
-            found.update(key for (key,) in self._files.query(sql, chunk))
-        return found
+        return {key for (key,) in self._files.select_keys("", "documents", keys)}
 
     def put(self, rows: Sequence[tuple[str, str, list[Chunk], np.ndarray]]) -> None:
         """Store (key, document id, chunks, vectors) rows in one transaction of the own file."""
@@ -90,22 +82,17 @@ class ChunkStore:
 
     def get(self, keys: Iterable[str]) -> dict[str, StoredDocument]:
         """The stored documents of those keys that are present."""
-        wanted = list(dict.fromkeys(keys))
         found: dict[str, StoredDocument] = {}
-        for start in range(0, len(wanted), _CHUNK):
-            chunk = [key for key in wanted[start : start + _CHUNK] if key not in found]
-            if not chunk:
+        for key, chunks, vectors in self._files.select_keys(
+            "chunks, vectors", "documents", keys, found
+        ):
+            if key in found:
                 continue
-            marks = ",".join("?" * len(chunk))
-            query = f"SELECT key, chunks, vectors FROM documents WHERE key IN ({marks})"
-            for key, chunks, vectors in self._files.query(query, chunk):
-                if key in found:
-                    continue
-                listed = [
-                    Chunk(id=c[0], doc_id=c[1], index=c[2], text=c[3]) for c in orjson.loads(chunks)
-                ]
-                matrix = np.frombuffer(vectors, dtype=np.float32).reshape(-1, self.dimension)
-                found[key] = StoredDocument(listed, matrix)
+            listed = [
+                Chunk(id=c[0], doc_id=c[1], index=c[2], text=c[3]) for c in orjson.loads(chunks)
+            ]
+            matrix = np.frombuffer(vectors, dtype=np.float32).reshape(-1, self.dimension)
+            found[key] = StoredDocument(listed, matrix)
         return found
 
     def _sizes(self) -> dict[str, int]:
