@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import luigi
 
@@ -12,15 +12,9 @@ from pipelines.base import Step
 from pipelines.inputs import PrepareQuestions, world_requirements
 from pipelines.shard_steps import ExtractKeywords
 from tipqa.build import steps
-from tipqa.build.components import window_settings
 from tipqa.build.inputs import open_corpus, shard_count
 from tipqa.build.preview import preview_sample_pool
-from tipqa.core.errors import ConfigError
 from tipqa.core.fingerprint import StepRecord
-from tipqa.core.text import word_count
-from tipqa.indexes.embedders.base import KnowsSequenceLength
-from tipqa.llm.judges.base import JUDGES, Prompted
-from tipqa.llm.prompts import load_template
 
 
 class PreviewCost(Step):
@@ -48,23 +42,12 @@ class PreviewCost(Step):
 
     def run(self) -> Any:
         yield self.dynamic_requires()
-        config = self.config
         pool = self.layout.pool(self.pool)
-        embedder = config.embedder.settings
-        if not isinstance(embedder, KnowsSequenceLength):
-            raise ConfigError(f"embedder {config.embedder.backend!r} cannot tell its chunk size")
-        judge = config.judge.settings
-        prompted = JUDGES.has(config.judge.backend, "prompted")
-        prompt = load_template(cast(Prompted, judge).prompt).text if prompted else ""
         preview = preview_sample_pool(
             steps.pool_shards(pool, shard_count(pool)),
-            open_corpus(config.corpus, self.layout),
+            open_corpus(self.config.corpus, self.layout),
             self.layout.root / "index" / "token-sample",
-            config,
-            window_settings(config.windows, config.judge),
-            word_count(prompt),
-            embedder.max_seq_length(),
+            self.plan.cost_preview_inputs(self.pool),
             self.stats_path(),
-            self.record(),
         )
         print(json.dumps(preview, indent=2))

@@ -16,12 +16,12 @@ from typing import Any, TypeVar, cast
 from tipqa.build.inputs import QuestionsInputs, WorldInputs
 from tipqa.build.step_inputs import (
     KeywordsInputs,
+    PreviewInputs,
     ShardInputs,
     TokenJudgeInputs,
     TokenSearchInputs,
     VectorJudgeInputs,
     VectorSearchInputs,
-    judge_all_setting,
 )
 from tipqa.config import Config
 from tipqa.config.pools import Pool
@@ -288,27 +288,19 @@ class Plan:
     def cost_preview(self, pool: str) -> StepRecord:
         """PreviewCost: the corpus and its sample, the keywords, the judge's windows and prompt,
         k1 and k2."""
-        return self._once((steps.COST_PREVIEW, pool), lambda: self._cost_preview(pool))
+        return self.cost_preview_inputs(pool).record
 
-    def _cost_preview(self, pool: str) -> StepRecord:
-        build = self.config.build
-        settings = {
-            "judge": self.config.judge.identity(),
-            "windows": self.config.windows.identity(),
-            "k1": build.k1,
-            "k2": build.k2,
-            "cost_sample": build.cost_sample,
-            "cost_seed": build.cost_seed,
-            "token_index": self.config.token_index.identity(),
-            "embedder": self.config.embedder.identity(),
-            **judge_all_setting(self.config.boundary.judge_all_candidates),
-        }
-        inputs = {
-            steps.QUESTIONS: self.questions(pool).fingerprint,
-            steps.KEYWORDS: self.pool_step(pool, steps.KEYWORDS).fingerprint,
-            "corpus": self.corpus,
-        }
-        return StepRecord(steps.COST_PREVIEW, settings, inputs)
+    def cost_preview_inputs(self, pool: str) -> PreviewInputs:
+        """PreviewCost's inputs (see `cost_preview`)."""
+        config, build = self.config, self.config.build
+        return PreviewInputs(
+            config.judge, config.windows, config.boundary.judge_all_candidates,
+            build.k1, build.k2, build.cost_sample, build.cost_seed,
+            config.token_index, config.embedder, config.corpus,
+            self.questions(pool).fingerprint,
+            self.pool_step(pool, steps.KEYWORDS).fingerprint,
+            self.corpus,
+        )  # fmt: skip
 
     @functools.cached_property
     def annotation_export(self) -> StepRecord:

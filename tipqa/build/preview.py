@@ -22,8 +22,7 @@ import orjson
 from tqdm import tqdm
 
 from tipqa.build.indexing import fresh_folder
-from tipqa.config import Config
-from tipqa.core.fingerprint import StepRecord
+from tipqa.build.step_inputs import PreviewInputs
 from tipqa.core.jsonl import read_records, write_json
 from tipqa.core.layout import ShardLayout
 from tipqa.core.records import SCHEMA_VERSION, Document, Keywords, Question, TokenCandidates
@@ -250,63 +249,56 @@ def preview_pool_from_sample(
 
 
 def sample_token_index(
-    documents: Iterable[Document], folder: Path, config: Config, share: float, seed: int
+    documents: Iterable[Document], folder: Path, inputs: PreviewInputs
 ) -> tuple[TokenIndex, dict[str, float]]:
     """The tantivy index of the corpus sample in `folder`, built unless it holds this sample.
 
     It is tantivy whatever `[token_index] backend` says (same queries, exact totals), with the
     configured tantivy settings when the build's index is tantivy too.
     """
-    settings = config.token_index.settings
+    settings = inputs.token_index.settings
     if not isinstance(settings, TantivySettings):
         settings = TantivySettings()
-    identity = {"corpus": _plain_corpus(config), "tantivy": settings.build_identity()}
+    reader = {"backend": inputs.reader.backend, **inputs.reader.settings.identity()}
+    identity = {"corpus": reader, "tantivy": settings.build_identity()}
     key = hashlib.sha256(
-        orjson.dumps({**identity, "share": share, "seed": seed}, option=orjson.OPT_SORT_KEYS)
+        orjson.dumps(
+            {**identity, "share": inputs.share, "seed": inputs.seed}, option=orjson.OPT_SORT_KEYS
+        )
     ).hexdigest()[:32]
     fresh_folder(folder, key)
     index = TantivyTokenIndex(settings, IndexPlace(folder))
     if index.complete():
         return index, {"documents": index.count(), "reused": 1}
-    counts = index.build(sample_documents(documents, share, seed))
+    counts = index.build(sample_documents(documents, inputs.share, inputs.seed))
     return index, {"documents": counts.get("documents", index.count()), "reused": 0}
-
-
-def _plain_corpus(config: Config) -> Any:
-    """The corpus's identity (its reader's settings), as the sample index's key."""
-    return {"backend": config.corpus.backend, **config.corpus.settings.identity()}
 
 
 def preview_sample_pool(
     shards: list[tuple[list[Question], ShardLayout]],
     documents: Iterable[Document],
     folder: Path,
-    config: Config,
-    windows: WindowSettings,
-    prompt_words: int,
-    chunk_tokens: int,
+    inputs: PreviewInputs,
     out: Path,
-    record: StepRecord,
 ) -> dict[str, Any]:
     """PreviewCost of a pool from the corpus sample: written to `out` and returned."""
-    build = config.build
-    share, seed = build.cost_sample, build.cost_seed
-    index, counts = sample_token_index(documents, folder, config, share, seed)
+    index, counts = sample_token_index(documents, folder, inputs)
     with_keywords = [
         (questions, {k.question_id: k.keywords for k in read_records(shard.keywords, Keywords)})
         for questions, shard in shards
     ]
     preview = preview_pool_from_sample(
-        with_keywords, index, windows, (build.k1, build.k2), share, seed, prompt_words,
-        chunk_tokens,
+        with_keywords, index, inputs.window_limits(), (inputs.k1, inputs.k2), inputs.share,
+        inputs.seed, inputs.prompt_words(), inputs.chunk_tokens(),
     )  # fmt: skip
-    preview["sample"] = {"share": share, "seed": seed, **counts}
-    if config.boundary.judge_all_candidates:
+    preview["sample"] = {"share": inputs.share, "seed": inputs.seed, **counts}
+    if inputs.judge_all:
         token = preview["token_stage"]
         preview["judge_all_candidates"] = {
             "prompts": token["prompts_at_most"],
             "prompt_tokens": token["prompt_tokens_at_most"],
         }
+    record = inputs.record
     write_json(
         out,
         {

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, cast
 
 from tipqa.build.components import window_settings
 from tipqa.config import Choice
+from tipqa.core.errors import ConfigError
 from tipqa.core.fingerprint import StepInputs
 from tipqa.core.layout import (
+    COST_PREVIEW,
     KEYWORDS,
     QUESTIONS,
     TOKEN_INDEX,
@@ -24,6 +26,10 @@ from tipqa.core.layout import (
     VECTOR_JUDGE,
     VECTOR_SEARCH,
 )
+from tipqa.core.text import word_count
+from tipqa.indexes.embedders.base import KnowsSequenceLength
+from tipqa.llm.judges.base import JUDGES, Prompted
+from tipqa.llm.prompts import load_template
 from tipqa.stages.windows import WindowSettings, WindowStepSettings
 
 
@@ -152,3 +158,57 @@ class VectorJudgeInputs(ShardInputs):
 
     def reads(self) -> dict[str, Any]:
         return {VECTOR_SEARCH: self.search}
+
+
+@dataclass(frozen=True)
+class PreviewInputs(StepInputs):
+    """PreviewCost: the judge and its windows, k1 and k2, the corpus sample (share and seed),
+    the token index and embedder, over a pool's questions and keywords and the corpus."""
+
+    step: ClassVar[str] = COST_PREVIEW
+    judge: Choice
+    windows: WindowStepSettings
+    judge_all: bool
+    k1: int
+    k2: int
+    share: float
+    seed: int
+    token_index: Choice
+    embedder: Choice
+    reader: Choice
+    questions: str
+    keywords: str
+    corpus: dict[str, Any]
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "judge": self.judge.identity(),
+            "windows": self.windows.identity(),
+            "k1": self.k1,
+            "k2": self.k2,
+            "cost_sample": self.share,
+            "cost_seed": self.seed,
+            "token_index": self.token_index.identity(),
+            "embedder": self.embedder.identity(),
+            **judge_all_setting(self.judge_all),
+        }
+
+    def upstream(self) -> dict[str, Any]:
+        return {QUESTIONS: self.questions, KEYWORDS: self.keywords, "corpus": self.corpus}
+
+    def window_limits(self) -> WindowSettings:
+        """The judge-window limits (`max_words` from the judge's context when unset)."""
+        return window_settings(self.windows, self.judge)
+
+    def prompt_words(self) -> int:
+        """The words of the judge's prompt template (0 for a judge without a prompt)."""
+        if not JUDGES.has(self.judge.backend, "prompted"):
+            return 0
+        return word_count(load_template(cast(Prompted, self.judge.settings).prompt).text)
+
+    def chunk_tokens(self) -> int:
+        """The embedder's chunk size in tokens (ConfigError when it cannot tell)."""
+        settings = self.embedder.settings
+        if not isinstance(settings, KnowsSequenceLength):
+            raise ConfigError(f"embedder {self.embedder.backend!r} cannot tell its chunk size")
+        return settings.max_seq_length()
