@@ -77,7 +77,7 @@ class IndexFile(IndexStep):
             return
         embedder, vectors = vector_index(self.config, self.plan)
         assert isinstance(vectors, indexing.ShardedVectorIndex)
-        overlap = self.config.vector_build.chunk_overlap_tokens
+        overlap = self.plan.vector_index_inputs.chunking.chunk_overlap_tokens
         indexing.index_vector_shard(corpus, self.file, embedder, vectors, path, record, overlap)
 
 
@@ -119,7 +119,7 @@ class BuildIndex(IndexStep):
             indexing.build_token_index(corpus, token_index(config, self.plan), path, record)
             return
         embedder, vectors = vector_index(config, self.plan)
-        overlap = config.vector_build.chunk_overlap_tokens
+        overlap = self.plan.vector_index_inputs.chunking.chunk_overlap_tokens
         indexing.build_vector_index(corpus, embedder, vectors, path, record, overlap)
 
 

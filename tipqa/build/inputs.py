@@ -6,12 +6,12 @@ import shutil
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from tipqa.config import Choice
+from tipqa.config import Choice, VectorStepSettings
 from tipqa.config.pools import Pool
 from tipqa.core.errors import InputError
 from tipqa.core.fingerprint import StepInputs
 from tipqa.core.jsonl import write_records
-from tipqa.core.layout import QUESTIONS, WORLD, PoolLayout, RunLayout
+from tipqa.core.layout import QUESTIONS, TOKEN_INDEX, VECTOR_INDEX, WORLD, PoolLayout, RunLayout
 from tipqa.core.stats import StepStats, read_stats
 from tipqa.sources.corpus.base import CORPUS_READERS, Corpus
 from tipqa.sources.demo.world import DEMO, DemoSettings, WorldSpec, write_world
@@ -44,6 +44,46 @@ class QuestionsInputs(StepInputs):
 
     def upstream(self) -> dict[str, Any]:
         return {"source": self.source}
+
+
+@dataclass(frozen=True)
+class IndexInputs(StepInputs):
+    """An index build's corpus (and, for Elasticsearch, the cluster's identity)."""
+
+    corpus: dict[str, Any]
+    elasticsearch: dict[str, Any] | None
+
+    def upstream(self) -> dict[str, Any]:
+        cluster = {} if self.elasticsearch is None else {"elasticsearch": self.elasticsearch}
+        return {"corpus": self.corpus, **cluster}
+
+
+@dataclass(frozen=True)
+class TokenIndexInputs(IndexInputs):
+    """The token index: the index backend's build settings, over the corpus."""
+
+    step: ClassVar[str] = TOKEN_INDEX
+    token_index: Choice
+
+    def settings(self) -> dict[str, Any]:
+        return {"token_index": self.token_index.build_identity()}
+
+
+@dataclass(frozen=True)
+class VectorIndexInputs(IndexInputs):
+    """The vector index: the embedder (passages), the index and the chunking, over the corpus."""
+
+    step: ClassVar[str] = VECTOR_INDEX
+    embedder: Choice
+    vector_index: Choice
+    chunking: VectorStepSettings
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "embedder": self.embedder.build_identity(),
+            "vector_index": self.vector_index.build_identity(),
+            "chunking": self.chunking.identity(),
+        }
 
 
 def make_world(inputs: WorldInputs, layout: RunLayout) -> StepStats:

@@ -13,7 +13,12 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
-from tipqa.build.inputs import QuestionsInputs, WorldInputs
+from tipqa.build.inputs import (
+    QuestionsInputs,
+    TokenIndexInputs,
+    VectorIndexInputs,
+    WorldInputs,
+)
 from tipqa.build.step_inputs import (
     KeywordsInputs,
     PreviewInputs,
@@ -73,27 +78,34 @@ class Plan:
             identity["files"] = [file_stat(path) for path in corpus.settings.files()]
         return identity
 
-    def _index_inputs(self) -> dict[str, Any]:
-        inputs: dict[str, Any] = {"corpus": self.corpus}
-        if self.config.uses_elasticsearch:
-            inputs["elasticsearch"] = self.config.elasticsearch.identity()
-        return inputs
+    @property
+    def _cluster(self) -> dict[str, Any] | None:
+        """The Elasticsearch cluster's identity, when an index lives there."""
+        config = self.config
+        return config.elasticsearch.identity() if config.uses_elasticsearch else None
 
     @functools.cached_property
-    def token_index(self) -> StepRecord:
+    def token_index_inputs(self) -> TokenIndexInputs:
         """The token index: the corpus and the index backend's build settings."""
-        settings = {"token_index": self.config.token_index.build_identity()}
-        return StepRecord(steps.TOKEN_INDEX, settings, self._index_inputs())
+        return TokenIndexInputs(self.corpus, self._cluster, self.config.token_index)
+
+    @property
+    def token_index(self) -> StepRecord:
+        """The token index build's record."""
+        return self.token_index_inputs.record
 
     @functools.cached_property
-    def vector_index(self) -> StepRecord:
+    def vector_index_inputs(self) -> VectorIndexInputs:
         """The vector index: the corpus, the embedder (passages), chunking and the index."""
-        settings = {
-            "embedder": self.config.embedder.build_identity(),
-            "vector_index": self.config.vector_index.build_identity(),
-            "chunking": self.config.vector_build.identity(),
-        }
-        return StepRecord(steps.VECTOR_INDEX, settings, self._index_inputs())
+        config = self.config
+        return VectorIndexInputs(
+            self.corpus, self._cluster, config.embedder, config.vector_index, config.vector_build
+        )
+
+    @property
+    def vector_index(self) -> StepRecord:
+        """The vector index build's record."""
+        return self.vector_index_inputs.record
 
     def index(self, step: str) -> StepRecord:
         """The token or the vector index build (`TOKEN_INDEX` or `VECTOR_INDEX`)."""
