@@ -164,7 +164,7 @@ class WriterFiles:
         batch is asked is not asked again.
         """
         wanted = list(dict.fromkeys(keys))
-        selected = ", ".join(["key", *filter(None, [columns])])
+        selected = f"key, {columns}" if columns else "key"
         for start in range(0, len(wanted), KEYS_PER_QUERY):
             batch = [key for key in wanted[start : start + KEYS_PER_QUERY] if key not in found]
             if batch:
