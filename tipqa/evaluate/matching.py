@@ -25,6 +25,15 @@ def normalize_answer(text: str) -> str:
     return " ".join(_ARTICLES.sub(" ", spaced).split())
 
 
+def unwrap_text(answer: str) -> str:
+    """The answer inside a LaTeX text command that wraps it whole (`\\text{Paris}`: Paris)."""
+    stripped = answer.strip()
+    for command in ("\\text{", "\\mathrm{", "\\textbf{"):
+        if stripped.startswith(command) and stripped.endswith("}"):
+            return stripped[len(command) : -1].strip()
+    return stripped
+
+
 def exact_match(prediction: str, golds: Iterable[str]) -> bool:
     """True when the normalised prediction equals the normal form of any gold string."""
     predicted = normalize_answer(prediction)

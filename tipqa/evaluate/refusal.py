@@ -3,10 +3,11 @@
 A response is read in this order; the first rule that applies decides:
 
 1. the system's own signal: `refused` true is a refusal, false is an answer (no inference);
-2. the content of the last `\\boxed{...}` (balanced braces), when the response has one, stands
-   for the response: a box containing `I don't know` or `<MODEL_UNCERTAIN>` is a
-   model-uncertainty refusal, one containing `<DATA_UNCERTAIN>` a data-uncertainty refusal
-   (`box_label`), anything else is read on by the rules below;
+2. the content of the last `\\boxed{...}` (its braces matched; a last box that never closes is
+   no box), when the response has one, stands for the response: a box containing `I don't
+   know` or `<MODEL_UNCERTAIN>` is a model-uncertainty refusal, one containing
+   `<DATA_UNCERTAIN>` a data-uncertainty refusal (`box_label`, UA-Bench's reading), anything
+   else is read on by the rules below;
 3. an empty response is a refusal (the paper lists the empty string among explicit signals);
 4. a response whose normal form equals that of a refusal phrase is a refusal;
 5. a response whose embedding has cosine similarity above the threshold `t` with one of the
@@ -29,7 +30,7 @@ import numpy as np
 
 from tipqa.core.errors import ConfigError
 from tipqa.core.settings import Settings, setting
-from tipqa.evaluate.matching import normalize_answer
+from tipqa.evaluate.matching import normalize_answer, unwrap_text
 from tipqa.indexes.embedders.base import Embedder
 
 SHIPPED_PHRASES = "refusal-phrases.txt"
@@ -37,7 +38,7 @@ SHIPPED_PHRASES = "refusal-phrases.txt"
 # refusal paraphrases were caught and none of 60 authored answers (hedged ones included) misread.
 DEFAULT_THRESHOLD = 0.425
 BOX = "\\boxed{"
-MODEL_UNCERTAIN = ("<model_uncertain>", "i don't know", "i dont know", "i do not know")
+MODEL_UNCERTAIN = ("i don't know", "<model_uncertain>")
 DATA_UNCERTAIN = ("<data_uncertain>",)
 KINDS = (
     "explicit",
@@ -98,36 +99,29 @@ def load_phrases(path: str = "") -> list[str]:
 
 
 def last_boxed(text: str) -> str | None:
-    """The content of the last `\\boxed{...}` whose braces balance, or None."""
+    """The content of the last `\\boxed{...}`, its braces matched from that box's opening
+    brace (UA-Bench's extraction); None without a box, or when the last box never closes (a
+    truncated output has no valid box: an earlier box is not read in its place)."""
     start = text.rfind(BOX)
-    while start != -1:
-        depth, position = 1, start + len(BOX)
-        while position < len(text) and depth:
-            depth += {"{": 1, "}": -1}.get(text[position], 0)
-            position += 1
+    if start == -1:
+        return None
+    depth = 1
+    for position in range(start + len(BOX), len(text)):
+        depth += {"{": 1, "}": -1}.get(text[position], 0)
         if depth == 0:
-            return text[start + len(BOX) : position - 1]
-        start = text.rfind(BOX, 0, start)
+            return text[start + len(BOX) : position]
     return None
-
-
-def _unwrap_text(content: str) -> str:
-    """`\\text{...}` (or `\\mathrm{...}`) around the whole content removed."""
-    stripped = content.strip()
-    for command in ("\\text{", "\\mathrm{", "\\textbf{"):
-        if stripped.startswith(command) and stripped.endswith("}"):
-            return stripped[len(command) : -1].strip()
-    return stripped
 
 
 def box_label(content: str) -> str | None:
     """UA-Bench's label of a box's content: MODEL_UNCERTAIN, DATA_UNCERTAIN, or None (an answer).
 
-    Case-insensitive containment, as the protocol reads it: "I don't know" (or
-    `<MODEL_UNCERTAIN>`) anywhere in the box is model uncertainty, `<DATA_UNCERTAIN>` data
-    uncertainty; a box naming both is model uncertainty, the protocol's first rule.
+    Case-insensitive containment of the protocol's tokens as its text gives them: "I don't know"
+    (its apostrophe straight or typographic) or `<MODEL_UNCERTAIN>` is model uncertainty, then
+    `<DATA_UNCERTAIN>` data uncertainty (a box naming both is model uncertainty, the protocol's
+    first rule).
     """
-    key = " ".join(content.lower().replace("’", "'").split())
+    key = content.lower().replace("’", "'")
     if any(token in key for token in MODEL_UNCERTAIN):
         return "MODEL_UNCERTAIN"
     if any(token in key for token in DATA_UNCERTAIN):
@@ -140,7 +134,7 @@ def boxed_reading(text: str) -> Reading | None:
     content = last_boxed(text)
     if content is None:
         return None
-    inner = _unwrap_text(content)
+    inner = unwrap_text(content)
     label = box_label(inner)
     if label == "MODEL_UNCERTAIN":
         return Reading(inner, True, "boxed_model_uncertain")

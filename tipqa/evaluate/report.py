@@ -109,10 +109,14 @@ def _uabench(block: dict[str, Any] | None) -> list[str]:
     sets = block["sets"]
     return [
         "## Uncertainty attribution (UA-Bench)",
-        "An unanswerable question's knowledge is absent: its target is MODEL_UNCERTAIN, as is "
-        "that of an answerable question the model got wrong (UA-Bench's answerable-error set); "
-        "a refusal is MODEL_UNCERTAIN unless its box says `<DATA_UNCERTAIN>`. F1 with normalized "
-        f"counts (docs/scoring.md). Sets: {sets['answerable_correct']:,} answered right, "
+        "Each response is read by UA-Bench's protocol: its last `\\boxed{}` (without a valid "
+        'one, its last line) is MODEL_UNCERTAIN when it holds "I don\'t know" or '
+        "`<MODEL_UNCERTAIN>`, DATA_UNCERTAIN when it holds `<DATA_UNCERTAIN>`, else an answer "
+        "(judged by alias match). An unanswerable question's knowledge is absent: its target is "
+        "MODEL_UNCERTAIN, as is that of an answerable question the model got wrong (UA-Bench's "
+        "answerable-error set). F1 with normalized counts over the model-uncertain and the "
+        "data-uncertain targets; - where a ratio has no denominator (docs/scoring.md). "
+        f"Sets: {sets['answerable_correct']:,} answered right, "
         f"{sets['answerable_error']:,} answerable errors, {sets['knowledge_absent']:,} "
         f"knowledge-absent, {sets['data_uncertain']:,} data-uncertain.",
         _table(

@@ -42,7 +42,7 @@ from tipqa.evaluate.metrics import Scored, score_question, summary
 from tipqa.evaluate.predictions import PredictionSet, read_predictions
 from tipqa.evaluate.refusal import Reading, RefusalDetector
 from tipqa.evaluate.significance import compare_pair
-from tipqa.evaluate.uabench import from_scored
+from tipqa.evaluate.uabench import score_responses
 
 SCHEMES: tuple[Scheme, ...] = ("width", "mass")
 DEFAULT_TRIALS = 10_000
@@ -126,7 +126,11 @@ def evaluate(
         "metrics": summary(scored),
         "intervals": bootstrap_intervals(scored, settings.bootstrap, settings.seed, settings.bins),
         "confidence": confidence_measures(scored, settings),
-        "uabench": from_scored(scored),
+        "uabench": score_responses(
+            gold,
+            {qid: p.prediction for qid, p in predictions.by_id.items()},
+            predictions.path,
+        ),
         "breakdowns": {"stage": by_stage(scored), "matches": by_matches(scored)},
     }
     return result, scored

@@ -1,4 +1,7 @@
-"""UA-Bench's uncertainty attribution, with the gold attribution a TIP label gives.
+"""UA-Bench's uncertainty attribution, with the gold attribution a TIP label gives: one scorer.
+
+Both `python -m tipqa.evaluate uabench` (`score_uabench`) and the main scorer's `uabench` block
+(`score_responses`) go through `score_attributions`, so they agree on the same responses.
 
 UA-Bench's model outputs an answer, DATA_UNCERTAIN (the question is ambiguous, underspecified
 or lacks information) or MODEL_UNCERTAIN (the question is well defined but beyond the model).
@@ -12,28 +15,37 @@ A TriviaQA question is well defined, so the gold attribution of a TIP split is:
 - a data-uncertain question (only in pools that hold some, e.g. an imported UA-Bench set read
   from its records) is a DATA_UNCERTAIN target: the set `data_uncertain`.
 
-Metrics. ACC: correct answers over answerable questions. DU-F1 and MU-F1: the F1 of predicting
-that label against its target sets, over the failure sets (`knowledge_absent`,
-`answerable_error`, `data_uncertain`), with normalized counts: every count is divided by the
-size of the set it comes from, so each non-empty set weighs one however many questions it has
-(UA-Bench names normalized counts as its answer to the size imbalance of its two sets without
-spelling them out; this is that reading). So MU-F1 has TP = sum over MU target sets of the share
-predicted MU, FN = the share not predicted MU, FP = the share of `data_uncertain` predicted MU
-(0 without that set, where MU precision is 1 whenever any MU is predicted); DU-F1 the same with
-the roles swapped, None without a `data_uncertain` set. Misattribution rate: DATA_UNCERTAIN
-predictions over the well-defined questions (every question outside `data_uncertain`). TIP's own
-figures: MU recall on `knowledge_absent` beside MU recall on `answerable_error`.
+Reading a raw response, as UA-Bench's protocol says (its Appendix B): the content of the last
+`\\boxed{` occurrence, its braces matched from that box's opening brace
+(`tipqa.evaluate.refusal.last_boxed`); a response without a box, or whose last box never closes
+(a truncated output), has no valid box and keeps a short suffix instead, its last line (at most
+`SUFFIX_CHARS` characters), counted in `unboxed` or `truncated_box`; several boxes are counted in
+`multiple_boxes` (the last is read). The content, or the suffix, is labelled by case-insensitive
+containment of the protocol's tokens: "I don't know" or `<MODEL_UNCERTAIN>` is MODEL_UNCERTAIN,
+`<DATA_UNCERTAIN>` DATA_UNCERTAIN, anything else is an answer, passed to the answer judge as it
+stands (`tipqa.evaluate.uabench_judge`). A prediction may also come as a `prediction` label with
+the `answer` (judged) or `correct`.
 
-Predictions come as the model's raw `response` (read by the protocol: the last balanced
-`\\boxed{}`, labelled by `box_label`), or as a `prediction` label with the `answer` (judged) or
-`correct`. A response without a box is an answer (its last line), counted as `unboxed`; one with
-several boxes is read by the last, counted as `multiple_boxes`.
+Metrics. ACC: correct answers over answerable questions. DU-F1 and MU-F1, as UA-Bench's text
+names them: F1 with normalized counts over its two sets, the data-uncertain targets (its
+Unanswerable Set) and the model-uncertain targets (its Answerable-Error Set, which a TIP split's
+knowledge-absent questions join): every count is divided by the size of the set it comes from,
+so both sets weigh one however many questions each has. MU-F1: TP = the share of model-uncertain
+targets said MODEL_UNCERTAIN, FN = 1 - TP, FP = the share of data-uncertain targets said
+MODEL_UNCERTAIN (0 without that set); F1 = 2TP / (2TP + FP + FN), precision TP / (TP + FP),
+recall TP. DU-F1 the same with the roles swapped. `per_set_normalization` keeps tipqa's earlier
+reading, where knowledge-absent and answerable-error questions are normalized apart, so each of
+the three sets weighs one. Misattribution rate: DATA_UNCERTAIN predictions over the well-defined
+questions (every question outside `data_uncertain`). TIP's own figures: MU recall on
+`knowledge_absent` beside MU recall on `answerable_error`. A ratio without a denominator (ACC
+without answerable questions, an F1 without its target set, a precision with nothing predicted)
+is None (`null`): undefined, not 0.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,7 +53,6 @@ from typing import Any
 from tipqa.core.errors import InputError
 from tipqa.core.jsonl import iter_json_lines
 from tipqa.evaluate.gold import GoldSet
-from tipqa.evaluate.metrics import Scored
 from tipqa.evaluate.refusal import BOX, box_label, last_boxed
 from tipqa.evaluate.uabench_judge import AliasJudge, AnswerJudge, AnswerToJudge
 
@@ -56,6 +67,9 @@ SETS: tuple[str, ...] = (
 )
 MU_TARGET_SETS = ("knowledge_absent", "answerable_error")
 DU_TARGET_SETS = ("data_uncertain",)
+SUFFIX_CHARS = 200
+Predicted = dict[str, tuple[str, str, bool | None]]
+"""Each id's (label, answer, correct or None when the answer is to be judged)."""
 
 
 @dataclass(frozen=True)
@@ -121,24 +135,28 @@ def read_targets(path: Path) -> list[Target]:
     return out
 
 
-def read_response(text: str, counts: Counter[str]) -> tuple[str, str]:
-    """(label, answer) of a raw response by the protocol; counts `unboxed`, `multiple_boxes`."""
+def read_response(text: str, notes: Counter[str]) -> tuple[str, str]:
+    """(label, answer) of a raw response by the protocol (see the module docstring).
+
+    Counts `unboxed`, `truncated_box` and `multiple_boxes` in `notes`.
+    """
     content = last_boxed(text)
+    boxes = text.count(BOX)
     if content is None:
-        counts["unboxed"] += 1
+        notes["truncated_box" if boxes else "unboxed"] += 1
         lines = text.strip().splitlines()
-        return ANSWERABLE, lines[-1].strip() if lines else ""
-    if text.count(BOX) > 1:
-        counts["multiple_boxes"] += 1
+        content = lines[-1].strip()[-SUFFIX_CHARS:] if lines else ""
+    elif boxes > 1:
+        notes["multiple_boxes"] += 1
     label = box_label(content)
     return (label, "") if label else (ANSWERABLE, content.strip())
 
 
-def read_attributions(path: Path, counts: Counter[str]) -> dict[str, tuple[str, str, bool | None]]:
+def read_attributions(path: Path, notes: Counter[str]) -> Predicted:
     """Each id's (label, answer, correct or None when the answer is to be judged)."""
     if not Path(path).is_file():
         raise InputError("no predictions file here", path=str(path))
-    found: dict[str, tuple[str, str, bool | None]] = {}
+    found: Predicted = {}
     for number, row in iter_json_lines(Path(path)):
         where: dict[str, Any] = {"path": str(path), "line": number}
         if not isinstance(row, dict) or not isinstance(row.get("id"), str):
@@ -146,7 +164,7 @@ def read_attributions(path: Path, counts: Counter[str]) -> dict[str, tuple[str, 
         if row["id"] in found:
             raise InputError(f"question {row['id']!r} predicted twice", **where)
         if isinstance(row.get("response"), str):
-            label, answer = read_response(row["response"], counts)
+            label, answer = read_response(row["response"], notes)
             found[row["id"]] = (label, answer, None)
             continue
         given = row.get("prediction")
@@ -186,22 +204,32 @@ def _share(part: float, whole: float) -> float | None:
 
 def normalized_f1(
     label: str,
-    positive: Sequence[str],
-    negative: Sequence[str],
+    positive: Sequence[Sequence[str]],
+    negative: Sequence[Sequence[str]],
     counts: dict[str, dict[str, int]],
-) -> dict[str, float] | None:
-    """Precision, recall and F1 of predicting `label`, each set's counts over its size."""
-    sizes = {name: sum(row.values()) for name, row in counts.items()}
-    targets = [s for s in positive if sizes[s]]
+) -> dict[str, float | None] | None:
+    """Precision, recall and F1 of predicting `label`, with normalized counts; None without
+    targets.
+
+    `positive` and `negative` are groups of sets; a group is one set of the F1, its counts
+    divided by its size, so that every non-empty group weighs one.
+    """
+
+    def said(group: Sequence[str]) -> float | None:
+        size = sum(sum(counts[name].values()) for name in group)
+        return _share(sum(counts[name][label] for name in group), size)
+
+    targets = [share for share in map(said, positive) if share is not None]
     if not targets:
         return None
-    tp = sum(counts[s][label] / sizes[s] for s in targets)
+    tp = sum(targets)
     fn = len(targets) - tp
-    fp = sum(counts[s][label] / sizes[s] for s in negative if sizes[s])
-    precision = tp / (tp + fp) if tp + fp else 0.0
-    recall = tp / (tp + fn)
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {"precision": precision, "recall": recall, "f1": f1}
+    fp = sum(share for share in map(said, negative) if share is not None)
+    return {
+        "precision": _share(tp, tp + fp),
+        "recall": tp / len(targets),
+        "f1": 2 * tp / (2 * tp + fp + fn),
+    }
 
 
 def attribution_scores(pairs: Iterable[tuple[str, Attributed]]) -> dict[str, Any]:
@@ -215,8 +243,11 @@ def attribution_scores(pairs: Iterable[tuple[str, Attributed]]) -> dict[str, Any
     defined_total = sum(sizes[s] for s in defined)
     du_defined = sum(counts[s][DATA_UNCERTAIN] for s in defined)
     abstained_defined = du_defined + sum(counts[s][MODEL_UNCERTAIN] for s in defined)
-    mu = normalized_f1(MODEL_UNCERTAIN, MU_TARGET_SETS, DU_TARGET_SETS, counts)
-    du = normalized_f1(DATA_UNCERTAIN, DU_TARGET_SETS, MU_TARGET_SETS, counts)
+    mu = normalized_f1(MODEL_UNCERTAIN, [MU_TARGET_SETS], [DU_TARGET_SETS], counts)
+    du = normalized_f1(DATA_UNCERTAIN, [DU_TARGET_SETS], [MU_TARGET_SETS], counts)
+    apart = [[name] for name in MU_TARGET_SETS]
+    mu_apart = normalized_f1(MODEL_UNCERTAIN, apart, [DU_TARGET_SETS], counts)
+    du_apart = normalized_f1(DATA_UNCERTAIN, [DU_TARGET_SETS], apart, counts)
     return {
         "questions": sum(sizes.values()),
         "sets": sizes,
@@ -226,6 +257,12 @@ def attribution_scores(pairs: Iterable[tuple[str, Attributed]]) -> dict[str, Any
         "du_f1": None if du is None else du["f1"],
         "mu": mu,
         "du": du,
+        "per_set_normalization": {
+            "mu_f1": None if mu_apart is None else mu_apart["f1"],
+            "du_f1": None if du_apart is None else du_apart["f1"],
+            "mu": mu_apart,
+            "du": du_apart,
+        },
         "misattribution_rate": _share(du_defined, defined_total),
         "misattribution_of_abstentions": _share(du_defined, abstained_defined),
         "mu_recall_knowledge_absent": _share(
@@ -240,58 +277,38 @@ def attribution_scores(pairs: Iterable[tuple[str, Attributed]]) -> dict[str, Any
     }
 
 
-def from_scored(scored: Sequence[Scored]) -> dict[str, Any]:
-    """UA-Bench's metrics of the main scorer's outcomes (a question without a prediction left out).
-
-    A refusal is MODEL_UNCERTAIN unless its box said `<DATA_UNCERTAIN>`; an answer is correct
-    by tipqa's alias match.
-    """
-    pairs = []
-    for item in scored:
-        if item.refusal_kind == "missing":
-            continue
-        target = "ANSWER" if item.label == "answerable" else MODEL_UNCERTAIN
-        if not item.refused:
-            predicted = ANSWERABLE
-        elif item.refusal_kind == "boxed_data_uncertain":
-            predicted = DATA_UNCERTAIN
-        else:
-            predicted = MODEL_UNCERTAIN
-        pairs.append((target, Attributed(item.id, predicted, item.answer, item.correct)))
-    return attribution_scores(pairs)
-
-
-def score_uabench(
+def score_attributions(
     targets: Sequence[Target],
-    path: Path,
+    predicted: Predicted,
+    notes: Counter[str],
     *,
+    source: str,
     judge: AnswerJudge | None = None,
     allow_missing: bool = False,
     split: str = "",
 ) -> dict[str, Any]:
-    """UA-Bench's metrics of the predictions in `path` on `targets`.
+    """UA-Bench's metrics of `predicted` on `targets`: the one scorer of both entry points.
 
     Every target needs a prediction (with `allow_missing`, those without one are left out and
-    counted); a prediction for a question not among the targets is an InputError. Answers
-    without a given `correct` are judged by `judge` (tipqa's alias match by default); a judge's
-    unparsable reply is counted in `judge_parse_errors` and scored as not correct.
+    counted); a prediction for a question not among the targets is an InputError naming
+    `source`. Answers without a given `correct` are judged by `judge` (tipqa's alias match by
+    default); a judge's unparsable reply is counted in `judge_parse_errors` and scored as not
+    correct. `notes` holds the reading's counts (`read_response`).
     """
     judge = judge or AliasJudge()
-    notes: Counter[str] = Counter()
-    predicted = read_attributions(path, notes)
     by_id = {t.id: t for t in targets}
     stray = sorted(set(predicted) - set(by_id))
     if stray:
         raise InputError(
             f"{len(stray)} prediction(s) for questions not in split {split!r}, e.g. {stray[0]!r}",
-            path=str(path),
+            path=source,
         )
     missing = [t.id for t in targets if t.id not in predicted]
     if missing and not allow_missing:
         raise InputError(
             f"{len(missing)} question(s) of split {split!r} have no prediction, e.g. "
             f"{missing[0]!r} (--allow-missing leaves them out)",
-            path=str(path),
+            path=source,
         )
     present = [t for t in targets if t.id in predicted]
     to_judge = [
@@ -303,18 +320,52 @@ def score_uabench(
         [AnswerToJudge(t.question, predicted[t.id][1], t.references) for t in to_judge]
     )
     judged = dict(zip((t.id for t in to_judge), decisions, strict=True))
-    notes["judge_parse_errors"] = sum(1 for d in decisions if d is None)
     pairs = []
     for t in present:
         label, answer, correct = predicted[t.id]
-        decided = judged.get(t.id, correct) if correct is None else correct
+        decided = judged.get(t.id) if correct is None else correct
         pairs.append((t.target, Attributed(t.id, label, answer, bool(decided))))
     result = attribution_scores(pairs)
+    parse = {key: notes[key] for key in ("unboxed", "truncated_box", "multiple_boxes")}
     result.update(
         split=split,
         judge=judge.name,
         judged=len(to_judge),
         missing_left_out=len(missing),
-        parse={key: notes[key] for key in ("unboxed", "multiple_boxes", "judge_parse_errors")},
+        parse={**parse, "judge_parse_errors": sum(d is None for d in decisions)},
     )
     return result
+
+
+def score_uabench(
+    targets: Sequence[Target],
+    path: Path,
+    *,
+    judge: AnswerJudge | None = None,
+    allow_missing: bool = False,
+    split: str = "",
+) -> dict[str, Any]:
+    """UA-Bench's metrics of the predictions file `path` on `targets` (`score_attributions`)."""
+    notes: Counter[str] = Counter()
+    predicted = read_attributions(path, notes)
+    return score_attributions(
+        targets,
+        predicted,
+        notes,
+        source=str(path),
+        judge=judge,
+        allow_missing=allow_missing,
+        split=split,
+    )
+
+
+def score_responses(gold: GoldSet, responses: Mapping[str, str], source: str) -> dict[str, Any]:
+    """The main scorer's `uabench` block: each raw response read by the protocol, answers
+    judged by alias match, questions without a response left out (and counted)."""
+    notes: Counter[str] = Counter()
+    predicted: Predicted = {
+        qid: (*read_response(text, notes), None) for qid, text in responses.items()
+    }
+    return score_attributions(
+        targets_of(gold), predicted, notes, source=source, allow_missing=True, split=gold.split
+    )

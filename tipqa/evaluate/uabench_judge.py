@@ -2,8 +2,8 @@
 
 The LLM judge asks a chat model, at temperature 0, whether the answer matches one of the
 references (`uabench-judge-v1`) and accepts exactly "Yes" or "No" (case-insensitive, surrounding
-whitespace stripped); any other reply, or a failed request, is a parse error (None), which the
-scorer counts and scores as not correct.
+whitespace stripped: `tipqa.llm.judges.parsing.parse_yes_no`); any other reply, or a failed
+request, is a parse error (None), which the scorer counts and scores as not correct.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from tipqa.evaluate.matching import exact_match
+from tipqa.evaluate.matching import exact_match, unwrap_text
 from tipqa.llm.chat import ChatModel, ChatPrompt, Decoding
+from tipqa.llm.judges.parsing import parse_yes_no
 from tipqa.llm.prompts import PromptTemplate, load_template
 
 JUDGE_PROMPT = "uabench-judge-v1"
@@ -40,23 +41,24 @@ class AnswerJudge(Protocol):
 
 
 class AliasJudge:
-    """TriviaQA's normalised exact match against the answer and its aliases."""
+    """TriviaQA's normalised exact match against the answer and its aliases (a LaTeX text
+    command around the whole answer, `\\text{Paris}`, is read as its text, as a judge would)."""
 
     name = "alias-match"
 
     def judge(self, items: Sequence[AnswerToJudge]) -> list[bool | None]:
         """Exact match of each answer against its references."""
-        return [exact_match(item.answer, item.references) for item in items]
+        return [exact_match(unwrap_text(item.answer), item.references) for item in items]
 
 
-def strict_yes_no(text: str) -> bool | None:
-    """True for "yes", False for "no" (any case, whitespace stripped), else None."""
-    word = text.strip().lower()
-    return True if word == "yes" else False if word == "no" else None
+def yes_or_no(text: str) -> bool | None:
+    """True for "yes", False for "no" (`parse_yes_no`), else None."""
+    answer = parse_yes_no(text)
+    return None if answer is None else answer == "yes"
 
 
 class LLMAnswerJudge:
-    """The judge prompt on a chat model, greedy, read by `strict_yes_no`."""
+    """The judge prompt on a chat model, greedy, read by `parse_yes_no`."""
 
     def __init__(self, chat: ChatModel, template: PromptTemplate | None = None) -> None:
         self.chat = chat
@@ -82,4 +84,4 @@ class LLMAnswerJudge:
             for item in items
         ]
         results = self.chat.complete(prompts, Decoding(max_tokens=3, temperature=0.0), desc="judge")
-        return [strict_yes_no(result.text) if result.ok else None for result in results]
+        return [yes_or_no(result.text) if result.ok else None for result in results]

@@ -17,7 +17,7 @@ from tipqa.evaluate.gold import load_gold
 from tipqa.evaluate.refusal import RefusalDetector
 from tipqa.evaluate.score import ScoringSettings, score_file
 from tipqa.evaluate.uabench import read_targets, score_uabench, targets_of
-from tipqa.evaluate.uabench_judge import LLMAnswerJudge, strict_yes_no
+from tipqa.evaluate.uabench_judge import LLMAnswerJudge
 from tipqa.llm.openai_chat import OpenAIChatModel
 from tipqa.llm.openai_client import OpenAIServerSettings
 
@@ -59,16 +59,20 @@ def test_hand_made_predictions_give_the_known_counts(tmp_path: Path) -> None:
         "ANSWERABLE": 1, "DATA_UNCERTAIN": 1, "MODEL_UNCERTAIN": 2,
     }  # fmt: skip
     assert result["acc"] == pytest.approx(3 / 6)
-    # MU targets: 1/3 of the errors and 2/4 of the absent: TP = 5/6 of 2 sets, no DU set (P = 1).
+    # MU targets: the 3 errors and the 4 absent, 3 of the 7 said MU; no DU set (P = 1).
+    assert result["mu"]["precision"] == 1.0 and result["mu"]["recall"] == pytest.approx(3 / 7)
+    assert result["mu_f1"] == pytest.approx(2 * (3 / 7) / (1 + 3 / 7))
+    assert result["du_f1"] is None and result["du"] is None
+    # tipqa's earlier reading: 1/3 of the errors and 2/4 of the absent, each set weighing one
     recall = (1 / 3 + 2 / 4) / 2
-    assert result["mu"]["precision"] == 1.0
-    assert result["mu_f1"] == pytest.approx(2 * recall / (1 + recall))
-    assert result["du_f1"] is None
+    assert result["per_set_normalization"]["mu_f1"] == pytest.approx(2 * recall / (1 + recall))
     assert result["misattribution_rate"] == pytest.approx(2 / 10)
     assert result["misattribution_of_abstentions"] == pytest.approx(2 / 5)
     assert result["mu_recall_knowledge_absent"] == pytest.approx(0.5)
     assert result["mu_recall_answerable_error"] == pytest.approx(1 / 3)
-    assert result["parse"] == {"unboxed": 1, "multiple_boxes": 1, "judge_parse_errors": 0}
+    assert result["parse"] == {
+        "unboxed": 1, "truncated_box": 0, "multiple_boxes": 1, "judge_parse_errors": 0,
+    }  # fmt: skip
 
 
 DU, MU = "DATA_UNCERTAIN", "MODEL_UNCERTAIN"
@@ -91,19 +95,15 @@ def test_du_f1_on_a_pool_with_data_uncertain_questions(tmp_path: Path) -> None:
         {"id": "m1", "prediction": "DATA_UNCERTAIN"},
     ]
     result = score_uabench(targets, write_lines(tmp_path / "p.jsonl", rows))
-    # MU: TP = 1 (errors) + 0 (absent), FN = 1, FP = 1/2 (half the DU set said MU).
-    assert result["mu"]["precision"] == pytest.approx(2 / 3)
-    assert result["mu_f1"] == pytest.approx(4 / 7)
-    # DU: TP = 1/2, FN = 1/2, FP = 0 (errors) + 1 (absent).
-    assert result["du_f1"] == pytest.approx(2 / 5)
+    # MU targets q2 (said MU) and m1: TP = 1/2, FN = 1/2; FP = 1/2 (d2 of the two DU targets).
+    assert result["mu"] == pytest.approx({"precision": 1 / 2, "recall": 1 / 2, "f1": 1 / 2})
+    # DU: TP = 1/2 (d1), FN = 1/2, FP = 1/2 (m1 of the two MU targets said DU).
+    assert result["du"] == pytest.approx({"precision": 1 / 2, "recall": 1 / 2, "f1": 1 / 2})
+    # each set weighing one: MU TP = 1 (errors) + 0 (absent), FN = 1, FP = 1/2; DU FP = 0 + 1
+    assert result["per_set_normalization"]["mu_f1"] == pytest.approx(4 / 7)
+    assert result["per_set_normalization"]["du_f1"] == pytest.approx(2 / 5)
     assert result["misattribution_rate"] == pytest.approx(1 / 3)
     assert result["acc"] == pytest.approx(1 / 2)
-
-
-def test_strict_yes_no() -> None:
-    assert [strict_yes_no(t) for t in ("Yes", " no\n", "YES", "Yes.", "maybe", "")] == [
-        True, False, True, None, None, None,
-    ]  # fmt: skip
 
 
 @pytest.mark.needs("openai")
@@ -183,3 +183,103 @@ def test_the_main_scorer_reports_the_attribution(
     assert block["acc"] == pytest.approx(2 / 3)
     assert block["misattribution_rate"] == pytest.approx(2 / 5)
     assert block["mu_recall_knowledge_absent"] == 0.5 and block["mu_recall_answerable_error"] == 0
+
+
+def both_entry_points(
+    tmp_path: Path, rows: list, responses: dict[str, str], detector: RefusalDetector
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The main scorer's `uabench` block and `uabench`'s result on the same raw responses."""
+    gold = load_gold(write_split(tmp_path, rows))
+    predictions = write_lines(
+        tmp_path / "p.jsonl", [{"id": q, "prediction": t} for q, t in responses.items()]
+    )
+    main, _ = score_file(gold, predictions, detector, ScoringSettings(bootstrap=0))
+    raw = write_lines(
+        tmp_path / "r.jsonl", [{"id": q, "response": t} for q, t in responses.items()]
+    )
+    return main["uabench"], score_uabench(targets_of(gold), raw, split=gold.split)
+
+
+def test_the_issue_s_example_agrees_from_both_entry_points_and_with_the_text(
+    tmp_path: Path, rules_detector: RefusalDetector
+) -> None:
+    rows = [labeled("u1", "unanswerable", "Oslo"), labeled("a1", "answerable", "Paris")]
+    responses = {"u1": "\\boxed{}", "a1": "\\boxed{<MODEL_UNCERTAIN>}"}
+    main, command = both_entry_points(tmp_path, rows, responses, rules_detector)
+    # an empty box is an (empty) answer; the two model-uncertain targets, one said MU: R = 1/2
+    assert main == command
+    assert main["mu_f1"] == pytest.approx(2 / 3) and main["mu"]["precision"] == 1.0
+    assert main["counts"]["knowledge_absent"]["ANSWERABLE"] == 1
+    paris = {"u1": "\\boxed{<model_uncertain>}", "a1": "So \\boxed{\\text{Paris}}"}
+    main, command = both_entry_points(tmp_path / "paris", rows, paris, rules_detector)
+    assert main == command and main["acc"] == 1.0 and main["sets"]["answerable_correct"] == 1
+
+
+ADVERSARIAL = {
+    "a1": "\\boxed{\\text{Paris}}",  # nested braces: the answer, correct
+    "a2": "First \\boxed{Quito}, then \\boxed{\\boxed{Lima}}",  # several and nested boxes
+    "a3": "\\boxed{Lima} ... and finally \\boxed{Lim",  # truncated last box: the suffix
+    "a4": "I believe the answer is\nLima",  # no box: the last line
+    "a5": "\\boxed{}",  # an empty box: an empty answer
+    "a6": "\\boxed{i DON'T know}",  # a refusal token in another case
+    "a7": "\\boxed{I don’t know}",  # the typographic apostrophe of the paper's text
+    "u1": "\\boxed{<Data_Uncertain>}",
+    "u2": "\\boxed{<MODEL_UNCERTAIN>}\nor rather \\boxed{<DATA_UNC",  # truncated
+    "u3": "no idea. i don't know",  # a token in the unboxed suffix
+    "u4": "\\boxed{I do not know}",  # not the protocol's token: an answer
+    "u5": "\\boxed{<DATA_UNCERTAIN> <MODEL_UNCERTAIN>}",  # both: MODEL_UNCERTAIN first
+}
+
+
+def test_both_entry_points_agree_on_adversarial_responses(
+    tmp_path: Path, rules_detector: RefusalDetector
+) -> None:
+    rows = [labeled(f"a{i}", "answerable", "Paris" if i == 1 else "Lima") for i in range(1, 8)]
+    rows += [labeled(f"u{i}", "unanswerable", "Oslo") for i in range(1, 6)]
+    main, command = both_entry_points(tmp_path, rows, ADVERSARIAL, rules_detector)
+    assert main == command
+    assert main["parse"] == {
+        "unboxed": 2, "truncated_box": 2, "multiple_boxes": 1, "judge_parse_errors": 0,
+    }  # fmt: skip
+    # correct: a1 (\text{Paris}), a2 (Lima), a4 (Lima); a3 reads the suffix "\boxed{Lim"
+    assert main["sets"]["answerable_correct"] == 3 and main["acc"] == pytest.approx(3 / 7)
+    assert main["counts"]["answerable_error"] == {
+        "ANSWERABLE": 2, "DATA_UNCERTAIN": 0, "MODEL_UNCERTAIN": 2,
+    }  # fmt: skip
+    # u2's last box never closes (its first is not read), its last line names no token
+    assert main["counts"]["knowledge_absent"] == {
+        "ANSWERABLE": 2, "DATA_UNCERTAIN": 1, "MODEL_UNCERTAIN": 2,
+    }  # fmt: skip
+    assert main["mu_f1"] == pytest.approx(2 * (4 / 9) / (1 + 4 / 9))
+
+
+def test_normalized_counts_weigh_the_two_sets_alike(tmp_path: Path) -> None:
+    records = [
+        {"id": f"d{i}", "question": "?", "answers": [], "label": "ABSTAIN", "uncertainty": DU}
+        for i in range(4)
+    ]
+    records += [
+        {"id": f"m{i}", "question": "?", "answers": ["x"], "label": "ABSTAIN", "uncertainty": MU}
+        for i in range(2)
+    ]
+    said = {"d0": MU, "d1": DU, "d2": DU, "d3": DU, "m0": MU, "m1": DU}
+    rows = [{"id": qid, "prediction": label} for qid, label in said.items()]
+    targets = read_targets(write_lines(tmp_path / "gold.jsonl", records))
+    result = score_uabench(targets, write_lines(tmp_path / "p.jsonl", rows))
+    # MU: TP = 1/2, FN = 1/2, FP = 1/4 (one of four DU targets); raw counts would give 1/2
+    assert result["mu"] == pytest.approx({"precision": 2 / 3, "recall": 1 / 2, "f1": 4 / 7})
+    # DU: TP = 3/4, FN = 1/4, FP = 1/2 (one of two MU targets)
+    assert result["du"] == pytest.approx({"precision": 3 / 5, "recall": 3 / 4, "f1": 2 / 3})
+    assert result["acc"] is None, "no answerable question: no accuracy, not 0"
+
+
+def test_a_ratio_without_a_denominator_is_null(tmp_path: Path) -> None:
+    gold = load_gold(write_split(tmp_path, ROWS[:2]))
+    answered = [{"id": "a1", "response": "\\boxed{Paris}"}, {"id": "a2", "response": "Nile"}]
+    result = score_uabench(targets_of(gold), write_lines(tmp_path / "p.jsonl", answered))
+    assert result["acc"] == 1.0 and result["mu_f1"] is None and result["mu"] is None
+    assert result["mu_recall_knowledge_absent"] is None
+    assert result["misattribution_of_abstentions"] is None
+    wrong = [{"id": "a1", "response": "\\boxed{Rome}"}, {"id": "a2", "response": "Nile"}]
+    result = score_uabench(targets_of(gold), write_lines(tmp_path / "w.jsonl", wrong))
+    assert result["mu"] == {"precision": None, "recall": 0.0, "f1": 0.0}

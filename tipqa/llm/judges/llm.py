@@ -20,7 +20,7 @@ from tipqa.core.stats import StepStats
 from tipqa.llm.cache import cache_key
 from tipqa.llm.chat import ANSWERS, ChatPrompt, Completion, Decoding, Message, p_yes
 from tipqa.llm.judges.base import JUDGE_SLOTS, Judged
-from tipqa.llm.judges.parsing import parse_relevance
+from tipqa.llm.judges.parsing import parse_yes_no
 from tipqa.llm.prompts import PromptTemplate, load_template
 from tipqa.llm.settings import LLMSettings
 from tipqa.llm.usage import Usage
@@ -144,7 +144,7 @@ class LLMJudge:
             ) -> None:
                 i = asked[position]
                 usage[i] += result.usage
-                label = parse_relevance(result.text) if result.ok else None
+                label = parse_yes_no(result.text) if result.ok else None
                 if result.ok and label is None and not last:
                     return
                 judgments[i] = judgment = self._judgment(requests[i], result, label, decoding)
