@@ -140,6 +140,7 @@ def main() -> None:
     from tipqa.evaluate.sampling import CONFIDENCE_FILE, read_rated
     from tipqa.evaluate.score import ScoringSettings
     from tipqa.llm.answerers.openai import OpenAIAnswerer, OpenAIAnswererSettings
+    from tipqa.llm.cache import LLMCache
 
     work = Path(tempfile.mkdtemp(prefix="tipqa-confidence-"))
     run = _limited_run(args.run, args.limit, work)
@@ -159,11 +160,10 @@ def main() -> None:
             result = evaluate_model(
                 run / "splits",
                 split,
-                OpenAIAnswerer(options, progress=False),
+                OpenAIAnswerer(options, cache=LLMCache(work / f"{name}-cache"), progress=False),
                 detector,
                 scoring,
                 folder,
-                cache_path=work / f"{name}.sqlite",
                 confidence=confidence,
                 fit_on=fit_on,
             )

@@ -110,7 +110,7 @@ class CountingServer:
 
     def _rule(self, body: dict[str, Any], attempt: int, headers: dict[str, str]) -> Any:
         """Answer a keyword or judge prompt by the offline rules; count it."""
-        from tipqa.core.records import JudgeRequest, Question
+        from tipqa.core.records import JudgeRequest
         from tipqa.llm.judges.rules import is_relevant
         from tipqa.llm.keywords.rules import extract_keywords
 
@@ -119,16 +119,14 @@ class CountingServer:
         match = self._layout.search(content)
         if match is not None and self._stalled():
             return self._reply(status=503, message="held past the end of its start")
+        key = self._key_of("keywords" if match is None else "judge", messages)
         if match is None:
-            question = Question("q", content, "", [])
-            key = self._key_of("keywords", question)
             reply = self._reply(text=", ".join(extract_keywords(content)))
         else:
             passage, text, answer = match.groups()
             request = JudgeRequest(
                 "q", text, answer, [answer], extract_keywords(text), "token", "d", "u", passage
             )
-            key = self._key_of("judge", request)
             label = "yes" if is_relevant(request) else "no"
             reply = self._reply(text=label, yes_probability=0.8 if label == "yes" else 0.3)
         prompt = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()
@@ -144,17 +142,21 @@ class CountingServer:
                 self.repeated_cached.append(prompt)
         return reply
 
-    def _key_of(self, kind: str, item: Any) -> str:
-        """The pipeline's cache key of a keyword question or judge request."""
+    def _key_of(self, kind: str, messages: list[dict[str, str]]) -> str:
+        """The pipeline's cache key of a keyword or judge request with these messages."""
         from tipqa.build.components import make_judge, make_keyword_extractor
         from tipqa.config import read_config
+        from tipqa.llm.chat import ChatPrompt
 
         if self._judge is None:
             folder = Path(tempfile.mkdtemp(prefix="tipqa-keys-"))
             config = read_config({"judge": self.settings(), "keywords": self.settings()})
-            self._judge = make_judge(config.judge, folder / "judge.sqlite")
-            self._extractor = make_keyword_extractor(config.keywords, folder / "keywords.sqlite")
-        return (self._judge if kind == "judge" else self._extractor).key(item)
+            self._judge = make_judge(config.judge, folder)
+            self._extractor = make_keyword_extractor(config.keywords, folder)
+        prompt = ChatPrompt(messages)
+        if kind == "judge":
+            return str(self._judge.chat.key(prompt, self._judge.task.decoding(0)))
+        return str(self._extractor.chat.key(prompt, self._extractor.decoding))
 
     def _stored(self, key: str) -> bool:
         """True when the served run's LLM cache holds `key`."""

@@ -148,12 +148,12 @@ def config_for(folder: Path, server: CountingServer, documents: int, shard_size:
         folder,
         {
             "core": {"log_level": "INFO"},
-            "build": {"shard_size": str(shard_size), "k1": "20", "k2": "10"},
+            "build": {"shard_size": str(shard_size), "k1": "20", "k2": "10", "llm_cache": "true"},
             "demo": {"documents": str(documents), "seed": "5", "files": "3"},
             "pool.dev": {"source": "demo"},
             "vector_index": {"backend": "faiss", "kind": "flat"},
             "keywords": server.settings(),
-            "judge": {**server.settings(), "cache": "true"},
+            "judge": server.settings(),
         },
     )
 

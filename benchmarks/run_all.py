@@ -56,6 +56,7 @@ def main() -> None:
     plan = {
         "token_index": ["--sizes", *sizes, *common],
         "judge": ["--sizes", *sizes, *common],
+        "llm_cache": common,
         "vector_index": ["--sizes", *sizes, *common],
         "end_to_end": ["--sizes", *e2e, *common],
         "fault_injection": ["--workdir", str(args.workdir / "faults"), "--documents", "1000"],

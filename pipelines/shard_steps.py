@@ -11,7 +11,7 @@ from pipelines.gpus import GPU, configured_gpus, engine_gpus, on_gpu
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
 from pipelines.inputs import PrepareQuestions
 from tipqa.build import steps
-from tipqa.build.assemble import judging, llm_cache, token_index, vector_searching
+from tipqa.build.assemble import judging, token_index, vector_searching
 from tipqa.build.components import make_keyword_extractor
 from tipqa.build.step_inputs import ShardInputs
 from tipqa.config import Choice
@@ -84,7 +84,7 @@ class ExtractKeywords(LLMShardTask):
 
     def run(self) -> None:
         inputs = self.plan.keywords(self.pool).at(self.shard)
-        extractor = make_keyword_extractor(inputs.keywords, llm_cache(self.config))
+        extractor = make_keyword_extractor(inputs.keywords, self.config.llm_cache())
         with on_gpu(self.config, self.llm()):
             steps.extract_keywords(self.questions(), inputs, extractor, self.shard_layout())
 

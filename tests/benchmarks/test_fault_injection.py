@@ -75,7 +75,8 @@ def test_the_server_flags_a_call_whose_answer_is_already_cached(tmp_path: Path) 
     prompt = load_template("judge-v1").render(
         document=request.text, question=request.question, answer=request.answer
     )
-    body = json.dumps({"model": "x", "messages": [{"role": "user", "content": prompt}]})
+    messages = [{"role": "user", "content": prompt}]
+    body = json.dumps({"model": "x", "messages": messages})
     with CountingServer() as server:
         server.begin(cache_path)
         LLMCache(cache_path).put("unrelated", "x", {"label": "no"})
@@ -91,8 +92,8 @@ def test_the_server_flags_a_call_whose_answer_is_already_cached(tmp_path: Path) 
 
         assert ask() == "yes"
         assert server.repeated_cached == []
-        key = server._key_of("judge", request)
-        LLMCache(cache_path).put(key, "x", {"label": "yes", "raw": "yes", "p_yes": None})
+        key = server._key_of("judge", messages)
+        LLMCache(cache_path).put(key, "x", {"text": "yes", "top_logprobs": []})
         assert ask() == "yes"
         assert len(server.repeated_cached) == 1
         assert sum(server.asked.values()) == 2

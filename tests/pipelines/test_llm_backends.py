@@ -65,7 +65,7 @@ def test_llm_backends_label_like_the_rules_and_a_rerun_pays_nothing(
         assert server.calls == 0
         assert {n: (partition / f"{n}.jsonl").read_bytes() for n in LABELS} == labels_before
         hits = sum(
-            read_json(p)["counts"].get("CachedJudge.cache_hits", 0)
+            read_json(p)["counts"].get("OpenAIJudge.cache_hits", 0)
             for p in (run / "pools" / "dev" / "shards").glob("*/*judge.stats.json")
         )
         assert hits > 0

@@ -74,8 +74,8 @@ def judge_counts(run: Path) -> dict[str, int]:
     total: dict[str, int] = {}
     for path in (run / "pools" / "dev" / "shards").glob("*/*_judge.stats.json"):
         for name, value in read_json(path)["counts"].items():
-            total[name.removeprefix("CachedJudge.")] = (
-                total.get(name.removeprefix("CachedJudge."), 0) + value
+            total[name.removeprefix("OpenAIJudge.")] = (
+                total.get(name.removeprefix("OpenAIJudge."), 0) + value
             )
     return total
 
@@ -111,7 +111,7 @@ def test_server_without_usage(world: Path) -> None:
     questions = len(read_records(run / "world" / "expected.jsonl", Expected))
     shards = run / "pools" / "dev" / "shards"
     keywords = [read_json(p)["counts"] for p in shards.glob("*/keywords.stats.json")]
-    assert sum(c["CachedKeywordExtractor.usage_missing"] for c in keywords) == questions
+    assert sum(c["OpenAIKeywordExtractor.usage_missing"] for c in keywords) == questions
 
 
 def test_ollama_in_plain_mode(world: Path) -> None:

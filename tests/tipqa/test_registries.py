@@ -10,7 +10,7 @@ import pytest
 
 import tipqa
 from tipqa.core.errors import ConfigError, MissingExtraError
-from tipqa.core.registry import Registry, has_methods
+from tipqa.core.registry import Registry, takes
 
 DEFINITION = re.compile(r"^(\w+): Registry\[.*\] = Registry\(", re.MULTILINE)
 ROOT = Path(tipqa.__file__).parent
@@ -50,7 +50,7 @@ def test_entry_resolves_with_the_capabilities_it_declares(registry: Registry, na
 
 
 def test_a_wrong_declaration_is_named() -> None:
-    registry: Registry = Registry("demo", {"cacheable": has_methods("cache_key")})
+    registry: Registry = Registry("demo", {"cacheable": takes("cache")})
     registry.add(
         "plain", "tipqa.llm.judges.rules:RuleJudge", "tipqa.llm.judges.rules:RuleJudgeSettings"
     )

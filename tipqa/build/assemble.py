@@ -54,14 +54,9 @@ def vector_index(config: Config, plan: Plan) -> tuple[Embedder, VectorIndex | Em
     return embedder, make_vector_index(config.vector_index, place, embedder)
 
 
-def llm_cache(config: Config) -> Path | None:
-    """The build's LLM cache file, unless `[judge] cache` is off."""
-    return config.layout().llm_cache if config.windows.cache else None
-
-
 def judging(judge: Choice, config: Config, plan: Plan) -> Judging:
     """A judging step's backends: the judge of `judge` (answers cached), the documents' fetch."""
-    return Judging(make_judge(judge, llm_cache(config)), token_index(config, plan).get)
+    return Judging(make_judge(judge, config.llm_cache()), token_index(config, plan).get)
 
 
 def vector_searching(config: Config, plan: Plan) -> VectorSearching:

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from tipqa.config import Choice
 from tipqa.indexes.embedders.base import EMBEDDERS, Embedder
 from tipqa.indexes.place import IndexPlace
 from tipqa.indexes.token_index.base import TOKEN_INDEXES, TokenIndex
 from tipqa.indexes.vector_index.base import VECTOR_INDEXES, EmbedsOnDemand, VectorIndex
-from tipqa.llm.judges.base import JUDGES, CacheableJudge, KnowsContext, RelevanceJudge
-from tipqa.llm.keywords.base import KEYWORD_EXTRACTORS, CacheableExtractor, KeywordExtractor
+from tipqa.llm.answerers import ANSWERERS
+from tipqa.llm.answerers.base import Answerer
+from tipqa.llm.cache import LLMCache
+from tipqa.llm.judges.base import JUDGES, KnowsContext, RelevanceJudge
+from tipqa.llm.keywords.base import KEYWORD_EXTRACTORS, KeywordExtractor
 from tipqa.stages.windows import WindowSettings, WindowStepSettings
 
 
@@ -38,26 +41,26 @@ def make_vector_index(
     )
 
 
-def make_keyword_extractor(choice: Choice, cache: Path | None) -> KeywordExtractor:
-    """The keyword extractor of `choice`; an LLM one has its answers cached at `cache`."""
-    extractor: KeywordExtractor = KEYWORD_EXTRACTORS.create(choice.backend, choice.settings)
-    if cache is None or not KEYWORD_EXTRACTORS.has(choice.backend, "cacheable"):
-        return extractor
-    from tipqa.llm.cache import LLMCache
-    from tipqa.llm.keywords.cached import CachedKeywordExtractor
+def _cache(cache: Path | None, cacheable: bool) -> dict[str, Any]:
+    """The `cache` argument of an LLM backend whose answers go to the LLM cache at `cache`."""
+    return {"cache": LLMCache(cache)} if cache is not None and cacheable else {}
 
-    return CachedKeywordExtractor(cast(CacheableExtractor, extractor), LLMCache(cache))
+
+def make_keyword_extractor(choice: Choice, cache: Path | None) -> KeywordExtractor:
+    """The keyword extractor of `choice`; an LLM one asks through the LLM cache at `cache`."""
+    cacheable = KEYWORD_EXTRACTORS.has(choice.backend, "cacheable")
+    return KEYWORD_EXTRACTORS.create(choice.backend, choice.settings, **_cache(cache, cacheable))
 
 
 def make_judge(choice: Choice, cache: Path | None) -> RelevanceJudge:
-    """The relevance judge of `choice`; an LLM one has its answers cached at `cache`."""
-    judge: RelevanceJudge = JUDGES.create(choice.backend, choice.settings)
-    if cache is None or not JUDGES.has(choice.backend, "cacheable"):
-        return judge
-    from tipqa.llm.cache import LLMCache
-    from tipqa.llm.judges.cached import CachedJudge
+    """The relevance judge of `choice`; an LLM one asks through the LLM cache at `cache`."""
+    cacheable = JUDGES.has(choice.backend, "cacheable")
+    return JUDGES.create(choice.backend, choice.settings, **_cache(cache, cacheable))
 
-    return CachedJudge(cast(CacheableJudge, judge), LLMCache(cache))
+
+def make_answerer(choice: Choice, cache: Path | None) -> Answerer:
+    """The model under evaluation of `choice`, asked through the LLM cache at `cache`."""
+    return ANSWERERS.create(choice.backend, choice.settings, **_cache(cache, True))
 
 
 def window_settings(step: WindowStepSettings, judge: Choice) -> WindowSettings:

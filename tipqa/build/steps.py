@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from tipqa.build.components import make_embedder
+from tipqa.build.components import make_answerer, make_embedder
 from tipqa.build.plan import Plan
 from tipqa.build.step_inputs import (
     KeywordsInputs,
@@ -48,7 +48,6 @@ from tipqa.evaluate.sampling import CONFIDENCE_FILE, read_rated
 from tipqa.indexes.embedders.base import Embedder
 from tipqa.indexes.token_index.base import FetchDocuments, TokenIndex
 from tipqa.indexes.vector_index.base import EmbedsOnDemand, VectorIndex
-from tipqa.llm.answerers import ANSWERERS
 from tipqa.llm.judges.base import RelevanceJudge
 from tipqa.llm.keywords.base import KeywordExtractor
 from tipqa.llm.settings import LLMSettings
@@ -238,20 +237,17 @@ def evaluate(config: Config, plan: Plan, backend: str, split: str) -> dict[str, 
     if config.evaluate.temperature_scaling and split != VALIDATION:
         evaluate(config, plan, backend, VALIDATION)
         fit_on = read_rated(evaluation_layout(config, backend, VALIDATION).root / CONFIDENCE_FILE)
-    layout = config.layout()
-    choice = config.answerer(backend)
     refusal = config.evaluate.refusal()
     embedder = make_embedder(config.embedder) if refusal.embedding else None
-    answerer = ANSWERERS.create(backend, choice.settings)
+    answerer = make_answerer(config.answerer(backend), config.llm_cache())
     try:
         return evaluate_model(
-            layout.splits,
+            config.layout().splits,
             split,
             answerer,
             RefusalDetector(refusal, embedder),
             config.evaluate.scoring(),
             evaluation_layout(config, backend, split),
-            cache_path=layout.llm_cache,
             predictions_record=plan.predictions(backend, split),
             record=plan.evaluate(backend, split),
             confidence=config.evaluate.confidence(),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 from tipqa.annotation.labelstudio_server import LabelStudioSettings
@@ -58,6 +59,9 @@ class BuildSettings(Settings):
         0.05, doc="PreviewCost: the share of the corpus's documents it indexes and scales from"
     )
     cost_seed: int = setting(0, doc="PreviewCost: the seed of its corpus sample")
+    llm_cache: bool = knob(
+        True, doc="keep every LLM answer (judge, keywords, evaluated model) in the run's llm-cache"
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -131,6 +135,10 @@ class Config:
     def layout(self) -> RunLayout:
         """The run's output tree."""
         return RunLayout.of(self.build.output_root, self.build.name)
+
+    def llm_cache(self) -> Path | None:
+        """The run's LLM cache folder, or None when `[build] llm_cache` is off."""
+        return self.layout().llm_cache if self.build.llm_cache else None
 
     def pool(self, name: str) -> Pool:
         """The pool called `name`."""
@@ -306,6 +314,10 @@ def read_seam(section: str, values: Mapping[str, Any]) -> Choice:
     """A seam's backend and its settings (the keys of the step's own settings left out)."""
     seam = SEAMS[section]
     backend = selected(values, SELECTOR, seam.default, section)
+    retired = seam.step.RETIRED_KEYS if seam.step is not None else {}
+    for key in values:
+        if key in retired:
+            raise ConfigError(f"[{section}] {key!r} is no longer a key here: {retired[key]}")
     step_keys = set(seam.step.field_names()) if seam.step is not None else set()
     ignore = {SELECTOR, *step_keys}
     try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -52,6 +53,15 @@ def has_methods(*names: str) -> Check:
 
     def check(target: Any, settings: type[Settings]) -> bool:
         return all(callable(getattr(target, name, None)) for name in names)
+
+    return check
+
+
+def takes(name: str) -> Check:
+    """A check that the implementation is constructed with the keyword argument `name`."""
+
+    def check(target: Any, settings: type[Settings]) -> bool:
+        return name in inspect.signature(target).parameters
 
     return check
 

@@ -21,6 +21,8 @@ from tipqa.evaluate.gold import load_gold
 from tipqa.evaluate.retrieval import read_run, recall_at_k
 from tipqa.evaluate.uabench import read_targets, score_uabench, targets_of
 from tipqa.evaluate.uabench_judge import AnswerJudge, LLMAnswerJudge
+from tipqa.llm.cache import LLMCache
+from tipqa.llm.cached_chat import cached
 
 COMMANDS: tuple[str, ...] = ("recall", "uabench")
 
@@ -70,19 +72,26 @@ def uabench_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--judge-base-url", default="", help="the judge's server (empty: OPENAI_BASE_URL)"
     )
+    parser.add_argument(
+        "--llm-cache",
+        type=Path,
+        help="keep the judge's answers in this LLM cache folder (a run's <run>/llm-cache, say) "
+        "and ask only for those it lacks",
+    )
     parser.add_argument("--out", type=Path, help="write the JSON to this file")
     return parser
 
 
 def uabench_judge(args: argparse.Namespace) -> AnswerJudge | None:
-    """The LLM judge `--judge-model` asks for, or None (alias match)."""
+    """The LLM judge `--judge-model` asks for (behind `--llm-cache`), or None (alias match)."""
     if not args.judge_model:
         return None
     from tipqa.llm.openai_chat import OpenAIChatModel
     from tipqa.llm.openai_client import OpenAIServerSettings
 
     server = OpenAIServerSettings(model=args.judge_model, base_url=args.judge_base_url)
-    return LLMAnswerJudge(OpenAIChatModel(server.client(StepStats("uabench-judge"))))
+    chat = OpenAIChatModel(server.client(StepStats("uabench-judge")))
+    return LLMAnswerJudge(cached(chat, LLMCache(args.llm_cache) if args.llm_cache else None))
 
 
 def run_command(command: str, argv: Sequence[str]) -> dict[str, Any]:
@@ -110,6 +119,8 @@ def run_command(command: str, argv: Sequence[str]) -> dict[str, Any]:
                 allow_missing=args.allow_missing,
                 split=split,
             )
+            if isinstance(judge, LLMAnswerJudge):
+                result["judge_counts"] = dict(sorted(judge.chat.stats.counts.items()))
         finally:
             if isinstance(judge, LLMAnswerJudge):
                 judge.chat.close()

@@ -23,7 +23,6 @@ from tipqa.evaluate.sampling import CONFIDENCE_FILE, rate, write_confidences
 from tipqa.evaluate.score import ScoringSettings, score_file, write_evaluation
 from tipqa.llm.answerers.base import Answerer
 from tipqa.llm.answerers.llm import LLMAnswerer
-from tipqa.llm.cache import LLMCache
 
 
 def evaluate_model(
@@ -34,7 +33,6 @@ def evaluate_model(
     scoring: ScoringSettings,
     folder: EvaluationLayout,
     *,
-    cache_path: str | os.PathLike[str] | None = None,
     predictions_record: StepRecord | None = None,
     record: StepRecord | None = None,
     confidence: ConfidenceSettings | None = None,
@@ -42,35 +40,30 @@ def evaluate_model(
 ) -> dict[str, Any]:
     """Answer every question of the split, score the answers, write it all under `folder`.
 
-    `predictions_record` and `record` are the build plan's records of the predictions and of
-    the evaluation (their fingerprints go into the stats files); without them the predictions'
-    fingerprint is made from what the answerer says of itself. `confidence` asks for sampled
-    answers and P(True) (`confidence.jsonl`, the methods side by side in `scores.json`); with
-    `fit_on` (another split's confidences) each probability is also temperature-scaled.
+    The answerer's answers, samples and P(True) replies go through its LLM cache, when it was
+    made with one (`tipqa.llm.cached_chat`). `predictions_record` and `record` are the build
+    plan's records of the predictions and of the evaluation (their fingerprints go into the stats
+    files); without them the predictions' fingerprint is made from what the answerer says of
+    itself. `confidence` asks for sampled answers and P(True) (`confidence.jsonl`, the methods
+    side by side in `scores.json`); with `fit_on` (another split's confidences) each probability
+    is also temperature-scaled.
     """
     confidence = confidence or ConfidenceSettings()
     if confidence.active and not isinstance(answerer, LLMAnswerer):
         raise ConfigError("sampled answers and P(True) need an LLM answerer")
     gold = load_gold(gold_source, split)
-    cache = LLMCache(cache_path) if cache_path is not None else None
-    try:
-        make_predictions(gold, answerer, folder, record=predictions_record, cache=cache)
-        result, scored = score_file(gold, folder.predictions, detector, scoring)
-        stats = StepStats("confidence")
-        if isinstance(answerer, LLMAnswerer):
-            questions = [q.question for q in gold.questions]
-            rated, rows = rate(scored, questions, answerer, confidence, scoring.seed, cache, stats)
-        else:
-            rated = [
-                Rated(
-                    s.id, s.correct, s.label == "answerable", {"sequence_probability": s.confidence}
-                )
-                for s in scored
-            ]
-            rows = [{"id": r.id, "correct": r.correct, "known": r.known, **r.values} for r in rated]
-    finally:
-        if cache is not None:
-            cache.close()
+    make_predictions(gold, answerer, folder, record=predictions_record)
+    result, scored = score_file(gold, folder.predictions, detector, scoring)
+    stats = StepStats("confidence")
+    if isinstance(answerer, LLMAnswerer):
+        questions = [q.question for q in gold.questions]
+        rated, rows = rate(scored, questions, answerer, confidence, scoring.seed, stats)
+    else:
+        rated = [
+            Rated(s.id, s.correct, s.label == "answerable", {"sequence_probability": s.confidence})
+            for s in scored
+        ]
+        rows = [{"id": r.id, "correct": r.correct, "known": r.known, **r.values} for r in rated]
     write_confidences(folder.root / CONFIDENCE_FILE, rows)
     result["confidence_methods"] = method_measures(rated, scoring.bins, fit_on)
     result["confidence_settings"] = confidence.to_dict()

@@ -1,9 +1,9 @@
-"""Predictions from a real model: cached answers, written resumably.
+"""Predictions from a real model, written resumably.
 
 The predictions have a fingerprint (`record`: the answerer's settings and the split). Every
 answered question is appended at once to the partial file of that fingerprint (flushed and
-synced per batch) and its answer stored in the LLM cache as soon as it arrives (key: the
-answerer's settings identity and the question). A rerun after a failure reads the partial file (a
+synced per batch); an answerer made with the LLM cache has stored each answer as it arrived
+(`tipqa.llm.cached_chat`). A rerun after a failure reads the partial file (a
 line cut by a crash is skipped and counted) and asks only for the questions not in it; a
 question whose answer failed is left out of it, so it is asked again. When every question has
 an answer the predictions file is written whole (in gold order, atomically; a stale stats file
@@ -20,9 +20,9 @@ import json
 import logging
 import os
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import orjson
 from tqdm import tqdm
@@ -34,10 +34,7 @@ from tipqa.core.records import LabeledQuestion
 from tipqa.core.stats import StepStats, recorded_fingerprint
 from tipqa.evaluate.gold import GoldSet
 from tipqa.evaluate.predictions import Prediction, parse_prediction, write_predictions
-from tipqa.llm.answerers.base import Answer, Answerer
-from tipqa.llm.cache import LLMCache
-from tipqa.llm.cache_batch import CacheCodec, Keep, cached_batch
-from tipqa.llm.usage import Usage
+from tipqa.llm.answerers.base import Answerer
 
 log = logging.getLogger(__name__)
 
@@ -79,57 +76,6 @@ def read_done(path: Path, gold_ids: set[str], stats: StepStats) -> dict[str, Pre
     return done
 
 
-class CachedAnswers:
-    """Answers from the LLM cache where present; each miss from the answerer, stored at once."""
-
-    def __init__(self, answerer: Answerer, cache: LLMCache | None, stats: StepStats) -> None:
-        self.answerer = answerer
-        self.cache = cache
-        self.stats = stats
-
-    def key(self, question: str) -> str:
-        """The cache key of one question for this answerer."""
-        return self.answerer.cache_key(question)
-
-    def answer(self, questions: Sequence[str]) -> list[Answer]:
-        """One answer per question, in order; each good fresh answer is committed as it comes."""
-        return cached_batch(
-            questions,
-            [self.key(question) for question in questions],
-            self._ask,
-            ANSWER_CODEC,
-            cache=self.cache,
-            backend=self.answerer.backend,
-            stats=self.stats,
-        )
-
-    def _ask(self, questions: list[str], keep: Keep[Answer]) -> list[Answer]:
-        return self.answerer.answer(questions, lambda i, answer: keep(i, answer, answer.usage))
-
-
-def _entry(answer: Answer, usage: Usage) -> dict[str, Any] | None:
-    """What is stored for a good answer (None for a failed one)."""
-    if not answer.ok:
-        return None
-    return {"text": answer.text, "token_logprobs": answer.token_logprobs, "usage": usage.to_dict()}
-
-
-def _from_entry(question: str, entry: Mapping[str, Any]) -> Answer | None:
-    """A cached answer, or None when unusable (it is then asked again)."""
-    if not isinstance(entry.get("text"), str):
-        return None
-    logprobs = entry.get("token_logprobs")
-    if logprobs is not None and not (
-        isinstance(logprobs, list) and all(isinstance(v, (int, float)) for v in logprobs)
-    ):
-        return None
-    return Answer(entry["text"], logprobs, Usage.from_dict(entry.get("usage")), cached=True)
-
-
-ANSWER_CODEC: CacheCodec[str, Answer] = CacheCodec(_entry, _from_entry, lambda answer, _: answer)
-"""How answers are stored: the text, the tokens' log-probabilities and the usage."""
-
-
 def _end_line(handle: IO[bytes]) -> None:
     """End a last line that a crash cut short, so that appended lines stay whole."""
     position = handle.tell()
@@ -154,7 +100,6 @@ def make_predictions(
     folder: EvaluationLayout,
     *,
     record: StepRecord | None = None,
-    cache: LLMCache | None = None,
     batch: int = BATCH,
 ) -> StepStats:
     """Answer every gold question with `answerer`; write the predictions under `folder`."""
@@ -180,7 +125,6 @@ def make_predictions(
     done.update(read_done(partial, ids, stats))
     stats.add("resumed", len(done))
     pending: list[LabeledQuestion] = [q for q in gold.questions if q.id not in done]
-    answers = CachedAnswers(answerer, cache, stats)
     failures: Counter[str] = Counter()
     folder.root.mkdir(parents=True, exist_ok=True)
     with open(partial, "ab") as handle:
@@ -190,7 +134,7 @@ def make_predictions(
             chunk = pending[start : start + batch]
             made = []
             for question, answer in zip(
-                chunk, answers.answer([q.question for q in chunk]), strict=True
+                chunk, answerer.answer([q.question for q in chunk]), strict=True
             ):
                 if not answer.ok:
                     failures[str(answer.error).split(":")[0]] += 1

@@ -3,7 +3,8 @@
 The LLM judge asks a chat model, at temperature 0, whether the answer matches one of the
 references (`uabench-judge-v1`) and accepts exactly "Yes" or "No" (case-insensitive, surrounding
 whitespace stripped: `tipqa.llm.judges.parsing.parse_yes_no`); any other reply, or a failed
-request, is a parse error (None), which the scorer counts and scores as not correct.
+request, is a parse error (None), which the scorer counts and scores as not correct. Behind the
+LLM cache (`tipqa.llm.cached_chat`) only Yes and No are kept, so a rerun asks the others again.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from tipqa.evaluate.matching import exact_match, unwrap_text
-from tipqa.llm.chat import ChatModel, ChatPrompt, Decoding
+from tipqa.llm.chat import ChatModel, ChatPrompt, Completion, Decoding
 from tipqa.llm.judges.parsing import parse_yes_no
 from tipqa.llm.prompts import PromptTemplate, load_template
 
 JUDGE_PROMPT = "uabench-judge-v1"
 JUDGE_SLOTS = ("question", "answer", "references")
+DECODING = Decoding(max_tokens=3, temperature=0.0)
 
 
 @dataclass(frozen=True)
@@ -83,5 +85,11 @@ class LLMAnswerJudge:
             )
             for item in items
         ]
-        results = self.chat.complete(prompts, Decoding(max_tokens=3, temperature=0.0), desc="judge")
-        return [yes_or_no(result.text) if result.ok else None for result in results]
+        decisions: list[bool | None] = [None] * len(items)
+
+        def take(i: int, result: Completion) -> bool:
+            decisions[i] = yes_or_no(result.text) if result.ok else None
+            return decisions[i] is not None
+
+        self.chat.complete(prompts, DECODING, desc="judge", on_result=take)
+        return decisions

@@ -1,21 +1,23 @@
 """A persistent cache of LLM outputs, shared by worker processes on any number of hosts.
 
-The key is the SHA-256 of (`CACHE_VERSION`, the task, the settings' `identity()`, which holds the
-model and the prompt template's hash, and the exact inputs), so a change of model, template or
-any setting that decides an answer never reuses one; knobs (concurrency, batch size) do not count.
+Keys are made by `tipqa.llm.cached_chat` (the chat-model seam, where every LLM answer passes).
 A cache file of another `SCHEMA` is refused with the path to move away. The cache is a folder
 of SQLite files, one per writing process, read together (`tipqa.core.writer_files`): no file
 has two writers, so hosts sharing an output root over a network filesystem never depend on
 SQLite's locks. A key that two processes stored holds an answer to the same prompt in each; the
 process's own file is read first, then the others by name. An older cache of one file,
 `<folder>.sqlite`, is read too.
+
+Answers are stored as they arrive (`StoreOnArrival`): a thread commits each answer at once,
+together with those that arrived while the previous commit was being written, so that a
+transaction per answer (a disk sync each) does not limit how fast answers can come.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
+import queue
 import sqlite3
 import threading
 import time
@@ -31,23 +33,11 @@ from tipqa.core.writer_files import WriterFiles
 log = logging.getLogger(__name__)
 
 SCHEMA = 2
-CACHE_VERSION = 2
 _CREATE = (
     "CREATE TABLE IF NOT EXISTS llm_cache ("
     "key TEXT PRIMARY KEY, backend TEXT NOT NULL, value BLOB NOT NULL, created REAL NOT NULL"
     ") WITHOUT ROWID"
 )
-
-
-def cache_key(task: str, identity: Mapping[str, Any], inputs: Mapping[str, Any]) -> str:
-    """Hex SHA-256 of `CACHE_VERSION`, the task, the settings' identity and the inputs."""
-    payload = {
-        "version": CACHE_VERSION,
-        "task": task,
-        "settings": dict(identity),
-        "inputs": dict(inputs),
-    }
-    return hashlib.sha256(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 class LLMCache:
@@ -138,6 +128,54 @@ class LLMCache:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+class StoreOnArrival:
+    """Stores (key, backend, value) triples in `cache` as they arrive, on a thread of its own.
+
+    Each commit takes every triple that arrived while the one before was being written, so an
+    answer waits at most for one commit. `close()` waits until all are stored and returns how
+    many were; a failed commit is raised there, or by the next `put`.
+    """
+
+    def __init__(self, cache: LLMCache) -> None:
+        self.cache = cache
+        self.stored = 0
+        self._queue: queue.SimpleQueue[tuple[str, str, Mapping[str, Any]] | None] = (
+            queue.SimpleQueue()
+        )
+        self._failure: BaseException | None = None
+        self._thread = threading.Thread(target=self._commit, name="tipqa-llm-cache", daemon=True)
+        self._thread.start()
+
+    def put(self, key: str, backend: str, value: Mapping[str, Any]) -> None:
+        """Queue one triple; it is committed at once or with the next group."""
+        if self._failure is not None:
+            raise self._failure
+        self._queue.put((key, backend, value))
+
+    def close(self) -> int:
+        """Wait until every queued triple is committed; how many were."""
+        self._queue.put(None)
+        self._thread.join()
+        if self._failure is not None:
+            raise self._failure
+        return self.stored
+
+    def _commit(self) -> None:
+        done = False
+        while not done:
+            group = [self._queue.get()]
+            while not self._queue.empty():
+                group.append(self._queue.get())
+            done = any(item is None for item in group)
+            items = [item for item in group if item is not None]
+            if self._failure is not None or not items:
+                continue
+            try:
+                self.stored += self.cache.put_many(items)
+            except Exception as exc:  # any: raised in the caller's thread by put() or close()
+                self._failure = exc
 
 
 def _check_schema(conn: sqlite3.Connection, path: Path, own: bool) -> None:

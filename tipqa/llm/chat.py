@@ -3,7 +3,8 @@
 A chat model is a transport (an OpenAI-compatible server, vLLM's offline engine, ...): it knows
 how to send messages and read answers, nothing of judging, keywords or answering. The tasks on
 top (`tipqa.llm.judges.llm`, `tipqa.llm.keywords.llm`, `tipqa.llm.answerers.llm`) own their
-template, parsing, re-asks and records, so a new transport serves all three.
+template, parsing, re-asks and records, so a new transport serves all three. The one LLM cache
+sits at this seam, in front of the transport (`tipqa.llm.cached_chat`).
 
 Prompt length has one rule: a prompt that overflows the context is cut in its `cuttable` text
 (from the end, the rest kept whole) when it has one; what still does not fit, or a prompt with
@@ -60,7 +61,8 @@ class Completion:
 
     `top_logprobs`: the alternatives at each generated position; `token_logprobs`: those of the
     generated tokens (None when not reported); `truncated`: the prompt was cut to fit;
-    `reasoned_only`: the model wrote reasoning but no answer (a thinking model out of tokens).
+    `reasoned_only`: the model wrote reasoning but no answer (a thinking model out of tokens);
+    `cached`: it came from the LLM cache (`usage` is then what it cost when it was asked).
     """
 
     text: str = ""
@@ -70,6 +72,7 @@ class Completion:
     error: str | None = None
     truncated: bool = False
     reasoned_only: bool = False
+    cached: bool = False
 
     @property
     def ok(self) -> bool:
@@ -77,8 +80,10 @@ class Completion:
         return self.error is None
 
 
-OnCompletion = Callable[[int, Completion], None]
-"""Hears a completion as it arrives: its prompt's index and the completion."""
+OnCompletion = Callable[[int, Completion], bool | None]
+"""Hears a completion as it arrives: its prompt's index and the completion. It returns False
+when the completion is of no use (an answer its parser refuses): the LLM cache does not keep it,
+so that a rerun asks again."""
 
 
 class ChatModel(Protocol):
@@ -87,6 +92,11 @@ class ChatModel(Protocol):
     provider: str
     model: str
     stats: StepStats
+
+    def identity(self) -> dict[str, Any]:
+        """What decides its completions besides the messages and the decoding (the provider,
+        the model, how it is run): with those, the key of a completion in the LLM cache."""
+        ...
 
     def complete(
         self,

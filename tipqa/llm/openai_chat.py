@@ -75,6 +75,11 @@ class OpenAIChatModel:
     def __repr__(self) -> str:
         return f"OpenAIChatModel(model={self.model!r}, base_url={self.client.base_url!r})"
 
+    def identity(self) -> dict[str, Any]:
+        """The model's name and the request field of constrained choice (not the server's
+        address: it says where the model is asked, not what it answers)."""
+        return {"provider": self.provider, "model": self.model, "choice_via": self.choice_via}
+
     def complete(
         self,
         prompts: Sequence[ChatPrompt],

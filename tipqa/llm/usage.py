@@ -1,11 +1,9 @@
-"""What LLM calls cost, and the capabilities every LLM backend declares."""
+"""What LLM calls cost: the tokens of one or more chat completions."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
-
-from tipqa.core.stats import Counted
+from typing import Any
 
 
 @dataclass
@@ -35,14 +33,3 @@ class Usage:
             prompt if isinstance(prompt, int) else 0,
             completion if isinstance(completion, int) else 0,
         )
-
-
-@runtime_checkable
-class CacheableBackend(Counted, Protocol):
-    """An LLM task whose answers may be cached: it names itself and keys each item.
-
-    The key of an item is made of the task, the settings' `identity()` (model, prompt template
-    hash, decoding) and the item's inputs (`tipqa.llm.cache.cache_key`).
-    """
-
-    name: str

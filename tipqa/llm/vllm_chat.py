@@ -100,6 +100,19 @@ class VLLMChatModel:
     def __repr__(self) -> str:
         return f"VLLMChatModel(model={self.model!r}, chat={self.chat})"
 
+    def identity(self) -> dict[str, Any]:
+        """The model, its context length, dtype and seed, and whether prompts go through its
+        chat template (not the knobs that only change how fast it runs)."""
+        config = self.config
+        return {
+            "provider": self.provider,
+            "model": config.model,
+            "max_model_len": config.max_model_len,
+            "dtype": config.dtype,
+            "seed": config.seed,
+            "chat": self.chat,
+        }
+
     @property
     def engine(self) -> Any:
         """The process's `vllm.LLM` engine for this model (a start is counted: `engine_starts`,

@@ -11,11 +11,13 @@ boundary, say), the whole document is cut into pieces instead, so nothing is lef
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 from tipqa.core.errors import ConfigError
 from tipqa.core.records import Document, Window
-from tipqa.core.settings import Settings, knob, setting
+from tipqa.core.settings import Settings, setting
 from tipqa.core.text import contains_phrase, paragraph_spans, split_paragraphs, tokenize
 
 DEFAULT_MAX_WORDS = 30_000
@@ -31,11 +33,16 @@ class WindowSettings:
 
 @dataclass(frozen=True)
 class WindowStepSettings(Settings):
-    """[judge] keys of the judging steps, whatever the judge: windows and the LLM cache.
+    """[judge] keys of the judging steps, whatever the judge: the windows.
 
     `max_words` None: what the judge's context holds (a judge whose settings know its context
     length, such as vLLM's), else the paper's 30,000 words.
     """
+
+    RETIRED_KEYS: ClassVar[Mapping[str, str]] = {
+        "cache": "the LLM cache is switched for the whole run by [build] llm_cache "
+        "(true or false; every LLM answer: judge, keywords, answers); move the key there",
+    }
 
     max_words: int | None = setting(
         None,
@@ -43,7 +50,6 @@ class WindowStepSettings(Settings):
         "30,000 words, the paper's, more than a small local server's context: set it there)",
     )
     max_windows: int = setting(16, doc="windows judged per document")
-    cache: bool = knob(True, doc="cache every LLM answer under the run")
 
     def __post_init__(self) -> None:
         super().__post_init__()

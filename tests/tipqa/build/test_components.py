@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tipqa.build.components import (
+    make_answerer,
     make_judge,
     make_keyword_extractor,
     make_token_index,
@@ -16,11 +17,11 @@ from tipqa.build.components import (
 from tipqa.config import read_config
 from tipqa.indexes.place import IndexPlace
 from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
-from tipqa.llm.judges.cached import CachedJudge
+from tipqa.llm.answerers.openai import OpenAIAnswerer
+from tipqa.llm.cached_chat import CachedChatModel
 from tipqa.llm.judges.openai import OpenAIJudge
 from tipqa.llm.judges.rules import RuleJudge
 from tipqa.llm.judges.vllm import max_window_words
-from tipqa.llm.keywords.cached import CachedKeywordExtractor
 from tipqa.llm.keywords.openai import OpenAIKeywordExtractor
 from tipqa.llm.keywords.rules import RuleKeywordExtractor
 from tipqa.stages.windows import DEFAULT_MAX_WORDS, WindowSettings
@@ -50,27 +51,33 @@ def test_rules_judge_is_not_wrapped(tmp_path: Path) -> None:
 
 
 @pytest.mark.needs("openai")
-def test_llm_judge_is_wrapped_in_the_cache(tmp_path: Path) -> None:
-    judge = make_judge(config(judge=llm_judge()).judge, tmp_path / "cache.sqlite")
-    assert isinstance(judge, CachedJudge)
-    assert isinstance(judge.inner, OpenAIJudge)
-    assert judge.inner.model == "judge-model"
-    assert judge.inner.chat.client.base_url == LOCAL
+def test_llm_judge_asks_through_the_cache(tmp_path: Path) -> None:
+    judge = make_judge(config(judge=llm_judge()).judge, tmp_path / "cache")
+    assert isinstance(judge, OpenAIJudge)
+    assert isinstance(judge.chat, CachedChatModel) and judge.chat.chat is judge.transport
+    assert judge.chat.cache.path == tmp_path / "cache"
+    assert judge.model == "judge-model"
+    assert judge.transport.client.base_url == LOCAL
 
 
 @pytest.mark.needs("openai")
 def test_llm_judge_without_cache_path_is_bare() -> None:
-    assert type(make_judge(config(judge=llm_judge()).judge, None)) is OpenAIJudge
+    judge = make_judge(config(judge=llm_judge()).judge, None)
+    assert type(judge) is OpenAIJudge and judge.chat is judge.transport
 
 
 @pytest.mark.needs("openai")
-def test_keyword_extractors(tmp_path: Path) -> None:
-    rules = make_keyword_extractor(config().keywords, tmp_path / "c.sqlite")
+def test_keyword_extractors_and_answerers(tmp_path: Path) -> None:
+    rules = make_keyword_extractor(config().keywords, tmp_path / "c")
     assert type(rules) is RuleKeywordExtractor
     llm = config(keywords={"backend": "openai", "model": "m", "base_url": LOCAL}).keywords
-    wrapped = make_keyword_extractor(llm, tmp_path / "c.sqlite")
-    assert isinstance(wrapped, CachedKeywordExtractor)
-    assert isinstance(wrapped.inner, OpenAIKeywordExtractor)
+    extractor = make_keyword_extractor(llm, tmp_path / "c")
+    assert isinstance(extractor, OpenAIKeywordExtractor)
+    assert isinstance(extractor.chat, CachedChatModel)
+    answerer = make_answerer(
+        config(**{"evaluate.openai": {"base_url": LOCAL}}).answerer("openai"), tmp_path / "c"
+    )
+    assert isinstance(answerer, OpenAIAnswerer) and isinstance(answerer.chat, CachedChatModel)
 
 
 def test_window_settings_from_max_words() -> None:

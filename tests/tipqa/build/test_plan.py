@@ -100,7 +100,7 @@ CHANGES = [
     ("tantivy threads (knobs)", "token_index", {"threads": "1", "heap_mb": "64"}, set()),
     ("embedder knobs", "embedder", {"batch_size": "8", "threads": "1", "export_dir": "x"}, set()),
     ("faiss threads (a knob)", "vector_index", {"threads": "1"}, set()),
-    ("LLM cache (a knob)", "judge", {"cache": "false"}, set()),
+    ("LLM cache (a knob)", "build", {"llm_cache": "false"}, set()),
     ("judge all candidates", "boundary", {"judge_all_candidates": "true"}, FROM_TOKEN_JUDGE),
     ("run name (a knob)", "build", {"name": "other", "output_root": "elsewhere"}, set()),
     ("publishing (knobs)", "hub", {"repo_id": "me/x", "private": "false"}, set()),

@@ -44,6 +44,14 @@ def test_candidates_from_elasticsearch_need_its_bm25_field() -> None:
     assert full.vector_index.backend == "faiss"
 
 
+def test_the_llm_cache_is_one_switch_of_the_run_and_its_old_key_says_where_it_went() -> None:
+    assert read_config({}).llm_cache() == read_config({}).layout().llm_cache
+    assert read_config({"build": {"llm_cache": "false"}}).llm_cache() is None
+    message = error({"judge": {"backend": "openai", "cache": "false"}})
+    assert message.startswith("[judge] 'cache' is no longer a key here")
+    assert "[build] llm_cache" in message
+
+
 def test_a_key_of_another_backend_says_whose_it_is() -> None:
     message = error({"judge": {"model": "m"}})
     assert "[judge] 'model' is a setting of relevance judge openai, vllm" in message

@@ -108,7 +108,7 @@ def test_write_partition_files_stats_and_dataset(tmp_path: Path) -> None:
         [],
     )
     shards = [([q("a"), q("b"), q("c"), q("d")], first_shard(tmp_path / "s0")), ([q("e")], second)]
-    judged = {"counts": {"CachedJudge.engine_starts": 1, "CachedJudge.requests": 9}}
+    judged = {"counts": {"VLLMJudge.engine_starts": 1, "VLLMJudge.requests": 9}}
     write_json(second.stats("token_judge"), judged)
     write_json(second.stats("keywords"), {"counts": {"VLLMKeywordExtractor.engine_starts": 1}})
     out = tmp_path / "partition"

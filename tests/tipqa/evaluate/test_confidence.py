@@ -31,6 +31,7 @@ from tipqa.evaluate.score import ScoringSettings
 from tipqa.evaluate.settings import EvaluateSettings
 from tipqa.evaluate.temperature import fit_temperature, scale
 from tipqa.llm.answerers.openai import OpenAIAnswerer, OpenAIAnswererSettings
+from tipqa.llm.cache import LLMCache
 
 SAME = NormalizedMatch()
 
@@ -112,11 +113,10 @@ def test_a_scripted_model_gives_exact_agreement_entropy_and_p_true(tmp_path: Pat
             return evaluate_model(
                 gold,
                 "test",
-                OpenAIAnswerer(options, progress=False),
+                OpenAIAnswerer(options, cache=LLMCache(tmp_path / "cache"), progress=False),
                 RefusalDetector(EvaluateSettings(embedding=False).refusal()),
                 ScoringSettings(bootstrap=0),
                 folder,
-                cache_path=tmp_path / "cache.sqlite",
                 confidence=settings,
                 fit_on=read_rated(folder.root / CONFIDENCE_FILE) if folder.root.exists() else None,
             )
@@ -144,6 +144,8 @@ def test_a_scripted_model_gives_exact_agreement_entropy_and_p_true(tmp_path: Pat
     assert methods["agreement"]["auroc_known_unknown"] == 1.0
     assert methods["p_true"]["questions"] == 2
     assert result["confidence_counts"]["counts"]["p_true_refusals_skipped"] == 1
+    assert result["confidence_counts"]["counts"]["cache_stored"] == 3 * 4 + 2
+    assert rescored["confidence_counts"]["counts"]["cache_hits"] == 3 * 4 + 2
     # the rerun fitted temperatures on the first run's confidences (the same split here)
     assert "temperature" in rescored["confidence_methods"]["sequence_probability"]
     report = (folder.root / "report.md").read_text()

@@ -12,10 +12,10 @@ from openai_server import FakeOpenAIServer
 from tipqa.core.errors import TipqaError
 from tipqa.core.jsonl import read_json
 from tipqa.core.layout import EvaluationLayout
-from tipqa.core.stats import StepStats
 from tipqa.evaluate.gold import load_gold
-from tipqa.evaluate.predict import CachedAnswers, answerer_record, make_predictions
+from tipqa.evaluate.predict import answerer_record, make_predictions
 from tipqa.evaluate.predictions import read_predictions
+from tipqa.llm.answerers.base import Answer
 from tipqa.llm.answerers.openai import OpenAIAnswerer, OpenAIAnswererSettings
 from tipqa.llm.cache import LLMCache
 
@@ -44,11 +44,11 @@ def gold(tmp_path: Path):
     return load_gold(write_split(tmp_path, rows))
 
 
-def answerer(server: FakeOpenAIServer, **changes) -> OpenAIAnswerer:
+def answerer(server: FakeOpenAIServer, cache: LLMCache | None = None, **changes) -> OpenAIAnswerer:
     options = OpenAIAnswererSettings(
         model="table", base_url=server.base_url, max_retries=0, **changes
     )
-    return OpenAIAnswerer(options, progress=False)
+    return OpenAIAnswerer(options, cache=cache, progress=False)
 
 
 def partial(folder: EvaluationLayout, server: FakeOpenAIServer, gold) -> Path:
@@ -58,16 +58,16 @@ def partial(folder: EvaluationLayout, server: FakeOpenAIServer, gold) -> Path:
 
 def test_a_rerun_asks_only_for_what_failed(tmp_path: Path, gold) -> None:
     folder = EvaluationLayout(tmp_path / "run")
-    cache = LLMCache(tmp_path / "cache.sqlite")
+    cache = LLMCache(tmp_path / "cache")
     with FakeOpenAIServer(table_rule(TABLE)) as server:
         with pytest.raises(TipqaError, match=r"2 of 5 questions got no answer \(http_500: 2\)"):
-            make_predictions(gold, answerer(server), folder, cache=cache, batch=2)
+            make_predictions(gold, answerer(server, cache), folder, batch=2)
         assert not folder.predictions.exists() and not folder.predictions_stats.exists()
         kept = partial(folder, server, gold).read_text().splitlines()
         assert len(kept) == 3
         assert server.calls == 5
         server.reset()
-        stats = make_predictions(gold, answerer(server), folder, cache=cache, batch=2)
+        stats = make_predictions(gold, answerer(server, cache), folder, batch=2)
         assert server.calls == 2
         assert not partial(folder, server, gold).exists()
     predictions = read_predictions(folder.predictions, gold.ids)
@@ -88,19 +88,19 @@ def test_a_rerun_asks_only_for_what_failed(tmp_path: Path, gold) -> None:
 def test_finished_and_cached_answers_cost_nothing(tmp_path: Path, gold) -> None:
     folder = EvaluationLayout(tmp_path)
     out = folder.predictions
-    cache = LLMCache(tmp_path / "cache.sqlite")
+    cache = LLMCache(tmp_path / "cache")
     with FakeOpenAIServer(table_rule(TABLE)) as server:
         with pytest.raises(TipqaError):
-            make_predictions(gold, answerer(server), folder, cache=cache)
-        make_predictions(gold, answerer(server), folder, cache=cache)
+            make_predictions(gold, answerer(server, cache), folder)
+        make_predictions(gold, answerer(server, cache), folder)
         server.reset()
-        make_predictions(gold, answerer(server), folder, cache=cache)
+        make_predictions(gold, answerer(server, cache), folder)
         assert server.calls == 0
         first = out.read_bytes()
         out.unlink()
-        stats = make_predictions(gold, answerer(server), folder, cache=cache)
+        stats = make_predictions(gold, answerer(server, cache), folder)
         assert server.calls == 0
-        assert stats.counts["cache_hits"] == 5
+        assert stats.counts["backend.cache_hits"] == 5
     assert out.read_bytes() == first
     assert len(cache) == 5
 
@@ -131,10 +131,10 @@ def test_a_line_cut_by_a_crash_is_skipped_and_redone(tmp_path: Path, gold) -> No
             '{"id": "a1", "prediction": "Paris", "confidence": 0.8}\n{"id": "a3", "predic'
         )
         with pytest.raises(TipqaError, match="2 of 5 questions got no answer"):
-            make_predictions(gold, answerer(server), folder, cache=None)
+            make_predictions(gold, answerer(server), folder)
         asked = [body["messages"][0]["content"] for body in server.bodies]
         lines = kept.read_text().splitlines()
-        stats = make_predictions(gold, answerer(server), folder, cache=None)
+        stats = make_predictions(gold, answerer(server), folder)
     assert not any(QUESTIONS["a1"] in text for text in asked)
     assert sum(QUESTIONS["a3"] in text for text in asked) == 1
     assert len(lines) == 4 and lines[1].endswith('"predic')
@@ -144,23 +144,20 @@ def test_a_line_cut_by_a_crash_is_skipped_and_redone(tmp_path: Path, gold) -> No
     assert predictions["a3"].prediction == "The Nile"
 
 
-class StopsAfterOneAnswer(OpenAIAnswerer):
-    """An answerer stopped (as by a kill) right after its first answer has been heard."""
-
-    def answer(self, questions, on_answer=None):
-        def first_then_stop(index, answer):
-            on_answer(index, answer)
-            raise KeyboardInterrupt
-
-        return super().answer(questions, first_then_stop)
-
-
 def test_each_answer_is_committed_as_it_arrives(tmp_path: Path) -> None:
     questions = ["What is the capital of France?", "Which river is longest?"]
-    stats = StepStats("predictions")
-    with FakeOpenAIServer(table_rule(TABLE)) as server, LLMCache(tmp_path / "c.sqlite") as cache:
-        settings = OpenAIAnswererSettings(model="table", base_url=server.base_url, max_retries=0)
-        stopped = StopsAfterOneAnswer(settings, progress=False)
+    heard: list[int] = []
+
+    def stop_at_the_second(index: int, answer: Answer) -> None:
+        heard.append(index)
+        if len(heard) == 2:
+            raise KeyboardInterrupt  # as a kill would, while the batch is not done
+
+    with FakeOpenAIServer(table_rule(TABLE)) as server, LLMCache(tmp_path / "c") as cache:
+        stopped = answerer(server, cache)
         with pytest.raises(KeyboardInterrupt):
-            CachedAnswers(stopped, cache, stats).answer(questions)
-        assert len(cache) == 1 and stats.counts["cache_stored"] == 1
+            stopped.answer(questions, stop_at_the_second)
+        assert len(cache) == 1 and stopped.stats.counts["cache_stored"] == 1
+        server.reset()
+        again = answerer(server, cache).answer(questions)
+        assert server.calls == 1 and [a.cached for a in again].count(True) == 1

@@ -132,6 +132,37 @@ def test_the_llm_judge_at_temperature_zero_and_its_parse_errors(tmp_path: Path) 
     assert result["sets"]["answerable_correct"] == 1 and result["sets"]["answerable_error"] == 2
 
 
+@pytest.mark.needs("openai")
+def test_the_llm_judge_through_the_llm_cache_from_the_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def rule(body: dict[str, Any], attempt: int, headers: dict[str, str]) -> fake.Reply:
+        text = fake.last_user_message(body)
+        return fake.Reply("Yes" if "Paris" in text else "Probably not" if "Nile" in text else "No")
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    gold = write_split(tmp_path, ROWS[:3])
+    rows = [
+        {"id": "a1", "response": "\\boxed{Paris}"},
+        {"id": "a2", "response": "\\boxed{Nile}"},
+        {"id": "a3", "response": "\\boxed{Milan}"},
+    ]
+    predictions = write_lines(tmp_path / "p.jsonl", rows)
+    with fake.FakeOpenAIServer(rule) as server:
+        command = ["uabench", str(gold), str(predictions), "--judge-model", "judge"]
+        command += ["--judge-base-url", server.base_url, "--llm-cache", str(tmp_path / "cache")]
+        assert run(command) == 0
+        first = json.loads(capsys.readouterr().out)
+        assert server.calls == 3 and first["judge_counts"]["cache_stored"] == 2
+        server.reset()
+        assert run(command) == 0
+        again = json.loads(capsys.readouterr().out)
+        assert server.calls == 1, "only the reply other than Yes or No is asked again"
+    assert again["judge_counts"]["cache_hits"] == 2
+    assert again["acc"] == first["acc"] == pytest.approx(1 / 3)
+    assert again["parse"]["judge_parse_errors"] == 1
+
+
 def test_missing_predictions_are_an_error_unless_allowed(tmp_path: Path) -> None:
     gold = load_gold(write_split(tmp_path, ROWS))
     partial = write_lines(tmp_path / "p.jsonl", PREDICTED[:2])

@@ -17,19 +17,16 @@ from typing import Any, ClassVar
 
 import pytest
 
-from tipqa.build.components import make_judge, make_keyword_extractor
+from tipqa.build.components import make_answerer, make_judge, make_keyword_extractor
 from tipqa.config import Choice
 from tipqa.core.records import JudgeRequest, Question
 from tipqa.core.settings import knob, setting
 from tipqa.core.stats import StepStats
-from tipqa.evaluate.predict import CachedAnswers
 from tipqa.llm.answerers import ANSWERERS
-from tipqa.llm.cache import LLMCache
+from tipqa.llm.cached_chat import CachedChatModel
 from tipqa.llm.chat import ChatModel, ChatPrompt, Completion, Decoding, OnCompletion
 from tipqa.llm.judges.base import JUDGES
-from tipqa.llm.judges.cached import CachedJudge
 from tipqa.llm.keywords.base import KEYWORD_EXTRACTORS
-from tipqa.llm.keywords.cached import CachedKeywordExtractor
 from tipqa.llm.providers import register_provider, unregister_provider
 from tipqa.llm.settings import LLMSettings
 from tipqa.llm.usage import Usage
@@ -73,6 +70,10 @@ class TinyChatModel:
 
     def __init__(self, url: str, model: str, stats: StepStats) -> None:
         self.url, self.model, self.stats = url, model, stats
+
+    def identity(self) -> dict[str, Any]:
+        """The model (the server's address says where it is asked, not what it answers)."""
+        return {"provider": self.provider, "model": self.model}
 
     def complete(
         self,
@@ -151,12 +152,12 @@ def judge_request(text: str, index: int) -> JudgeRequest:
 
 def test_one_registration_judges_extracts_and_answers(tiny, tmp_path: Path) -> None:
     url, requests = tiny
-    cache = tmp_path / "llm.sqlite"
+    cache = tmp_path / "llm-cache"
     for registry in (JUDGES, KEYWORD_EXTRACTORS, ANSWERERS):
         assert registry.check("tiny") == []
     settings = JUDGES.parse("tiny", "judge", {"url": url, "mode": "choice"})
     judge = make_judge(Choice("tiny", settings), cache)
-    assert isinstance(judge, CachedJudge)
+    assert isinstance(judge.chat, CachedChatModel)
     texts = ["The Wren ran aground off Marlow Bay.", "Nothing here."]
     yes, no = judge.judge([judge_request(text, i) for i, text in enumerate(texts)])
     assert (yes.label, no.label) == ("yes", "no")
@@ -166,15 +167,16 @@ def test_one_registration_judges_extracts_and_answers(tiny, tmp_path: Path) -> N
 
     keyword_settings = KEYWORD_EXTRACTORS.parse("tiny", "keywords", {"url": url})
     extractor = make_keyword_extractor(Choice("tiny", keyword_settings), cache)
-    assert isinstance(extractor, CachedKeywordExtractor)
+    assert isinstance(extractor.chat, CachedChatModel)
     question = Question("q0", "Where did the schooner Wren run aground near Marlow Bay?", "a", [])
     [keywords] = extractor.extract([question])
     assert keywords.keywords == ["Wren", "Marlow Bay"] and keywords.error is None
 
-    answerer = ANSWERERS.create("tiny", ANSWERERS.parse("tiny", "evaluate.tiny", {"url": url}))
-    stats = StepStats("predictions")
-    with LLMCache(cache) as store:
-        answers = CachedAnswers(answerer, store, stats).answer(["Where did the Wren run aground?"])
-        assert [a.text for a in answers] == ["Marlow Bay"] and stats.counts["cache_stored"] == 1
-        again = CachedAnswers(answerer, store, stats).answer(["Where did the Wren run aground?"])
+    answerer = make_answerer(
+        Choice("tiny", ANSWERERS.parse("tiny", "evaluate.tiny", {"url": url})), cache
+    )
+    answers = answerer.answer(["Where did the Wren run aground?"])
+    assert [a.text for a in answers] == ["Marlow Bay"]
+    assert answerer.stats.counts["cache_stored"] == 1
+    again = answerer.answer(["Where did the Wren run aground?"])
     assert again[0].cached and len(requests) == 4

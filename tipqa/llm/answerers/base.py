@@ -67,10 +67,6 @@ class Answerer(Protocol):
         """The settings that shape the answers (recorded with the predictions)."""
         ...
 
-    def cache_key(self, question: str) -> str:
-        """The cache key of one question's answer."""
-        ...
-
     def answer(
         self, questions: Sequence[str], on_answer: Callable[[int, Answer], None] | None = None
     ) -> list[Answer]:

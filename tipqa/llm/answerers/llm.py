@@ -10,11 +10,11 @@ from tipqa.core.errors import ConfigError
 from tipqa.core.settings import Settings, setting
 from tipqa.core.stats import StepStats
 from tipqa.llm.answerers.base import DEFAULT_PROMPT, Answer, answer_template
-from tipqa.llm.cache import cache_key
-from tipqa.llm.chat import ChatPrompt, Completion, Decoding
+from tipqa.llm.cache import LLMCache
+from tipqa.llm.cached_chat import cached
+from tipqa.llm.chat import ChatModel, ChatPrompt, Completion, Decoding
 from tipqa.llm.settings import LLMSettings
 
-ANSWER_TASK = "answer"
 Answered = Callable[[int, Answer], None]
 """Hears an answer as it arrives: the question's index and the answer."""
 
@@ -60,19 +60,26 @@ class AnswerTask(Settings):
 
 
 class LLMAnswerer:
-    """Sends the answer prompt as one user message, greedy; counts and converts the answers."""
+    """Sends the answer prompt as one user message, greedy; counts and converts the answers.
+
+    With `cache` the chat model goes behind the LLM cache (`tipqa.llm.cached_chat`).
+    """
 
     stats: StepStats
 
-    def __init__(self, settings: LLMSettings, *, progress: bool = True) -> None:
+    def __init__(
+        self, settings: LLMSettings, *, cache: LLMCache | None = None, progress: bool = True
+    ) -> None:
         self.settings = settings
         task = cast(AnswerSettings, settings)
         self.task = task
         self.model = settings.model
         self.template = answer_template(settings.prompt)
-        self.identity = settings.identity()
+        self.cache = cache
+        self.progress = progress
         self.stats = StepStats("answers")
-        self.chat = settings.chat_model(self.stats, progress=progress)
+        self.transport = settings.chat_model(self.stats, progress=progress)
+        self.chat = cached(self.transport, cache)
         self.backend = self.chat.provider
 
     def __repr__(self) -> str:
@@ -82,9 +89,9 @@ class LLMAnswerer:
         """The settings that shape the answer text and its logprobs (recorded)."""
         return self.task.described()
 
-    def cache_key(self, question: str) -> str:
-        """The cache key of one question: the task, the settings' identity and the question."""
-        return cache_key(f"{ANSWER_TASK}:{self.backend}", self.identity, {"question": question})
+    def chat_for(self, stats: StepStats) -> ChatModel:
+        """Another chat model on this model, behind the same cache, counting into `stats`."""
+        return cached(self.settings.chat_model(stats, progress=self.progress), self.cache)
 
     def prompt(self, question: str) -> ChatPrompt:
         """The prompt of one question: the answer template as one user message."""
@@ -110,8 +117,10 @@ class LLMAnswerer:
         self.stats.add("answered")
         if result.token_logprobs is None:
             self.stats.add("without_logprobs")
-        return Answer(result.text.strip(), result.token_logprobs, result.usage)
+        return Answer(
+            result.text.strip(), result.token_logprobs, result.usage, cached=result.cached
+        )
 
     def close(self) -> None:
-        """Let go of the transport's connections."""
+        """Let go of the transport's connections (and the cache's)."""
         self.chat.close()

@@ -43,15 +43,15 @@ class VLLMAnswererSettings(VLLMEngineSettings, AnswerTask):
 class VLLMAnswerer(LLMAnswerer):
     """The model under evaluation on vLLM's offline engine."""
 
-    chat: VLLMChatModel
+    transport: VLLMChatModel
 
     @property
     def engine(self) -> Any:
         """The process's `vllm.LLM` engine for this model."""
-        return self.chat.engine
+        return self.transport.engine
 
     def prompts(self, questions: Sequence[str]) -> list[list[int]]:
         """Each question's prompt as token ids (chat template applied when `chat`)."""
         max_tokens = self.task.decoding().max_tokens
-        encoded = self.chat.encode([self.prompt(q) for q in questions], max_tokens)
+        encoded = self.transport.encode([self.prompt(q) for q in questions], max_tokens)
         return [prompt.token_ids for prompt in encoded]

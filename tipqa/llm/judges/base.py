@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from tipqa.core.records import JudgeRequest, Judgment
-from tipqa.core.registry import Registry, has_attribute, has_methods, settings_have
-from tipqa.llm.usage import CacheableBackend, Usage
-
-Judged = Callable[[int, Judgment, Usage], None]
-"""Hears a final judgment as it arrives: the request's index, the judgment, its tokens."""
+from tipqa.core.registry import Registry, has_attribute, settings_have, takes
 
 
 class RelevanceJudge(Protocol):
@@ -20,25 +15,6 @@ class RelevanceJudge(Protocol):
 
     def judge(self, requests: list[JudgeRequest]) -> list[Judgment]:
         """One judgment per request, in order."""
-        ...
-
-
-@runtime_checkable
-class CacheableJudge(CacheableBackend, Protocol):
-    """A relevance judge backed by an LLM, whose answers `CachedJudge` may store."""
-
-    def judge(self, requests: list[JudgeRequest]) -> list[Judgment]:
-        """One judgment per request, in order."""
-        ...
-
-    def cache_key(self, request: JudgeRequest) -> str:
-        """The cache key of one request."""
-        ...
-
-    def judge_with_usage(
-        self, requests: Sequence[JudgeRequest], on_judged: Judged | None = None
-    ) -> list[tuple[Judgment, Usage]]:
-        """Judgments with the tokens each one cost; `on_judged` hears each as it is final."""
         ...
 
 
@@ -62,14 +38,14 @@ JUDGE_SLOTS = ("document", "question", "answer")
 """The slots every judge prompt template must have."""
 
 JUDGE_CAPABILITIES = {
-    "cacheable": has_methods("cache_key", "judge_with_usage"),
+    "cacheable": takes("cache"),
     "counted": has_attribute("stats"),
     "knows_context": settings_have("window_words"),
     "prompted": settings_have("prompt"),
 }
-"""The optional capabilities of a judge: `CachedJudge` may wrap it (`CacheableJudge`), it counts
-its work (`Counted`), its settings know the window that fits (`KnowsContext`), it sends a
-prompt template (`Prompted`)."""
+"""The optional capabilities of a judge: it asks an LLM through the LLM cache given as `cache`
+(`tipqa.llm.cached_chat`), it counts its work (`Counted`), its settings know the window that fits
+(`KnowsContext`), it sends a prompt template (`Prompted`)."""
 LLM_JUDGE = ("cacheable", "counted", "prompted")
 
 JUDGES: Registry[RelevanceJudge] = Registry("relevance judge", JUDGE_CAPABILITIES)

@@ -9,7 +9,6 @@ prefixes counting under constrained choice.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, cast
 
@@ -17,19 +16,18 @@ from tipqa.core.errors import ConfigError
 from tipqa.core.records import JudgeRequest, Judgment, Relevance
 from tipqa.core.settings import Settings, setting
 from tipqa.core.stats import StepStats
-from tipqa.llm.cache import cache_key
+from tipqa.llm.cache import LLMCache
+from tipqa.llm.cached_chat import cached
 from tipqa.llm.chat import ANSWERS, ChatPrompt, Completion, Decoding, Message, p_yes
-from tipqa.llm.judges.base import JUDGE_SLOTS, Judged
+from tipqa.llm.judges.base import JUDGE_SLOTS
 from tipqa.llm.judges.parsing import parse_yes_no
 from tipqa.llm.prompts import PromptTemplate, load_template
 from tipqa.llm.settings import LLMSettings
-from tipqa.llm.usage import Usage
 
 RAW_CHARS = 80
 REASONING_HINT = (
     "the model wrote reasoning but no answer: raise max_tokens or turn its thinking off"
 )
-JUDGE_TASK = "judge"
 
 
 class JudgeSettings(Protocol):
@@ -57,11 +55,17 @@ def p_yes_note(constrained: bool) -> str:
 
 
 class LLMJudge:
-    """Asks a chat model whether a text suffices to answer a question; strict yes/no parsing."""
+    """Asks a chat model whether a text suffices to answer a question; strict yes/no parsing.
+
+    With `cache` the chat model goes behind the LLM cache (`tipqa.llm.cached_chat`); an answer
+    other than yes or no is not kept there, so that its re-ask, and a rerun, ask again.
+    """
 
     stats: StepStats
 
-    def __init__(self, settings: LLMSettings, *, progress: bool = True) -> None:
+    def __init__(
+        self, settings: LLMSettings, *, cache: LLMCache | None = None, progress: bool = True
+    ) -> None:
         self.settings = settings
         task = cast(JudgeSettings, settings)
         self.task = task
@@ -71,7 +75,6 @@ class LLMJudge:
         self.name = settings.tag(self.template)
         self.prompt_sha256 = self.template.sha256
         self.parse_retries = task.parse_retries
-        self.identity = settings.identity()
         self.stats = StepStats("judge")
         self.stats.info.update(
             model=self.model,
@@ -79,7 +82,8 @@ class LLMJudge:
             prompt_sha256=self.template.sha256,
             p_yes=p_yes_note(task.constrained),
         )
-        self.chat = settings.chat_model(self.stats, progress=progress)
+        self.transport = settings.chat_model(self.stats, progress=progress)
+        self.chat = cached(self.transport, cache)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, chat={self.chat!r})"
@@ -101,30 +105,9 @@ class LLMJudge:
             cut=lambda document: self.messages(request, document),
         )
 
-    def cache_inputs(self, request: JudgeRequest) -> dict[str, str]:
-        """The parts of a request that the prompt uses."""
-        return {"document": request.text, "question": request.question, "answer": request.answer}
-
-    def cache_key(self, request: JudgeRequest) -> str:
-        """The cache key of one request: the task, the settings' identity and the inputs."""
-        return cache_key(
-            f"{JUDGE_TASK}:{self.chat.provider}", self.identity, self.cache_inputs(request)
-        )
-
     def judge(self, requests: list[JudgeRequest]) -> list[Judgment]:
         """One judgment per request, in order; failures have `label=None` and an error."""
-        return [judgment for judgment, _ in self.judge_with_usage(requests)]
-
-    def judge_with_usage(
-        self, requests: Sequence[JudgeRequest], on_judged: Judged | None = None
-    ) -> list[tuple[Judgment, Usage]]:
-        """Judgments with the tokens each one cost (re-asks included).
-
-        `on_judged(index, judgment, usage)` is called as soon as a judgment is final: parsed,
-        failed, or unparseable after the last re-ask.
-        """
         prompts = [self.prompt(request) for request in requests]
-        usage = [Usage() for _ in requests]
         judgments: list[Judgment | None] = [None] * len(requests)
         pending = list(range(len(requests)))
         for attempt in range(self.parse_retries + 1):
@@ -141,15 +124,12 @@ class LLMJudge:
                 asked: list[int] = asked,
                 last: bool = last,
                 decoding: Decoding = decoding,
-            ) -> None:
+            ) -> bool:
                 i = asked[position]
-                usage[i] += result.usage
                 label = parse_yes_no(result.text) if result.ok else None
-                if result.ok and label is None and not last:
-                    return
-                judgments[i] = judgment = self._judgment(requests[i], result, label, decoding)
-                if on_judged is not None:
-                    on_judged(i, judgment, usage[i])
+                if label is not None or last or not result.ok:
+                    judgments[i] = self._judgment(requests[i], result, label, decoding)
+                return label is not None
 
             self.chat.complete(
                 [prompts[i] for i in asked],
@@ -158,7 +138,7 @@ class LLMJudge:
                 on_result=take,
             )
             pending = [i for i in asked if judgments[i] is None]
-        return [(j, u) for j, u in zip(judgments, usage, strict=True) if j is not None]
+        return [judgment for judgment in judgments if judgment is not None]
 
     def _judgment(
         self, request: JudgeRequest, result: Completion, label: Relevance | None, decoding: Decoding
@@ -180,7 +160,13 @@ class LLMJudge:
         self.stats.add("judged")
         self.stats.add(f"label_{label}" if label else "failed")
         return Judgment.of(
-            request, label=label, raw=result.text, judge=self.name, error=error, p_yes=probability
+            request,
+            label=label,
+            raw=result.text,
+            judge=self.name,
+            error=error,
+            p_yes=probability,
+            cached=result.cached,
         )
 
 

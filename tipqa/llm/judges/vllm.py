@@ -113,7 +113,7 @@ class VLLMJudgeSettings(VLLMEngineSettings):
 class VLLMJudge(LLMJudge):
     """The LLM judge running a chat model in-process on vLLM's offline engine."""
 
-    chat: VLLMChatModel
+    transport: VLLMChatModel
 
     @classmethod
     def of(cls, model: str, **settings: Any) -> VLLMJudge:
@@ -123,13 +123,13 @@ class VLLMJudge(LLMJudge):
     @property
     def engine(self) -> Any:
         """The process's `vllm.LLM` engine for this judge's model (started on first use)."""
-        return self.chat.engine
+        return self.transport.engine
 
     @property
     def context_length(self) -> int:
         """The engine's context length in tokens (the configured one, else the model's)."""
-        return self.chat.context_length
+        return self.transport.context_length
 
     def prompts(self, requests: Sequence[JudgeRequest]) -> list[Prompt]:
         """Every request's prompt as the engine gets it (documents that overflow are cut)."""
-        return self.chat.encode([self.prompt(r) for r in requests], self.max_tokens)
+        return self.transport.encode([self.prompt(r) for r in requests], self.max_tokens)

@@ -7,7 +7,6 @@ answer is read as comma-separated keywords, each kept once and only if the quest
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, cast
 
@@ -16,15 +15,13 @@ from tipqa.core.records import Keywords, Question
 from tipqa.core.settings import Settings, setting
 from tipqa.core.stats import StepStats
 from tipqa.core.text import contains_phrase, tokenize
-from tipqa.llm.cache import cache_key
+from tipqa.llm.cache import LLMCache
+from tipqa.llm.cached_chat import cached
 from tipqa.llm.chat import ChatPrompt, Completion, Decoding, Message
-from tipqa.llm.keywords.base import Extracted
 from tipqa.llm.prompts import PromptTemplate, load_template
 from tipqa.llm.settings import LLMSettings
-from tipqa.llm.usage import Usage
 
 RAW_CHARS = 80
-KEYWORDS_TASK = "keywords"
 _SEPARATOR = re.compile(r"[,\n]")
 _EDGE = " \t\"'“”‘’`.;:"
 
@@ -84,11 +81,17 @@ class KeywordTask(Settings):
 
 
 class LLMKeywordExtractor:
-    """Few-shot keyword extraction: system prompt, example pairs, then the question."""
+    """Few-shot keyword extraction: system prompt, example pairs, then the question.
+
+    With `cache` the chat model goes behind the LLM cache (`tipqa.llm.cached_chat`); an answer
+    that gives no keyword of the question is not kept there, so that a rerun asks again.
+    """
 
     stats: StepStats
 
-    def __init__(self, settings: LLMSettings, *, progress: bool = True) -> None:
+    def __init__(
+        self, settings: LLMSettings, *, cache: LLMCache | None = None, progress: bool = True
+    ) -> None:
         self.settings = settings
         task = cast(KeywordSettings, settings)
         self.template = load_template(settings.prompt)
@@ -97,9 +100,9 @@ class LLMKeywordExtractor:
         self.name = settings.tag(self.template)
         self.prompt_sha256 = self.template.sha256
         self.decoding = task.decoding()
-        self.identity = settings.identity()
         self.stats = StepStats("keywords")
-        self.chat = settings.chat_model(self.stats, progress=progress)
+        self.transport = settings.chat_model(self.stats, progress=progress)
+        self.chat = cached(self.transport, cache)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, chat={self.chat!r})"
@@ -108,34 +111,17 @@ class LLMKeywordExtractor:
         """The chat messages sent for one question."""
         return [*self.prefix, {"role": "user", "content": self.user.render(question=question.text)}]
 
-    def cache_inputs(self, question: Question) -> dict[str, str]:
-        """The parts of a question that the prompt uses."""
-        return {"question": question.text}
-
-    def cache_key(self, question: Question) -> str:
-        """The cache key of one question: the task, the settings' identity and the question."""
-        task = f"{KEYWORDS_TASK}:{self.chat.provider}"
-        return cache_key(task, self.identity, self.cache_inputs(question))
-
     def extract(self, questions: list[Question]) -> list[Keywords]:
         """Keywords for each question, in order; a failure is recorded in `Keywords.error`."""
-        return [keywords for keywords, _ in self.extract_with_usage(questions)]
+        out: list[Keywords | None] = [None] * len(questions)
 
-    def extract_with_usage(
-        self, questions: Sequence[Question], on_extracted: Extracted | None = None
-    ) -> list[tuple[Keywords, Usage]]:
-        """Keywords with the tokens each extraction cost; `on_extracted` hears each at once."""
-        out: list[tuple[Keywords, Usage] | None] = [None] * len(questions)
-
-        def take(i: int, result: Completion) -> None:
-            keywords = self._keywords(questions[i], result)
-            out[i] = (keywords, result.usage)
-            if on_extracted is not None:
-                on_extracted(i, keywords, result.usage)
+        def take(i: int, result: Completion) -> bool:
+            out[i] = keywords = self._keywords(questions[i], result)
+            return keywords.error is None
 
         prompts = [ChatPrompt(self.messages(question)) for question in questions]
         self.chat.complete(prompts, self.decoding, desc="keywords", on_result=take)
-        return [item for item in out if item is not None]
+        return [keywords for keywords in out if keywords is not None]
 
     def _keywords(self, question: Question, result: Completion) -> Keywords:
         """The keywords of one answer, counted; a failure is recorded in `Keywords.error`."""
@@ -152,7 +138,7 @@ class LLMKeywordExtractor:
             error = f"no keywords of the question in the answer: {result.text[:RAW_CHARS]!r}"
             self.stats.error("no_keywords")
             self.stats.add("failed")
-        return Keywords(question.id, parsed.keywords, result.text, error)
+        return Keywords(question.id, parsed.keywords, result.text, error, cached=result.cached)
 
 
 def few_shot_messages(template: PromptTemplate) -> tuple[list[Message], PromptTemplate]:

@@ -76,9 +76,9 @@ def model_path(vllm_environment: Path, tiny_model: Path) -> Iterator[str]:
         shutdown_engine()
 
 
-def answerer(model: str, **changes) -> VLLMAnswerer:
+def answerer(model: str, cache: LLMCache | None = None, **changes) -> VLLMAnswerer:
     options = {"model": model, "max_tokens": 8, "batch_size": 3, "chat": True, **ENGINE}
-    return VLLMAnswerer(VLLMAnswererSettings(**{**options, **changes}))
+    return VLLMAnswerer(VLLMAnswererSettings(**{**options, **changes}), cache=cache)
 
 
 @pytest.mark.vllm
@@ -112,18 +112,18 @@ def test_predictions_and_scores_on_a_split(model_path: str, tmp_path: Path) -> N
     split = write_split(tmp_path, rows)
     detector = RefusalDetector(RefusalSettings(embedding=False))
     scoring = ScoringSettings(bootstrap=20)
-    cache = tmp_path / "cache.sqlite"
+    cache = tmp_path / "llm-cache"
     out = EvaluationLayout(tmp_path / "out")
     first = evaluate_model(
-        split, "test", answerer(model_path), detector, scoring, out, cache_path=cache
+        split, "test", answerer(model_path, cache=LLMCache(cache)), detector, scoring, out
     )
     assert first["metrics"]["questions"] == len(QUESTIONS)
     assert first["confidence"]["predictions_with_confidence"] >= 1
     assert sum(first["metrics"]["counts"].values()) == len(QUESTIONS)
     assert len(LLMCache(cache)) == len(QUESTIONS)
     out.predictions.unlink()
-    again = answerer(model_path)
-    second = evaluate_model(split, "test", again, detector, scoring, out, cache_path=cache)
+    again = answerer(model_path, cache=LLMCache(cache))
+    second = evaluate_model(split, "test", again, detector, scoring, out)
     assert again.stats.counts["batches"] == 0  # every answer came from the cache
     assert second["metrics"] == first["metrics"]
     assert load_gold(split).ids == [row.id for row in rows]

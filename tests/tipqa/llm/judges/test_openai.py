@@ -8,6 +8,8 @@ import pytest
 from judge_support import judge_request
 
 from tipqa.core.errors import ConfigError
+from tipqa.llm.cache import LLMCache
+from tipqa.llm.cached_chat import CachedChatModel
 from tipqa.llm.chat import p_yes
 from tipqa.llm.judges.base import JUDGES
 from tipqa.llm.judges.openai import OpenAIJudge, OpenAIJudgeSettings
@@ -24,11 +26,11 @@ request = functools.partial(
 )
 
 
-def make_judge(server, **options) -> OpenAIJudge:
+def make_judge(server, cache: LLMCache | None = None, **options) -> OpenAIJudge:
     options.setdefault("backoff_base", 0.001)
     options.setdefault("timeout", 2.0)
     settings = OpenAIJudgeSettings(model="judge-model", base_url=server.base_url, **options)
-    return OpenAIJudge(settings, progress=False)
+    return OpenAIJudge(settings, cache=cache, progress=False)
 
 
 def test_prompt_and_parameters_sent(server) -> None:
@@ -86,14 +88,19 @@ def test_choice_mode_sends_the_constraint_the_server_reads(server, via, field, v
     assert judgment.label == "yes" and judgment.p_yes == pytest.approx(0.8)
 
 
-def test_extra_body_is_sent_and_keys_the_cache(server) -> None:
-    judge = make_judge(server, extra_body={"reasoning_effort": "none"})
+def test_extra_body_is_sent_and_keys_the_cache(server, tmp_path) -> None:
+    cache = LLMCache(tmp_path / "cache")
+
+    def key(judge: OpenAIJudge) -> str:
+        assert isinstance(judge.chat, CachedChatModel)
+        return judge.chat.key(judge.prompt(request("x")), judge.task.decoding(0))
+
+    judge = make_judge(server, cache, extra_body={"reasoning_effort": "none"})
     judge.judge([request("Marlow Bay")])
     assert server.bodies[0]["reasoning_effort"] == "none"
-    assert judge.identity["extra_body"] == {"reasoning_effort": "none"}
-    plain = make_judge(server)
-    assert judge.cache_key(request("x")) != plain.cache_key(request("x"))
-    assert make_judge(server, timeout=9.0).cache_key(request("x")) == plain.cache_key(request("x"))
+    plain = make_judge(server, cache)
+    assert key(judge) != key(plain)
+    assert key(make_judge(server, cache, timeout=9.0)) == key(plain)
 
 
 @pytest.mark.parametrize(

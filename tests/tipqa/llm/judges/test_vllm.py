@@ -20,9 +20,10 @@ from judge_support import judge_request
 from tipqa.core.errors import ConfigError, MissingExtraError
 from tipqa.core.records import JudgeRequest
 from tipqa.llm import vllm_engine
-from tipqa.llm.chat import p_yes
+from tipqa.llm.cache import LLMCache
+from tipqa.llm.chat import Completion, p_yes
 from tipqa.llm.judges.base import JUDGES
-from tipqa.llm.judges.vllm import VLLMJudge, max_window_words
+from tipqa.llm.judges.vllm import VLLMJudge, VLLMJudgeSettings, max_window_words
 from tipqa.llm.prompts import load_template
 from tipqa.llm.vllm_engine import shutdown_engine
 
@@ -154,15 +155,24 @@ def test_batches_keep_order_and_are_counted(engine_model: str) -> None:
 
 @pytest.mark.vllm
 @needs_vllm
-def test_each_engine_batch_is_handed_over_before_the_next_is_generated(engine_model: str) -> None:
+def test_each_engine_batch_is_handed_over_and_stored_before_the_next_is_generated(
+    engine_model: str, tmp_path: Path
+) -> None:
     requests = [request(i) for i in range(5)]
-    judge = judge_for(engine_model, mode="choice", batch_size=2, parse_retries=0)
+    settings = VLLMJudgeSettings(model=engine_model, mode="choice", batch_size=2, **ENGINE)
+    judge = VLLMJudge(settings, cache=LLMCache(tmp_path / "llm-cache"))
     heard: list[tuple[int, int]] = []
-    judged = judge.judge_with_usage(
-        requests, lambda i, judgment, usage: heard.append((i, judge.stats.counts["batches"]))
-    )
+
+    def hear(i: int, completion: Completion) -> None:
+        heard.append((i, judge.stats.counts["batches"]))
+
+    judge.chat.complete([judge.prompt(r) for r in requests], judge.task.decoding(0), on_result=hear)
     assert heard == [(0, 1), (1, 1), (2, 2), (3, 2), (4, 3)]
-    assert [j.unit_id for j, _ in judged] == [r.unit_id for r in requests]
+    assert judge.stats.counts["cache_stored"] == 5
+    again = VLLMJudge(settings, cache=LLMCache(tmp_path / "llm-cache"))
+    judgments = again.judge(requests)
+    assert [j.unit_id for j in judgments] == [r.unit_id for r in requests]
+    assert all(j.cached for j in judgments) and again.stats.counts["batches"] == 0
 
 
 @pytest.mark.vllm

@@ -17,8 +17,8 @@ from tipqa.config import Choice
 from tipqa.core.errors import ConfigError
 from tipqa.core.records import Question
 from tipqa.llm import vllm_engine
+from tipqa.llm.cached_chat import CachedChatModel
 from tipqa.llm.keywords.base import KEYWORD_EXTRACTORS
-from tipqa.llm.keywords.cached import CachedKeywordExtractor
 from tipqa.llm.keywords.vllm import VLLMKeywordExtractor, VLLMKeywordSettings
 from tipqa.llm.vllm_engine import shutdown_engine
 
@@ -58,8 +58,9 @@ def model_path(vllm_environment: Path, tiny_model: Path) -> Iterator[str]:
 @needs_vllm
 def test_keywords_on_the_engine_batched_and_cached(model_path: str, tmp_path: Path) -> None:
     settings = VLLMKeywordSettings(model=model_path, max_tokens=6, batch_size=2, **ENGINE)
-    extractor = make_keyword_extractor(Choice("vllm", settings), tmp_path / "llm.sqlite")
-    assert isinstance(extractor, CachedKeywordExtractor)
+    extractor = make_keyword_extractor(Choice("vllm", settings), tmp_path / "llm-cache")
+    assert isinstance(extractor, VLLMKeywordExtractor)
+    assert isinstance(extractor.chat, CachedChatModel)
     results = extractor.extract(QUESTIONS)
     assert [k.question_id for k in results] == ["q0", "q1", "q2"]
     for keywords in results:
