@@ -164,30 +164,17 @@ def read_entry(value: Mapping[str, Any]) -> Completion | None:
     text, top, chosen = value.get("text"), value.get("top_logprobs"), value.get("token_logprobs")
     if not isinstance(text, str) or not isinstance(top, list):
         return None
-    if not all(isinstance(at, list) and all(_alternative(a) for a in at) for at in top):
-        return None
-    if chosen is not None and not (isinstance(chosen, list) and all(map(_number, chosen))):
+    try:
+        alternatives = [[(str(token), float(lp)) for token, lp in position] for position in top]
+        logprobs = None if chosen is None else [float(lp) for lp in chosen]
+    except (TypeError, ValueError):
         return None
     return Completion(
         text=text,
-        top_logprobs=[[(str(token), float(logprob)) for token, logprob in at] for at in top],
-        token_logprobs=None if chosen is None else [float(v) for v in chosen],
+        top_logprobs=alternatives,
+        token_logprobs=logprobs,
         usage=Usage.from_dict(value.get("usage")),
         truncated=value.get("truncated") is True,
         reasoned_only=value.get("reasoned_only") is True,
         cached=True,
-    )
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _alternative(value: Any) -> bool:
-    """A stored (token, log-probability) pair."""
-    return (
-        isinstance(value, list)
-        and len(value) == 2
-        and isinstance(value[0], str)
-        and _number(value[1])
     )
