@@ -4,7 +4,7 @@ order (named once, in the page's meta) without their trailing nulls; texts are r
 into the page's store of texts (`tipqa.report.explorer.store`).
 
 A judge's raw reply is `null` where it is the verdict itself (`yes`, `no`); a chunk id that is
-its document's id followed by `#n` is written `#n`; the extracted keywords are `null` where
+its document's id followed by `#n` is written `#n`; the extracted keywords are left out where
 they are the keywords searched; scores and probabilities keep 4 decimals. The evidence keeps
 its whole text in every form of the page; other texts are whole or excerpts as `form` says.
 """
@@ -96,7 +96,7 @@ class Encoder:
         left_out = (*IN_ROW, *IN_SEARCH, "token", "vector")
         page = {k: v for k, v in details.items() if k not in left_out}
         if page["extracted"] == details["keywords"]:
-            page["extracted"] = None
+            del page["extracted"]
         page["token"] = [
             [
                 *(_rounded(d[f]) for f in DOCUMENT[:-1]),

@@ -36,6 +36,7 @@
     rendered: new Map(),
     view: null,
     question: null,
+    pending: null,
     returnTo: null,
     markAt: -1,
     firstDrawn: false,
@@ -111,6 +112,8 @@
     script.src = src;
     script.onerror = function () {
       setStatus("could not load " + src);
+      var loading = byId("question-view").querySelector(".loading");
+      if (loading) loading.textContent = "Could not load " + src + ".";
     };
     document.head.appendChild(script);
   }
@@ -172,14 +175,17 @@
     } else {
       setStatus(number(state.rows.length) + " questions");
       window.tipqaAllRows = performance.now();
-      route();
+      if (state.pending !== null) openQuestion(state.pending);
       loadSearch(0);
     }
   }
 
   // The search data (aliases, keywords, documents) once the table is there, file by file.
   function loadSearch(index) {
-    if (index >= state.meta.row_files) return;
+    if (index >= state.meta.row_files) {
+      window.tipqaSearchReady = performance.now();
+      return;
+    }
     need([source("search", index)], function () {
       if (byId("f-search").value.trim()) applyFilters();
       loadSearch(index + 1);
@@ -193,7 +199,7 @@
     var lower = data.rows.map(function (entry) {
       return entry[0].concat(entry[1]).join("\u0000").toLowerCase();
     });
-    state.search[index] = { documents: documents, ids: data.documents, rows: data.rows, lower: lower };
+    state.search[index] = { documents: documents, rows: data.rows, lower: lower };
     arrive(source("search", index));
   }
 
@@ -370,7 +376,7 @@
     route();
     if (m.questions === 0) {
       setStatus("no questions in this build");
-      window.tipqaFirstRows = window.tipqaAllRows = performance.now();
+      window.tipqaFirstRows = window.tipqaAllRows = window.tipqaSearchReady = performance.now();
     } else {
       loadScript(source("rows", 0));
       setStatus("loading questions");
@@ -445,10 +451,14 @@
       number(n) + " of " + number(state.rows.length) + " shown" +
       (loading ? " (aliases, keywords and documents still loading)" : "");
     var grid = byId("grid");
+    var focused = grid.contains(document.activeElement) && document.activeElement.dataset.position;
     grid.setAttribute("aria-rowcount", String(n + 1));
     byId("grid-space").style.height = n * ROW_HEIGHT + "px";
     clearRows();
     draw();
+    if (focused && state.rendered.has(state.active)) {
+      state.rendered.get(state.active).focus({ preventScroll: true });
+    }
   }
 
   function sortValue(row, key) {
@@ -789,7 +799,7 @@
       judged: row[8],
       aliases: entry[0],
       keywords: entry[1],
-      extracted: page.extracted === null ? entry[1] : page.extracted,
+      extracted: page.extracted === undefined ? entry[1] : page.extracted,
       reason: page.reason,
       why: page.why,
       evidence: page.evidence,
@@ -857,20 +867,22 @@
     var view = byId("question-view");
     clear(view);
     state.question = id;
+    state.pending = null;
     state.markAt = -1;
     document.title = "question " + id + " \u00b7 tipqa explorer";
     var index = rowIndexOf(id);
     if (index === undefined) {
       var done = state.rowFiles >= state.meta.row_files;
       view.appendChild(backLink());
+      if (!done) state.pending = id;
       view.appendChild(
         done
           ? sentence("p", "note", ["No question ", value(id), " in this build."])
-          : el("p", "note", "Loading\u2026")
+          : el("p", "note loading", "Loading\u2026")
       );
       return;
     }
-    view.appendChild(el("p", "note", "Loading the question\u2026"));
+    view.appendChild(el("p", "note loading", "Loading the question\u2026"));
     var file = Math.floor(index / state.meta.details_per_file);
     var searchFile = Math.floor(index / state.meta.rows_per_file);
     need([source("details", file), source("search", searchFile)], function () {
@@ -1120,6 +1132,7 @@
     view.appendChild(tokenSection(q, numbers));
     view.appendChild(vectorSection(q));
     window.scrollTo(0, 0);
+    window.tipqaQuestionDrawn = performance.now();
   }
 
   function jump(target) {
@@ -1284,24 +1297,33 @@
     return " This copy keeps the evidence whole and other texts as excerpts of " + t.around + " characters around their matches.";
   }
 
-  function windowBox(w, number_, evidence, doc) {
-    var isEvidence = evidence && evidence.unit === w.unit;
-    var unit = el("div", "unit window" + (isEvidence ? " evidence-unit" : ""));
-    unit.tabIndex = -1;
+  // A judged window or chunk: its line (number, ids, verdict, P(yes), offsets, the judge's
+  // reply), its error and its text.
+  function unitBox(u, kind, order, ids, extra, isEvidence) {
+    var box = el("div", "unit " + kind + (isEvidence ? " evidence-unit" : ""));
+    box.tabIndex = -1;
     var line = el("div", "unit-head");
-    line.appendChild(el("span", "order", "#" + number_));
-    if (doc) line.appendChild(value(doc, "doc-id"));
-    line.appendChild(value(w.unit, "unit-id"));
-    line.appendChild(verdict(w.verdict));
+    line.appendChild(el("span", "order", "#" + order));
+    ids.forEach(function (pair) {
+      line.appendChild(value(pair[0], pair[1]));
+    });
+    if (extra) line.appendChild(extra);
+    line.appendChild(verdict(u.verdict));
     if (isEvidence) line.appendChild(el("span", "evidence-tag", "the evidence"));
-    line.appendChild(el("span", "p-yes", "P(yes) " + probability(w.p_yes)));
-    line.appendChild(el("span", "offsets", offsets(w.start, w.end)));
-    var said = reply(w);
+    line.appendChild(el("span", "p-yes", "P(yes) " + probability(u.p_yes)));
+    line.appendChild(el("span", "offsets", offsets(u.start, u.end)));
+    var said = reply(u);
     if (said) line.appendChild(said);
-    unit.appendChild(line);
-    if (w.error) unit.appendChild(sentence("p", "error", ["error: ", value(w.error)]));
-    if (w.text) unit.appendChild(unitText(w.text, "window"));
-    return unit;
+    box.appendChild(line);
+    if (u.error) box.appendChild(sentence("p", "error", ["error: ", value(u.error)]));
+    if (u.text) box.appendChild(unitText(u.text, kind));
+    return box;
+  }
+
+  function windowBox(w, order, evidence, doc) {
+    var ids = [[w.unit, "unit-id"]];
+    if (doc) ids.unshift([doc, "doc-id"]);
+    return unitBox(w, "window", order, ids, null, evidence && evidence.unit === w.unit);
   }
 
   function documentSummary(d) {
@@ -1379,23 +1401,13 @@
     if (!q.vector.length) section.appendChild(el("p", "note", "The question did not reach the vector stage."));
     else if (excerptsNote()) section.appendChild(el("p", "note", excerptsNote().trim()));
     q.vector.forEach(function (c, i) {
+      var ids = [
+        [c.chunk, "unit-id"],
+        [c.doc, "doc-id"],
+      ];
+      var similarity = el("span", "similarity", "similarity " + Number(c.score).toFixed(4));
       var isEvidence = q.evidence && q.evidence.unit === c.chunk;
-      var unit = el("div", "unit chunk" + (isEvidence ? " evidence-unit" : ""));
-      unit.tabIndex = -1;
-      var line = el("div", "unit-head");
-      line.appendChild(el("span", "order", "#" + (i + 1)));
-      line.appendChild(value(c.chunk, "unit-id"));
-      line.appendChild(value(c.doc, "doc-id"));
-      line.appendChild(el("span", "similarity", "similarity " + Number(c.score).toFixed(4)));
-      line.appendChild(verdict(c.verdict));
-      if (isEvidence) line.appendChild(el("span", "evidence-tag", "the evidence"));
-      line.appendChild(el("span", "p-yes", "P(yes) " + probability(c.p_yes)));
-      line.appendChild(el("span", "offsets", offsets(c.start, c.end)));
-      var said = reply(c);
-      if (said) line.appendChild(said);
-      unit.appendChild(line);
-      if (c.error) unit.appendChild(sentence("p", "error", ["error: ", value(c.error)]));
-      if (c.text) unit.appendChild(unitText(c.text, "chunk"));
+      var unit = unitBox(c, "chunk", i + 1, ids, similarity, isEvidence);
       section.appendChild(unit);
     });
     return section;

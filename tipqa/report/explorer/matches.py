@@ -69,6 +69,8 @@ def find_matches(text: str, aliases: Iterable[str], keywords: Iterable[str]) -> 
 def _snap_start(text: str, start: int) -> int:
     if start <= 0:
         return 0
+    if text[start - 1] == " ":
+        return start
     space = text.find(" ", start, start + SNAP)
     return start if space == -1 else space + 1
 
@@ -76,7 +78,9 @@ def _snap_start(text: str, start: int) -> int:
 def _snap_end(text: str, end: int) -> int:
     if end >= len(text):
         return len(text)
-    space = text.rfind(" ", end - SNAP, end)
+    if text[end] == " ":
+        return end
+    space = text.rfind(" ", max(0, end - SNAP), end)
     return end if space == -1 else space
 
 

@@ -61,8 +61,8 @@ def why(
     search = _search(row)
     judged: list[Part]
     if windows:
-        judged = ["; all ", *_n(len(windows), "window", "windows"), " of the "]
-        judged += [*_n(len(token), "judged document", "judged documents"), " were judged no"]
+        judged = ["; the judge said no to ", *_n(len(windows), "window", "windows"), " of "]
+        judged += _n(len(token), "judged document", "judged documents")
     elif row.total_matches == 0:
         judged = [", so the token stage had nothing to judge"]
     else:
@@ -71,16 +71,26 @@ def why(
         unit, doc = row.evidence.unit_id, row.evidence.doc_id
         if row.stage == "token":
             position = next((i for i, w in enumerate(windows, 1) if w["unit"] == unit), None)
-            where: list[Part] = [", judgment ", (f"{position:,}",), " of ", (f"{len(windows):,}",)]
-            start: list[Part] = ['The first "yes" of the token stage: window ', (unit,), " of document "]
-            return alternate([*start, (doc,), *(where if position else []), ". ", *search, "."])
+            where: list[Part] = []
+            if position is not None:
+                where = [", judgment ", (f"{position:,}",), " of ", (f"{len(windows):,}",)]
+            start: list[Part] = [
+                'The first "yes" of the token stage: window ',
+                (unit,),
+                " of document ",
+            ]
+            return alternate([*start, (doc,), *where, ". ", *search, "."])
         rank = next((i for i, c in enumerate(vector, 1) if c["chunk"] == unit), None)
         found: list[Part] = [" (", (f"{rank:,}",), " by similarity)"] if rank else []
-        tail: list[Part] = ['; the first "yes" of the vector stage: chunk ', (unit,), " of document "]
+        tail: list[Part] = [
+            '; the first "yes" of the vector stage: chunk ',
+            (unit,),
+            " of document ",
+        ]
         return alternate([*search, *judged, *tail, (doc,), *found, "."])
     if row.label == "unanswerable":
         chunks = sum(c["verdict"] is not None for c in vector)
-        tail = ["; the vector stage judged all ", *_n(chunks, "chunk", "chunks"), " no."]
+        tail = ["; the judge said no to the vector stage's ", *_n(chunks, "chunk", "chunks"), "."]
         return alternate([*search, *judged, *tail])
     if row.label == "discarded":
         tail = [", more than the ", *_n(len(token), "document", "documents"), " judged (k1), "]

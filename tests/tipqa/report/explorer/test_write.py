@@ -70,7 +70,7 @@ def test_the_why_says_what_the_search_needed_and_that_nothing_had_it(tmp_path: P
     why = Page(tmp_path / "page").question("q000002")["why"]
     assert "".join(why).startswith(
         "No document contains every keyword (Person000002 and Example) together with an alias "
-        "of the answer; all 3 windows"
+        "of the answer; the judge said no to 3 windows"
     )
     assert why[1::2][:2] == ["Person000002", "Example"]  # values at odd places, to isolate
 
