@@ -6,15 +6,17 @@ into the page's store of texts (`tipqa.report.explorer.store`).
 A judge's raw reply is `null` where it is the verdict itself (`yes`, `no`); a chunk id that is
 its document's id followed by `#n` is written `#n`; the extracted keywords are left out where
 they are the keywords searched; scores and probabilities keep 4 decimals. The evidence keeps
-its whole text in every form of the page; other texts are whole or excerpts as `form` says.
+its whole text in every form of the page; other texts are whole or excerpts, and all with the
+document's text around them or without, as `form` says.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from tipqa.report.explorer.audit import Audit
-from tipqa.report.explorer.store import WHOLE, TextForm, TextStore
+from tipqa.report.explorer.store import TextForm, TextStore
 
 DOCUMENT = ("doc", "rank", "score", "windows")
 WINDOW = ("unit", "verdict", "p_yes", "start", "end", "text", "raw", "error")
@@ -52,13 +54,9 @@ class Encoder:
         text = unit.get("text")
         if text is None:
             return None
-        return self.store.reference(
-            text,
-            details["aliases"],
-            details["keywords"],
-            WHOLE if whole else self.form,
-            unit.get("context"),
-        )
+        form = replace(self.form, whole=True) if whole else self.form
+        context = unit.get("context") if form.context else None
+        return self.store.reference(text, details["aliases"], details["keywords"], form, context)
 
     def _unit(self, unit: dict[str, Any], fields: tuple[str, ...], details: dict[str, Any]) -> list:
         evidence = details["evidence"]

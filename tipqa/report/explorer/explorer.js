@@ -1543,7 +1543,7 @@
         (t.whole
           ? "This copy keeps window texts whole (at most " + t.per_question + " token-stage windows a question)"
           : "This copy keeps the evidence whole and other windows as excerpts of " + t.around + " characters around their matches") +
-          (t.index ? ", with " + t.context + " characters of the document on each side where the index gave them" : ", without the token index") +
+          (!t.index ? ", without the token index" : t.context ? ", with " + t.context + " characters of the document on each side where the index gave them" : ", without the document's text around them") +
           ": " + number(total) + " bytes of data, " + number(m.questions ? Math.round(total / m.questions) : 0) + " a question."
       )
     );

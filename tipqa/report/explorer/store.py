@@ -34,16 +34,18 @@ def utf16(text: str) -> int:
 
 @dataclass(frozen=True)
 class TextForm:
-    """How the page keeps texts that are not evidence: whole or as excerpts of `around`."""
+    """How the page keeps texts that are not evidence (whole, or as excerpts of `around`) and
+    whether it keeps the document's text around them (`context`)."""
 
     whole: bool = True
     around: int = 120
+    context: bool = True
 
 
 WHOLE = TextForm(whole=True)
-"""Texts whole (the report's copy of the page)."""
-EXCERPTS = TextForm(whole=False)
-"""Texts that are not evidence as excerpts around their matches (the Hub's copy)."""
+"""Texts whole, with their context (the report's copy of the page)."""
+EXCERPTS = TextForm(whole=False, context=False)
+"""Texts that are not evidence as excerpts around their matches, no context (the Hub's copy)."""
 
 
 class TextStore:

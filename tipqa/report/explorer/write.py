@@ -12,8 +12,9 @@ text once, see `tipqa.report.explorer.store`). The page builds its DOM with `tex
 only: corpus text is never parsed as HTML. The folder is written next to its place and moved
 there whole.
 
-The page keeps texts whole (`TextForm(whole=True)`, the report's page) or, for the Hub's
-copy (`HUB_FORM`), only excerpts around the matches of the windows that are not evidence.
+The page keeps texts whole with the document's text around them (`WHOLE`, the report's page)
+or, for the Hub's copy (`EXCERPTS`), only excerpts around the matches of the windows that are not
+evidence, and no context.
 """
 
 from __future__ import annotations
@@ -239,7 +240,7 @@ def write_explorer(
         "texts": {
             "index": source.fetch is not None,
             "per_question": source.texts,
-            "context": source.context,
+            "context": source.context if form.context else 0,
             "whole": form.whole,
             "around": form.around,
         },

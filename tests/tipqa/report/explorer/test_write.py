@@ -87,6 +87,8 @@ def test_the_hub_copy_keeps_excerpts_around_matches_and_the_evidence_whole(
     assert hub.meta["texts"]["whole"] is False and local.meta["texts"]["whole"] is True
     evidence = hub.question("q000000")["token"][0]["windows"][0]["text"]
     assert len(evidence["whole"]) > 3000 and "pieces" not in evidence
+    assert "context" not in evidence  # the Hub's copy keeps no context
+    assert "context" in local.question("q000000")["token"][0]["windows"][0]["text"]
     window = hub.question("q000002")["token"][0]["windows"][0]["text"]
     assert "whole" not in window and len(window["pieces"]) == 2  # around the keyword, the alias
     (start, first, marks), (second_start, second, second_marks) = window["pieces"]
