@@ -277,7 +277,8 @@
           return o.value === wanted;
         });
         if (!known) {
-          if (wanted) setStatus("this link's " + name + " \u201c" + wanted + "\u201d is not in this build");
+          if (wanted)
+            setStatus("this link's " + name + " \u201c" + wanted + "\u201d is not in this build");
           wanted = "";
         }
       }
@@ -448,7 +449,10 @@
     state.active = position === -1 ? 0 : position;
     var loading = state.search.filter(Boolean).length < m.row_files && needle;
     byId("shown").textContent =
-      number(n) + " of " + number(state.rows.length) + " shown" +
+      number(n) +
+      " of " +
+      number(state.rows.length) +
+      " shown" +
       (loading ? " (aliases, keywords and documents still loading)" : "");
     var grid = byId("grid");
     var focused = grid.contains(document.activeElement) && document.activeElement.dataset.position;
@@ -707,7 +711,10 @@
         lines.push(JSON.stringify(record));
       }
     }
-    return lines.join(format === "csv" ? "\r\n" : "\n") + (lines.length ? (format === "csv" ? "\r\n" : "\n") : "");
+    return (
+      lines.join(format === "csv" ? "\r\n" : "\n") +
+      (lines.length ? (format === "csv" ? "\r\n" : "\n") : "")
+    );
   }
 
   function download(format) {
@@ -722,7 +729,12 @@
     setTimeout(function () {
       URL.revokeObjectURL(link.href);
     }, 60000);
-    setStatus("exported " + plural(state.shown.length, "question", "questions") + " as " + format.toUpperCase());
+    setStatus(
+      "exported " +
+        plural(state.shown.length, "question", "questions") +
+        " as " +
+        format.toUpperCase()
+    );
   }
 
   // --- routing ---
@@ -925,7 +937,9 @@
       return link;
     }
     nav.appendChild(step(-1, "\u2190 previous"));
-    nav.appendChild(el("span", "position", number(position + 1) + " of " + number(state.shown.length)));
+    nav.appendChild(
+      el("span", "position", number(position + 1) + " of " + number(state.shown.length))
+    );
     nav.appendChild(step(1, "next \u2192"));
     return nav;
   }
@@ -935,7 +949,11 @@
     var at = 0;
     for (var i = 0; i + 2 < (marks || []).length; i += 3) {
       node.appendChild(document.createTextNode(string.slice(at, marks[i])));
-      var mark = el("mark", marks[i + 2] === 0 ? "alias" : "keyword", string.slice(marks[i], marks[i + 1]));
+      var mark = el(
+        "mark",
+        marks[i + 2] === 0 ? "alias" : "keyword",
+        string.slice(marks[i], marks[i + 1])
+      );
       node.appendChild(mark);
       at = marks[i + 1];
     }
@@ -1004,15 +1022,19 @@
     if (ref[3] && ref[4]) {
       var whole = null;
       tools.appendChild(
-        toggle("Show the whole " + noun + " (" + plural(ref[0], "character", "characters") + ")", "Fold to the matches", function (on) {
-          if (!whole) {
-            whole = textBlock(ref, false);
-            whole.classList.add("whole");
-            box.insertBefore(whole, folded);
+        toggle(
+          "Show the whole " + noun + " (" + plural(ref[0], "character", "characters") + ")",
+          "Fold to the matches",
+          function (on) {
+            if (!whole) {
+              whole = textBlock(ref, false);
+              whole.classList.add("whole");
+              box.insertBefore(whole, folded);
+            }
+            whole.hidden = !on;
+            folded.hidden = on;
           }
-          whole.hidden = !on;
-          folded.hidden = on;
-        })
+        )
       );
     }
     if (ref[5]) {
@@ -1176,7 +1198,10 @@
       box.appendChild(
         facts([
           ["evidence document", q.evidence.doc],
-          ["evidence unit", sentence("span", null, [value(q.evidence.unit), " (" + q.evidence.stage + " stage)"])],
+          [
+            "evidence unit",
+            sentence("span", null, [value(q.evidence.unit), " (" + q.evidence.stage + " stage)"]),
+          ],
           ["qrels line", qrels],
         ])
       );
@@ -1211,7 +1236,8 @@
       ["document", evidence.doc_id],
       ["unit", evidence.unit_id],
     ];
-    if (evidence.start !== undefined) pairs.push(["offsets", offsets(evidence.start, evidence.end)]);
+    if (evidence.start !== undefined)
+      pairs.push(["offsets", offsets(evidence.start, evidence.end)]);
     if (evidence.relaxation) pairs.push(["relaxation", evidence.relaxation]);
     box.appendChild(facts(pairs));
     if (evidence.text) box.appendChild(unitText(evidence.text, noun));
@@ -1229,7 +1255,9 @@
         " judged this question again (labelled ",
         value(q.label),
         ")",
-        figures.applied ? "; its findings were applied to the labels." : "; its findings were not applied to the labels.",
+        figures.applied
+          ? "; its findings were applied to the labels."
+          : "; its findings were not applied to the labels.",
       ])
     );
     var found = q.audit.found;
@@ -1288,13 +1316,26 @@
     var why = !t.index
       ? "the page was written without the token index"
       : "at most " + t.per_question + " a question";
-    return "Texts of " + number(shown) + " of " + plural(all, "window", "windows") + " (" + why + ")." + excerptsNote();
+    return (
+      "Texts of " +
+      number(shown) +
+      " of " +
+      plural(all, "window", "windows") +
+      " (" +
+      why +
+      ")." +
+      excerptsNote()
+    );
   }
 
   function excerptsNote() {
     var t = state.meta.texts;
     if (t.whole) return "";
-    return " This copy keeps the evidence whole and other texts as excerpts of " + t.around + " characters around their matches.";
+    return (
+      " This copy keeps the evidence whole and other texts as excerpts of " +
+      t.around +
+      " characters around their matches."
+    );
   }
 
   // A judged window or chunk: its line (number, ids, verdict, P(yes), offsets, the judge's
@@ -1332,8 +1373,21 @@
     });
     return [
       value(d.doc, "doc-id"),
-      el("span", "doc-rank", "search rank " + number(d.rank) + ", score " + number(d.score) + ", qrels relevance " + d.qrel),
-      el("span", "doc-verdicts", plural(d.windows.length, "window", "windows") + ": " + verdicts.join(", ")),
+      el(
+        "span",
+        "doc-rank",
+        "search rank " +
+          number(d.rank) +
+          ", score " +
+          number(d.score) +
+          ", qrels relevance " +
+          d.qrel
+      ),
+      el(
+        "span",
+        "doc-verdicts",
+        plural(d.windows.length, "window", "windows") + ": " + verdicts.join(", ")
+      ),
     ];
   }
 
@@ -1341,7 +1395,15 @@
     var section = el("section", "stage token-stage");
     var windows = Object.keys(numbers).length;
     section.appendChild(
-      el("h3", null, "Token stage: " + plural(q.token.length, "document", "documents") + ", " + plural(windows, "window", "windows") + " judged, in judged order")
+      el(
+        "h3",
+        null,
+        "Token stage: " +
+          plural(q.token.length, "document", "documents") +
+          ", " +
+          plural(windows, "window", "windows") +
+          " judged, in judged order"
+      )
     );
     if (!q.token.length) {
       section.appendChild(el("p", "note", "No document was judged."));
@@ -1381,7 +1443,14 @@
       count += d.windows.length;
     });
     box.appendChild(
-      el("summary", null, plural(documents.length, "judged document", "judged documents") + " without window texts on this page (" + plural(count, "window", "windows") + ")")
+      el(
+        "summary",
+        null,
+        plural(documents.length, "judged document", "judged documents") +
+          " without window texts on this page (" +
+          plural(count, "window", "windows") +
+          ")"
+      )
     );
     var list = el("ol", "bare");
     documents.forEach(function (d) {
@@ -1397,8 +1466,15 @@
 
   function vectorSection(q) {
     var section = el("section", "stage vector-stage");
-    section.appendChild(el("h3", null, "Vector stage: " + plural(q.vector.length, "chunk", "chunks") + " by similarity"));
-    if (!q.vector.length) section.appendChild(el("p", "note", "The question did not reach the vector stage."));
+    section.appendChild(
+      el(
+        "h3",
+        null,
+        "Vector stage: " + plural(q.vector.length, "chunk", "chunks") + " by similarity"
+      )
+    );
+    if (!q.vector.length)
+      section.appendChild(el("p", "note", "The question did not reach the vector stage."));
     else if (excerptsNote()) section.appendChild(el("p", "note", excerptsNote().trim()));
     q.vector.forEach(function (c, i) {
       var ids = [
@@ -1466,15 +1542,23 @@
       "undetermined_vector",
     ];
     view.appendChild(
-      table("Questions of each pool by stage and label", ["pool"].concat(poolKeys), Object.keys(m.funnel.pools).map(function (name) {
-        return [name].concat(pick(m.funnel.pools[name], poolKeys));
-      }))
+      table(
+        "Questions of each pool by stage and label",
+        ["pool"].concat(poolKeys),
+        Object.keys(m.funnel.pools).map(function (name) {
+          return [name].concat(pick(m.funnel.pools[name], poolKeys));
+        })
+      )
     );
     var splitKeys = ["questions", "answerable_token", "answerable_vector", "unanswerable_vector"];
     view.appendChild(
-      table("Questions of each split by stage and label", ["split"].concat(splitKeys), Object.keys(m.funnel.splits).map(function (name) {
-        return [name].concat(pick(m.funnel.splits[name], splitKeys));
-      }))
+      table(
+        "Questions of each split by stage and label",
+        ["split"].concat(splitKeys),
+        Object.keys(m.funnel.splits).map(function (name) {
+          return [name].concat(pick(m.funnel.splits[name], splitKeys));
+        })
+      )
     );
     var audited = Object.keys(m.audit);
     if (audited.length) {
@@ -1484,44 +1568,91 @@
         var a = m.audit[pool];
         Object.keys(a.by_label).forEach(function (label) {
           var b = a.by_label[label];
-          rowsOut.push([pool + " / " + label, b.labelled, b.audited, b.found, b.rate, b.ci95, b.by_cause]);
+          rowsOut.push([
+            pool + " / " + label,
+            b.labelled,
+            b.audited,
+            b.found,
+            b.rate,
+            b.ci95,
+            b.by_cause,
+          ]);
         });
         rowsOut.push([pool + " / all", null, a.audited, null, a.rate, a.ci95, null]);
       });
       view.appendChild(
-        table("What the audit found, by pool and label", ["pool / label", "labelled", "audited", "found", "rate", "95% interval", "by cause"], rowsOut)
+        table(
+          "What the audit found, by pool and label",
+          ["pool / label", "labelled", "audited", "found", "rate", "95% interval", "by cause"],
+          rowsOut
+        )
       );
       view.appendChild(
-        table("The audits' cost and state", ["pool", "judge calls", "prompt tokens", "build's judge calls", "build's prompt tokens", "applied", "fingerprint"], audited.map(function (pool) {
-          var a = m.audit[pool];
-          var b = a.build || {};
-          return [pool, a.judge_calls, a.prompt_tokens, b.judge_calls, b.prompt_tokens, String(Boolean(a.applied)), a.fingerprint];
-        }))
+        table(
+          "The audits' cost and state",
+          [
+            "pool",
+            "judge calls",
+            "prompt tokens",
+            "build's judge calls",
+            "build's prompt tokens",
+            "applied",
+            "fingerprint",
+          ],
+          audited.map(function (pool) {
+            var a = m.audit[pool];
+            var b = a.build || {};
+            return [
+              pool,
+              a.judge_calls,
+              a.prompt_tokens,
+              b.judge_calls,
+              b.prompt_tokens,
+              String(Boolean(a.applied)),
+              a.fingerprint,
+            ];
+          })
+        )
       );
       view.appendChild(
-        table("The audits' settings", ["pool", "settings"], audited.map(function (pool) {
-          return [pool, m.audit[pool].settings];
-        }))
+        table(
+          "The audits' settings",
+          ["pool", "settings"],
+          audited.map(function (pool) {
+            return [pool, m.audit[pool].settings];
+          })
+        )
       );
     }
     if (m.compare) {
       view.appendChild(sentence("h2", null, ["Against ", value(m.compare.other)]));
       var labels = m.labels;
       view.appendChild(
-        table("Labels of this build (rows) against " + m.compare.other + " (columns)", ["this build"].concat(labels), labels.map(function (a) {
-          return [a].concat(labels.map(function (b) {
-            return (m.compare.matrix[a] || {})[b] || 0;
-          }));
-        }))
+        table(
+          "Labels of this build (rows) against " + m.compare.other + " (columns)",
+          ["this build"].concat(labels),
+          labels.map(function (a) {
+            return [a].concat(
+              labels.map(function (b) {
+                return (m.compare.matrix[a] || {})[b] || 0;
+              })
+            );
+          })
+        )
       );
       view.appendChild(
-        table("Flips by the stages that decided them", ["stages", "flips"], Object.keys(m.compare.flips_by_stage).map(function (k) {
-          return [k, m.compare.flips_by_stage[k]];
-        }))
+        table(
+          "Flips by the stages that decided them",
+          ["stages", "flips"],
+          Object.keys(m.compare.flips_by_stage).map(function (k) {
+            return [k, m.compare.flips_by_stage[k]];
+          })
+        )
       );
     }
     view.appendChild(el("h2", null, "Figures"));
-    if (!m.figures.length) view.appendChild(el("p", "note", "No figures (the report was not built)."));
+    if (!m.figures.length)
+      view.appendChild(el("p", "note", "No figures (the report was not built)."));
     m.figures.forEach(function (figure) {
       var img = el("img", "figure");
       img.src = figure.src;
@@ -1541,21 +1672,43 @@
         "p",
         null,
         (t.whole
-          ? "This copy keeps window texts whole (at most " + t.per_question + " token-stage windows a question)"
-          : "This copy keeps the evidence whole and other windows as excerpts of " + t.around + " characters around their matches") +
-          (!t.index ? ", without the token index" : t.context ? ", with " + t.context + " characters of the document on each side where the index gave them" : ", without the document's text around them") +
-          ": " + number(total) + " bytes of data, " + number(m.questions ? Math.round(total / m.questions) : 0) + " a question."
+          ? "This copy keeps window texts whole (at most " +
+            t.per_question +
+            " token-stage windows a question)"
+          : "This copy keeps the evidence whole and other windows as excerpts of " +
+            t.around +
+            " characters around their matches") +
+          (!t.index
+            ? ", without the token index"
+            : t.context
+              ? ", with " +
+                t.context +
+                " characters of the document on each side where the index gave them"
+              : ", without the document's text around them") +
+          ": " +
+          number(total) +
+          " bytes of data, " +
+          number(m.questions ? Math.round(total / m.questions) : 0) +
+          " a question."
       )
     );
     view.appendChild(
-      table("Data files by kind", ["kind", "bytes"], Object.keys(m.bytes).map(function (k) {
-        return [k, m.bytes[k]];
-      }))
+      table(
+        "Data files by kind",
+        ["kind", "bytes"],
+        Object.keys(m.bytes).map(function (k) {
+          return [k, m.bytes[k]];
+        })
+      )
     );
     view.appendChild(
-      table("What writing this page counted", ["count", "value"], Object.keys(m.counts).map(function (k) {
-        return [k, m.counts[k]];
-      }))
+      table(
+        "What writing this page counted",
+        ["count", "value"],
+        Object.keys(m.counts).map(function (k) {
+          return [k, m.counts[k]];
+        })
+      )
     );
   }
 
@@ -1565,6 +1718,5 @@
     search: search,
     details: details,
     texts: texts,
-    exported: exported,
   };
 })();
