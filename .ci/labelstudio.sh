@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The Label Studio, LibreOffice and browser tests (markers labelstudio, libreoffice, chromium).
-# Label Studio goes into its own venv (.venv-labelstudio: it pulls Django and many packages
-# that must stay out of .venv); headless Chromium and chromedriver render the labelling page
-# and the explorer page (tipqa.report.explorer);
+# The Label Studio, LibreOffice and browser tests (markers labelstudio, libreoffice, chromium,
+# firefox). Label Studio goes into its own venv (.venv-labelstudio: it pulls Django and many
+# packages that must stay out of .venv); headless Chromium and chromedriver render the labelling
+# page and the explorer page (tipqa.report.explorer), headless Firefox ESR the explorer page too
+# (driven over WebDriver BiDi, no geckodriver);
 # LibreOffice Calc opens and saves the annotators' sheets. Needs .venv with the labelstudio
 # extra (.ci/run makes it). The tests start Label Studio listening on 127.0.0.1 only
 # (--internal-host: its default is 0.0.0.0) and stop it after.
@@ -15,6 +16,7 @@ LABEL_STUDIO_VERSION=1.23.2
 missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v chromedriver >/dev/null || missing+=(chromium-driver)
+command -v firefox-esr >/dev/null || command -v firefox >/dev/null || missing+=(firefox-esr)
 command -v soffice >/dev/null || missing+=(libreoffice-calc)
 if ((${#missing[@]})) && command -v apt-get >/dev/null; then
   start=$SECONDS
@@ -36,4 +38,5 @@ echo "Label Studio $LABEL_STUDIO_VERSION venv: $((SECONDS - start)) s"
 
 # The first test's setup time in --durations is Label Studio's start (migrations included).
 TIPQA_LABEL_STUDIO_VENV="$PWD/.venv-labelstudio" \
-  .venv/bin/python -m pytest -m "labelstudio or libreoffice or chromium" -p no:cacheprovider --durations=5
+  .venv/bin/python -m pytest -m "labelstudio or libreoffice or chromium or firefox" -p no:cacheprovider \
+  --durations=5

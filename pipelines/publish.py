@@ -20,6 +20,7 @@ from tipqa.hub.publish import is_published, publish, record_path
 from tipqa.lmeval_task.task_files import write_task_folder
 from tipqa.report.build import write_report
 from tipqa.report.explorer.collect import TextSource
+from tipqa.report.explorer.store import EXCERPTS
 from tipqa.report.explorer.write import write_explorer
 
 
@@ -57,9 +58,10 @@ class BuildHubFolder(Step):
         build_hub_folder(self.layout, config.hub, self.record(), hub_extension(config), explorer)
 
     def explorer(self, folder: Path) -> int:
-        """Write the explorer page into `folder` (window texts from the token index)."""
+        """Write the explorer page into `folder`: window texts from the token index, kept as
+        excerpts around their matches but for the evidence (the Hub's small copy)."""
         texts = TextSource(fetch=token_index(self.config, self.plan).get)
-        return write_explorer(self.layout, texts, folder)["questions"]
+        return write_explorer(self.layout, texts, folder, form=EXCERPTS)["questions"]
 
 
 class BuildReport(Step):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import label_studio_server
 import pytest
@@ -35,6 +36,7 @@ EXTRA_OF = {
     "mkdocs": "docs",
 }
 NEEDS = "needs the optional package"
+SCREENSHOTS = pytest.StashKey[Path]()
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -52,6 +54,22 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if path and report.skipped and NEEDS in str(report.longrepr):
         with open(path, "a") as record:
             record.write(report.nodeid + "\n")
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    """Name the folder the browser tests saved their screenshots in, if they ran."""
+    if SCREENSHOTS in config.stash:
+        terminalreporter.write_line(f"screenshots: {config.stash[SCREENSHOTS]}")
+
+
+@pytest.fixture(scope="session")
+def screenshots(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder the browser tests save their screenshots in (named at the end of the run)."""
+    folder = tmp_path_factory.mktemp("screenshots")
+    request.config.stash[SCREENSHOTS] = folder
+    return folder
 
 
 @pytest.fixture(scope="session")

@@ -43,7 +43,7 @@ def two_pool_config(root: Path, **overrides: dict[str, str]) -> Path:
         "questions": {"pools": json.dumps(pools)},
         "corpus": {"source": "files", "paths": json.dumps([str(world / "corpus")])},
         "splits": {"validation_per_label": "3", "seed": "1"},
-        "hub": {"repo_id": REPO, "pretty_name": "TIP demo"},
+        "hub": {"repo_id": REPO, "pretty_name": "TIP demo", "explorer": "true"},
     }
     for name, values in overrides.items():
         sections[name] = {**sections.get(name, {}), **values}
@@ -101,6 +101,8 @@ def test_hub_folder_and_report(built: Path, tmp_path: Path) -> None:
         assert {s: loaded[s].num_rows for s in loaded} == {
             s: info["splits"][s][key] for s in loaded
         }
+    meta = (folder / "explorer" / "data" / "meta.js").read_text()
+    assert '"whole":false' in meta  # the Hub's small copy: excerpts but for the evidence
     card = (folder / "README.md").read_text()
     assert "# TIP demo" in card and f'load_dataset("{REPO}", "questions")' in card
     assert "| k1 (token-stage documents judged at most) | 20 |" in card
@@ -115,7 +117,7 @@ def test_publish_dataset_uploads_once_and_keeps_the_token_out(built: Path) -> No
         config = two_pool_config(built, hub={"endpoint": hub.url})
         planned = run_with_hub(config, home, "PublishDataset", "--dry-run")
         assert planned.returncode == 0, planned.stderr[-3000:]
-        assert "would upload 15 file(s)" in planned.stderr and REPO not in hub.repos
+        assert "would upload 23 file(s)" in planned.stderr and REPO not in hub.repos  # 8: explorer
 
         first = run_with_hub(config, home, "PublishDataset")
         assert first.returncode == 0, first.stderr[-3000:]

@@ -2,6 +2,8 @@
 
 With `--config` (the build's config files) the token-stage window texts are recomputed from
 the build's token index; without, only the evidence windows and the vector chunks have text.
+`--excerpts` keeps the windows that are not evidence as excerpts around their matches, as the
+Hub's copy does; `--compare OTHER_RUN` shows which questions flipped against another build.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from tipqa.core.cli import main
 from tipqa.core.errors import ConfigError
 from tipqa.core.layout import RunLayout
 from tipqa.report.explorer.collect import DEFAULT_TEXTS, TextSource
+from tipqa.report.explorer.store import EXCERPTS, WHOLE
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -33,12 +36,21 @@ def _parser() -> argparse.ArgumentParser:
         default=DEFAULT_TEXTS,
         help=f"token-stage window texts per question (default {DEFAULT_TEXTS})",
     )
+    explore.add_argument(
+        "--excerpts",
+        action="store_true",
+        help="keep windows that are not evidence as excerpts around their matches (the Hub's copy)",
+    )
+    explore.add_argument(
+        "--compare", type=Path, metavar="OTHER_RUN", help="show the flips against another build"
+    )
     explore.add_argument("--out", type=Path, help="the folder (default RUN/report/explorer)")
     return parser
 
 
 def run(argv: Sequence[str]) -> int:
     """Parse the command line and write the explorer."""
+    from tipqa.report.explorer.flips import flips_against
     from tipqa.report.explorer.write import write_explorer
 
     args = _parser().parse_args(argv)
@@ -57,7 +69,9 @@ def run(argv: Sequence[str]) -> int:
                 "([build] output_root and name)"
             )
         source.fetch = token_index(config, Plan(config)).get
-    counts = write_explorer(layout, source, args.out, figures_from=layout.report)
+    compare = flips_against(layout, RunLayout(args.compare)) if args.compare else None
+    form = EXCERPTS if args.excerpts else WHOLE
+    counts = write_explorer(layout, source, args.out, layout.report, form, compare)
     out = args.out or layout.report / "explorer"
     size = counts["data_bytes"]
     print(f"{out / 'index.html'}: {counts['questions']:,} questions, {size:,} bytes of data")

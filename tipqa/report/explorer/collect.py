@@ -2,12 +2,13 @@
 
 A question's row (the table) and its details (the question's page) come from its pool's
 partition (label, stage, reason, evidence) and its shard's files: the keywords, the token
-search's hits, every token-stage judgment in judged order, the vector search's chunks and
-their judgments. Token-stage window texts are not stored by the build: they are recomputed
-from the token index, as the annotation export does, for at most `texts` windows a question
-(its "yes" window always); without an index only the stored evidence has its text. A window
-recomputed at other offsets than the judged one (the index changed since) is counted and not
-shown.
+search's hits, every token-stage judgment in judged order with the judge's raw reply, the
+vector search's chunks and their judgments. Token-stage window texts are not stored by the
+build: they are recomputed from the token index, as the annotation export does, for at most
+`texts` windows a question (its "yes" window always); without an index only the stored
+evidence has its text. A window recomputed at other offsets than the judged one (the index
+changed since) is counted and not shown. Where the index gives the document, a window with
+text and the evidence get `context` characters of the document on each side.
 """
 
 from __future__ import annotations
@@ -34,10 +35,14 @@ from tipqa.core.records import (
     Window,
 )
 from tipqa.indexes.token_index.base import FetchDocuments
+from tipqa.report.explorer.why import why
 from tipqa.stages.windows import judge_windows
 
 DEFAULT_TEXTS = 10
 """Token-stage window texts recomputed per question by default (its "yes" window always)."""
+
+CONTEXT = 300
+"""Characters of the document shown on each side of a window, where the index gives them."""
 
 
 @dataclass
@@ -50,10 +55,12 @@ class Collected:
 
 @dataclass
 class TextSource:
-    """Where window texts come from: the token index (`fetch`), at most `texts` a question."""
+    """Where window texts come from: the token index (`fetch`), at most `texts` a question,
+    with `context` characters of the document around them."""
 
     fetch: FetchDocuments | None = None
     texts: int = DEFAULT_TEXTS
+    context: int = CONTEXT
     counts: Counter[str] = field(default_factory=Counter)
 
 
@@ -95,6 +102,20 @@ def _window_number(unit_id: str) -> int | None:
     return int(suffix) if sep and suffix.isdigit() else None
 
 
+def _judged(judgment: Judgment) -> dict[str, Any]:
+    """What the page shows of one judgment."""
+    return {
+        "verdict": _verdict(judgment),
+        "p_yes": judgment.p_yes,
+        "start": judgment.start,
+        "end": judgment.end,
+        "error": judgment.error,
+        "raw": judgment.raw,
+        "text": None,
+        "context": None,
+    }
+
+
 def token_documents(
     candidates: TokenCandidates | None, judgments: list[Judgment]
 ) -> list[dict[str, Any]]:
@@ -113,17 +134,7 @@ def token_documents(
         )
         if judgment.label == "yes":
             document["qrel"] = 1
-        document["windows"].append(
-            {
-                "unit": judgment.unit_id,
-                "verdict": _verdict(judgment),
-                "p_yes": judgment.p_yes,
-                "start": judgment.start,
-                "end": judgment.end,
-                "error": judgment.error,
-                "text": None,
-            }
-        )
+        document["windows"].append({"unit": judgment.unit_id, **_judged(judgment)})
     return list(documents.values())
 
 
@@ -136,15 +147,13 @@ def vector_chunks(
     chunks = []
     for hit in candidates.hits if candidates is not None else []:
         judgment = verdicts.get(hit.chunk_id)
+        judged = _judged(judgment) if judgment is not None else {"verdict": None, "context": None}
         chunks.append(
             {
                 "chunk": hit.chunk_id,
                 "doc": hit.doc_id,
                 "score": hit.score,
-                "verdict": _verdict(judgment) if judgment is not None else None,
-                "p_yes": judgment.p_yes if judgment is not None else None,
-                "start": judgment.start if judgment is not None else None,
-                "end": judgment.end if judgment is not None else None,
+                **judged,
                 "qrel": int(hit.doc_id in relevant_docs) if judgment is not None else None,
                 "text": hit.text,
             }
@@ -152,116 +161,90 @@ def vector_chunks(
     return chunks
 
 
-def why(row: LabeledQuestion, token: list[dict[str, Any]], vector: list[dict[str, Any]]) -> str:
-    """Why the question has its label, in one sentence from what the stages recorded."""
-    windows = [w for d in token for w in d["windows"]]
-    total = "an unknown number of" if row.total_matches is None else f"{row.total_matches:,}"
-    if row.label == "answerable" and row.evidence is not None:
-        unit = row.evidence.unit_id
-        if row.stage == "token":
-            position = next((i for i, w in enumerate(windows, 1) if w["unit"] == unit), None)
-            where = f", judgment {position} of {len(windows)}" if position else ""
-            return (
-                f'First "yes" in the token stage: window {unit} of document '
-                f"{row.evidence.doc_id}{where} ({total} documents matched the keywords)."
-            )
-        return (
-            f"All {len(windows)} token-stage windows judged no ({total} documents matched); "
-            f'first "yes" in the vector stage: chunk {unit} of document {row.evidence.doc_id}.'
-        )
-    if row.label == "unanswerable":
-        judged = sum(c["verdict"] is not None for c in vector)
-        return (
-            f"All no: {len(windows)} token-stage windows ({total} documents matched) and "
-            f"{judged} vector-stage chunks, every one judged no."
-        )
-    if row.label == "discarded":
-        return (
-            f"Discarded: all {len(token)} judged documents no while {total} documents matched, "
-            "more than were judged (k1), so the corpus may still hold the answer."
-        )
-    return f"Undetermined: {row.reason}."
+def _context(document: Document, start: int, end: int, chars: int) -> tuple[str, str]:
+    """The document's text just before `start` and just after `end`, at most `chars` each."""
+    before = document.text[max(0, start - chars) : start]
+    after = document.text[end : end + chars]
+    if start > chars and " " in before:
+        before = before[before.index(" ") + 1 :]
+    if end + chars < len(document.text) and " " in after:
+        after = after[: after.rindex(" ")]
+    return before, after
 
 
-def _details(
-    pool: str,
-    row: LabeledQuestion,
-    split: str | None,
-    keywords: Keywords | None,
-    token: list[dict[str, Any]],
-    vector: list[dict[str, Any]],
-) -> dict[str, Any]:
-    evidence = None
-    if row.evidence is not None:
-        units = [w for d in token for w in d["windows"]] + vector
-        unit_id = row.evidence.unit_id
-        unit: dict[str, Any] = next(
-            (u for u in units if u.get("unit", u.get("chunk")) == unit_id), {}
-        )
-        evidence = {
-            "stage": row.evidence.stage,
-            "doc": row.evidence.doc_id,
-            "unit": row.evidence.unit_id,
-            "start": unit.get("start"),
-            "end": unit.get("end"),
-        }
-    return {
-        "id": row.id,
-        "pool": pool,
-        "split": split,
-        "question": row.question,
-        "answer": row.answer,
-        "aliases": row.aliases,
-        "keywords": row.keywords,
-        "extracted": keywords.keywords if keywords is not None else None,
-        "label": row.label,
-        "stage": row.stage,
-        "reason": row.reason,
-        "why": why(row, token, vector),
-        "total": row.total_matches,
-        "evidence": evidence,
-        "token": token,
-        "vector": vector,
-    }
+@dataclass
+class _Item:
+    """A question of a shard on its way to the page."""
+
+    row: LabeledQuestion
+    candidates: TokenCandidates | None
+    token: list[dict[str, Any]]
+    vector: list[dict[str, Any]]
+
+    def evidence_unit(self) -> dict[str, Any] | None:
+        """The judged window or chunk that is the question's evidence."""
+        if self.row.evidence is None:
+            return None
+        unit = self.row.evidence.unit_id
+        units = [w for d in self.token for w in d["windows"]] + self.vector
+        return next((u for u in units if u.get("unit", u.get("chunk")) == unit), None)
 
 
-def _attach_texts(
-    shard: ShardLayout,
-    items: list[tuple[LabeledQuestion, TokenCandidates | None, list[dict[str, Any]]]],
-    source: TextSource,
-) -> None:
-    """Give up to `source.texts` windows a question their text (the "yes" window always)."""
-    wanted: list[tuple[LabeledQuestion, list[str], dict[str, Any], dict[str, Any]]] = []
-    for row, candidates, token in items:
-        evidence = row.evidence
+def _attach_texts(shard: ShardLayout, items: list[_Item], source: TextSource) -> None:
+    """Give up to `source.texts` windows a question their text (the "yes" window always),
+    and those windows and the evidence their context where the index gives the document."""
+    wanted: list[tuple[_Item, dict[str, Any], dict[str, Any]]] = []
+    for item in items:
+        evidence = item.row.evidence
         taken = 0
-        for document in token:
+        for document in item.token:
             for window in document["windows"]:
                 if evidence is not None and window["unit"] == evidence.unit_id:
                     window["text"] = evidence.text
                     source.counts["texts_from_evidence"] += 1
-                elif taken < source.texts and source.fetch is not None and candidates:
+                elif taken < source.texts and source.fetch is not None and item.candidates:
                     taken += 1
-                    wanted.append((row, candidates.keywords, document, window))
+                    wanted.append((item, document, window))
                 else:
                     source.counts["texts_left_out"] += 1
-    if not wanted or source.fetch is None:
+    if source.fetch is None:
         return
-    settings = window_settings(shard.root)
-    doc_ids = sorted({document["doc"] for _, _, document, _ in wanted})
+    proofs = [
+        (item.row.evidence.doc_id, unit)
+        for item in items
+        if item.row.evidence is not None and (unit := item.evidence_unit()) is not None
+    ]
+    doc_ids = sorted({d["doc"] for _, d, _ in wanted} | {doc_id for doc_id, _ in proofs})
     documents: dict[str, Document] = {}
     for start in range(0, len(doc_ids), FETCH_BATCH):
         documents.update(source.fetch(doc_ids[start : start + FETCH_BATCH]))
+    if wanted:
+        _recompute(shard, wanted, documents, source)
+    for doc_id, unit in proofs:
+        found = documents.get(doc_id)
+        if found is not None and unit["start"] is not None and unit["context"] is None:
+            unit["context"] = _context(found, unit["start"], unit["end"], source.context)
+
+
+def _recompute(
+    shard: ShardLayout,
+    wanted: list[tuple[_Item, dict[str, Any], dict[str, Any]]],
+    documents: dict[str, Document],
+    source: TextSource,
+) -> None:
+    """The wanted windows' texts, cut again from their documents as the judge got them."""
+    settings = window_settings(shard.root)
     recomputed: dict[tuple[str, str], list[Window]] = {}
-    for row, keywords, document, window in wanted:
+    for item, document, window in wanted:
         found = documents.get(document["doc"])
         number = _window_number(window["unit"])
-        if found is None or number is None:
+        if found is None or number is None or item.candidates is None:
             source.counts["texts_not_found"] += 1
             continue
-        key = (row.id, found.id)
+        key = (item.row.id, found.id)
         if key not in recomputed:
-            recomputed[key] = judge_windows(found, keywords, row.aliases, settings)[0]
+            keywords = item.candidates.keywords
+            recomputed[key] = judge_windows(found, keywords, item.row.aliases, settings)[0]
         windows = recomputed[key]
         if number >= len(windows):
             source.counts["texts_not_found"] += 1
@@ -274,6 +257,8 @@ def _attach_texts(
             source.counts["texts_not_as_judged"] += 1  # the index changed since: not shown
             continue
         window["text"] = again.text
+        if again.start is not None and again.end is not None:
+            window["context"] = _context(found, again.start, again.end, source.context)
         source.counts["texts_recomputed"] += 1
 
 
@@ -298,12 +283,16 @@ def collect_pool(
                 source.counts["questions_not_in_partition"] += 1
                 continue
             seen.add(row.id)
-            token = token_documents(token_hits.get(row.id), token_judged.get(row.id, []))
+            candidates = token_hits.get(row.id)
+            token = token_documents(candidates, token_judged.get(row.id, []))
             vector = vector_chunks(vector_hits.get(row.id), vector_judged.get(row.id, []))
-            items.append((row, token, vector))
-        _attach_texts(shard, [(r, token_hits.get(r.id), t) for r, t, _ in items], source)
-        for row, token, vector in items:
-            yield _collected(name, row, membership.get(row.id), keywords.get(row.id), token, vector)
+            items.append(_Item(row, candidates, token, vector))
+        _attach_texts(shard, items, source)
+        for item in items:
+            row = item.row
+            yield _collected(
+                name, row, membership.get(row.id), keywords.get(row.id), item.token, item.vector
+            )
     for row in rows.values():
         if row.id not in seen:
             source.counts["questions_without_shard_files"] += 1
@@ -319,6 +308,10 @@ def _collected(
     vector: list[dict[str, Any]],
 ) -> Collected:
     judged = sum(len(d["windows"]) for d in token) + sum(c["verdict"] is not None for c in vector)
+    evidence = None
+    if row.evidence is not None:
+        evidence = {"stage": row.evidence.stage, "doc": row.evidence.doc_id}
+        evidence["unit"] = row.evidence.unit_id
     return Collected(
         row={
             "id": row.id,
@@ -330,5 +323,22 @@ def _collected(
             "total": row.total_matches,
             "judged": judged,
         },
-        details=_details(pool, row, split, keywords, token, vector),
+        details={
+            "id": row.id,
+            "pool": pool,
+            "split": split,
+            "question": row.question,
+            "answer": row.answer,
+            "aliases": row.aliases,
+            "keywords": row.keywords,
+            "extracted": keywords.keywords if keywords is not None else None,
+            "label": row.label,
+            "stage": row.stage,
+            "reason": row.reason,
+            "why": why(row, token, vector),
+            "total": row.total_matches,
+            "evidence": evidence,
+            "token": token,
+            "vector": vector,
+        },
     )

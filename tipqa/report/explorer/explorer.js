@@ -1,34 +1,55 @@
 // The tipqa explorer: a build's questions, their labels and evidence, from files on disk.
-// Data files call tipqa.meta / tipqa.rows / tipqa.details; every element is built with
-// createElement and textContent, so text from the corpus is never parsed as HTML.
+// Data files call tipqa.meta / rows / search / details / texts; every element is built with
+// createElement and textContent, so text from the corpus is never parsed as HTML, and every
+// value shown inside a sentence sits in its own <bdi>, so right-to-left text stays in its box.
+// The filters, the search, the sort and the open question live in the URL's fragment.
 "use strict";
 
 (function () {
   var ROW_HEIGHT = 28;
+  var OVERSCAN = 8;
   var COLUMNS = [
-    { key: 0, title: "id", width: "9rem" },
-    { key: 1, title: "question", width: "minmax(12rem, 3fr)" },
-    { key: 2, title: "answer", width: "minmax(6rem, 1fr)" },
-    { key: 3, title: "pool", width: "5rem", code: "pools" },
-    { key: 4, title: "label", width: "7.5rem", code: "labels" },
-    { key: 5, title: "stage", width: "4.5rem", code: "stages" },
-    { key: 6, title: "split", width: "6rem", code: "splits" },
-    { key: 7, title: "total", width: "5rem", numeric: true },
-    { key: 8, title: "judged", width: "5rem", numeric: true },
+    { key: 0, title: "id" },
+    { key: 1, title: "question" },
+    { key: 2, title: "answer" },
+    { key: 3, title: "pool", code: "pools" },
+    { key: 4, title: "label", code: "labels" },
+    { key: 5, title: "stage", code: "stages" },
+    { key: 6, title: "split", code: "splits" },
+    { key: 7, title: "total", numeric: true },
+    { key: 8, title: "judged", numeric: true },
   ];
+  var MARKS = { audited: 1, found: 2, flipped: 4 };
+  var FILTERS = ["pool", "label", "stage", "split", "audit", "flip", "search"];
   var state = {
     meta: null,
     rows: [],
     lower: [],
-    loadedFiles: 0,
-    shown: new Int32Array(0),
-    sortKey: null,
-    sortDescending: false,
-    details: {},
-    waiting: {},
     byId: null,
+    rowFiles: 0,
+    search: [],
+    details: {},
+    texts: {},
+    shown: new Int32Array(0),
+    sort: null,
+    active: 0,
+    rendered: new Map(),
+    view: null,
+    question: null,
+    pending: null,
+    returnTo: null,
+    markAt: -1,
     firstDrawn: false,
   };
+  var arrived = {};
+  var waiting = {};
+  var collator = new Intl.Collator("en");
+
+  // --- small helpers ---
+
+  function byId(id) {
+    return document.getElementById(id);
+  }
 
   function el(tag, className, text) {
     var node = document.createElement(tag);
@@ -37,17 +58,22 @@
     return node;
   }
 
-  function clear(node) {
-    while (node.firstChild) node.removeChild(node.firstChild);
+  // A value shown inside text: isolated, so that its direction cannot leak out.
+  function value(text, className) {
+    return el("bdi", className || null, text === null || text === undefined ? "-" : text);
   }
 
-  function loadScript(src) {
-    var script = document.createElement("script");
-    script.src = src;
-    script.onerror = function () {
-      setStatus("could not load " + src);
-    };
-    document.head.appendChild(script);
+  // A sentence from parts: strings, and nodes (values) that go in as they are.
+  function sentence(tag, className, parts) {
+    var node = el(tag, className);
+    parts.forEach(function (part) {
+      node.appendChild(typeof part === "string" ? document.createTextNode(part) : part);
+    });
+    return node;
+  }
+
+  function clear(node) {
+    while (node.firstChild) node.removeChild(node.firstChild);
   }
 
   function pad(n) {
@@ -55,8 +81,7 @@
   }
 
   function setStatus(text) {
-    var status = document.getElementById("status");
-    if (status) status.textContent = text;
+    byId("status").textContent = text;
   }
 
   function code(name, index) {
@@ -64,15 +89,66 @@
     return state.meta[name][index];
   }
 
-  function number(value) {
-    return value === null || value === undefined ? "-" : Number(value).toLocaleString("en");
+  function number(x) {
+    return x === null || x === undefined ? "-" : Number(x).toLocaleString("en");
   }
 
-  function probability(value) {
-    return value === null || value === undefined ? "-" : Number(value).toFixed(3);
+  function probability(x) {
+    return x === null || x === undefined ? "-" : Number(x).toFixed(3);
   }
 
-  // --- data loading ---
+  function offsets(start, end) {
+    return start === null || start === undefined ? "offsets unknown" : start + "\u2013" + end;
+  }
+
+  function plural(n, one, many) {
+    return number(n) + " " + (n === 1 ? one : many);
+  }
+
+  // --- loading the data files ---
+
+  function loadScript(src) {
+    var script = document.createElement("script");
+    script.src = src;
+    script.onerror = function () {
+      setStatus("could not load " + src);
+      var loading = byId("question-view").querySelector(".loading");
+      if (loading) loading.textContent = "Could not load " + src + ".";
+    };
+    document.head.appendChild(script);
+  }
+
+  // Call `callback` once every file of `sources` has arrived (loading those not asked yet).
+  function need(sources, callback) {
+    var missing = sources.filter(function (src) {
+      return !arrived[src];
+    });
+    if (!missing.length) return callback();
+    var left = missing.length;
+    missing.forEach(function (src) {
+      if (!waiting[src]) {
+        waiting[src] = [];
+        loadScript(src);
+      }
+      waiting[src].push(function () {
+        left -= 1;
+        if (left === 0) callback();
+      });
+    });
+  }
+
+  function arrive(src) {
+    arrived[src] = true;
+    var callbacks = waiting[src] || [];
+    delete waiting[src];
+    callbacks.forEach(function (callback) {
+      callback();
+    });
+  }
+
+  function source(kind, index) {
+    return "data/" + kind + "-" + pad(index) + ".js";
+  }
 
   function meta(data) {
     state.meta = data;
@@ -89,110 +165,270 @@
       state.rows.push(row);
       state.lower.push((row[0] + "\u0000" + row[1] + "\u0000" + row[2]).toLowerCase());
     }
-    state.loadedFiles += 1;
+    state.rowFiles += 1;
     state.byId = null;
+    arrive(source("rows", index));
     applyFilters();
-    if (state.loadedFiles < state.meta.row_files) {
-      loadScript("data/rows-" + pad(state.loadedFiles) + ".js");
+    if (state.rowFiles < state.meta.row_files) {
+      loadScript(source("rows", state.rowFiles));
       setStatus("loaded " + number(state.rows.length) + " of " + number(state.meta.questions));
     } else {
       setStatus(number(state.rows.length) + " questions");
       window.tipqaAllRows = performance.now();
-      route();
+      if (state.pending !== null) openQuestion(state.pending);
+      loadSearch(0);
     }
+  }
+
+  // The search data (aliases, keywords, documents) once the table is there, file by file.
+  function loadSearch(index) {
+    if (index >= state.meta.row_files) {
+      window.tipqaSearchReady = performance.now();
+      return;
+    }
+    need([source("search", index)], function () {
+      if (byId("f-search").value.trim()) applyFilters();
+      loadSearch(index + 1);
+    });
+  }
+
+  function search(index, data) {
+    var documents = data.documents.map(function (d) {
+      return String(d).toLowerCase();
+    });
+    var lower = data.rows.map(function (entry) {
+      return entry[0].concat(entry[1]).join("\u0000").toLowerCase();
+    });
+    state.search[index] = { documents: documents, rows: data.rows, lower: lower };
+    arrive(source("search", index));
   }
 
   function details(index, questions) {
     state.details[index] = questions;
-    var callbacks = state.waiting[index] || [];
-    delete state.waiting[index];
-    callbacks.forEach(function (callback) {
-      callback(questions);
-    });
+    arrive(source("details", index));
   }
 
-  function withDetails(rowIndex, callback) {
-    var file = Math.floor(rowIndex / state.meta.details_per_file);
-    if (state.details[file]) return callback(state.details[file]);
-    if (!state.waiting[file]) {
-      state.waiting[file] = [];
-      loadScript("data/details-" + pad(file) + ".js");
+  function texts(index, strings) {
+    state.texts[index] = strings;
+    arrive(source("texts", index));
+  }
+
+  function textFile(id) {
+    var starts = state.meta.text_files;
+    var low = 0;
+    var high = starts.length - 1;
+    while (low < high) {
+      var middle = (low + high + 1) >> 1;
+      if (starts[middle] <= id) low = middle;
+      else high = middle - 1;
     }
-    state.waiting[file].push(callback);
+    return low;
   }
 
-  // --- the table ---
+  function text(id) {
+    var file = textFile(id);
+    return state.texts[file][id - state.meta.text_files[file]];
+  }
 
-  function fillSelect(id, names) {
-    var select = document.getElementById(id);
-    select.appendChild(el("option", null, "all")).value = "";
-    names.forEach(function (name, i) {
-      select.appendChild(el("option", null, name)).value = String(i);
+  // --- the URL's fragment ---
+
+  function params() {
+    var hash = location.hash.slice(1);
+    if (hash === "build") hash = "view=build";
+    return new URLSearchParams(hash);
+  }
+
+  function currentParams(question) {
+    var out = new URLSearchParams();
+    FILTERS.forEach(function (name) {
+      var control = byId("f-" + name);
+      var v = control.value.trim();
+      if (v) out.set(name, v);
     });
-    select.addEventListener("change", applyFilters);
+    if (state.sort) {
+      out.set("sort", COLUMNS[state.sort.key].title);
+      if (state.sort.descending) out.set("order", "descending");
+    }
+    if (question !== undefined && question !== null) out.set("q", question);
+    return out;
+  }
+
+  function hashFor(question) {
+    var text = currentParams(question).toString();
+    return "#" + text;
+  }
+
+  function writeURL() {
+    if (state.view !== "table") return;
+    var target = hashFor(null);
+    if (location.hash !== target && !(location.hash === "" && target === "#")) {
+      history.replaceState(null, "", target);
+    }
+  }
+
+  // Set the controls from the fragment; true when anything changed.
+  function readFilters(p) {
+    var changed = false;
+    FILTERS.forEach(function (name) {
+      var control = byId("f-" + name);
+      var wanted = p.get(name) || "";
+      if (control.tagName === "SELECT") {
+        var known = Array.prototype.some.call(control.options, function (o) {
+          return o.value === wanted;
+        });
+        if (!known) {
+          if (wanted)
+            setStatus("this link's " + name + " \u201c" + wanted + "\u201d is not in this build");
+          wanted = "";
+        }
+      }
+      if (control.value !== wanted) {
+        control.value = wanted;
+        changed = true;
+      }
+    });
+    var sort = null;
+    var key = COLUMNS.findIndex(function (c) {
+      return c.title === p.get("sort");
+    });
+    if (key !== -1) sort = { key: key, descending: p.get("order") === "descending" };
+    if (JSON.stringify(sort) !== JSON.stringify(state.sort)) {
+      state.sort = sort;
+      showSort();
+      changed = true;
+    }
+    return changed;
+  }
+
+  // --- the filters and the table ---
+
+  function fillSelect(id, options) {
+    var select = byId(id);
+    select.appendChild(el("option", null, "all")).value = "";
+    options.forEach(function (option) {
+      var node = select.appendChild(el("option", null, option[1]));
+      node.value = option[0];
+    });
+    select.addEventListener("change", changed);
+  }
+
+  function named(names) {
+    return names.map(function (name) {
+      return [name, name];
+    });
+  }
+
+  function changed() {
+    applyFilters();
+    writeURL();
   }
 
   function start() {
     var m = state.meta;
-    document.getElementById("title").textContent = "tipqa explorer: " + m.build;
+    byId("title").textContent = "tipqa explorer: " + m.build;
     document.title = "tipqa explorer: " + m.build;
-    fillSelect("f-pool", m.pools);
-    fillSelect("f-label", m.labels);
-    fillSelect("f-stage", m.stages);
-    fillSelect("f-split", m.splits.concat(["none"]));
-    var search = document.getElementById("f-search");
+    fillSelect("f-pool", named(m.pools));
+    fillSelect("f-label", named(m.labels));
+    fillSelect("f-stage", named(m.stages));
+    fillSelect("f-split", named(m.splits.concat(["none"])));
+    fillSelect("f-audit", [
+      ["audited", "audited"],
+      ["found", "found by the audit"],
+    ]);
+    fillSelect("f-flip", [["flipped", "flipped against " + (m.compare ? m.compare.other : "")]]);
+    byId("f-audit").parentNode.hidden = !Object.keys(m.audit).length;
+    byId("f-flip").parentNode.hidden = !m.compare;
     var timer = null;
-    search.addEventListener("input", function () {
+    byId("f-search").addEventListener("input", function () {
       clearTimeout(timer);
-      timer = setTimeout(applyFilters, 150);
+      timer = setTimeout(changed, 150);
     });
-    document.getElementById("filters").addEventListener("submit", function (event) {
+    byId("filters").addEventListener("submit", function (event) {
       event.preventDefault();
     });
-    var head = document.getElementById("grid-head");
-    var template = COLUMNS.map(function (c) {
-      return c.width;
-    }).join(" ");
-    head.style.gridTemplateColumns = template;
-    state.template = template;
+    byId("export-jsonl").addEventListener("click", function () {
+      download("jsonl");
+    });
+    byId("export-csv").addEventListener("click", function () {
+      download("csv");
+    });
+    var head = byId("grid-head");
     COLUMNS.forEach(function (column) {
-      var cell = el("button", "sort", column.title);
-      cell.type = "button";
-      cell.dataset.key = String(column.key);
-      cell.addEventListener("click", function () {
+      var cell = el("div", "c-" + column.title);
+      cell.setAttribute("role", "columnheader");
+      cell.setAttribute("aria-sort", "none");
+      var button = el("button", "sort", column.title);
+      button.type = "button";
+      button.addEventListener("click", function () {
         sortBy(column.key);
       });
+      cell.appendChild(button);
       head.appendChild(cell);
     });
-    var grid = document.getElementById("grid");
-    grid.addEventListener("scroll", function () {
-      if (!state.frame) state.frame = requestAnimationFrame(draw);
+    var grid = byId("grid");
+    grid.addEventListener("scroll", scrolled);
+    byId("grid-space").addEventListener("keydown", keyed);
+    byId("grid-space").addEventListener("click", clicked);
+    window.addEventListener("resize", function () {
+      fitGrid();
+      draw();
     });
-    window.addEventListener("resize", draw);
     window.addEventListener("hashchange", route);
+    route();
     if (m.questions === 0) {
       setStatus("no questions in this build");
-      window.tipqaFirstRows = performance.now();
-      route();
+      window.tipqaFirstRows = window.tipqaAllRows = window.tipqaSearchReady = performance.now();
     } else {
-      loadScript("data/rows-00000.js");
+      loadScript(source("rows", 0));
       setStatus("loading questions");
     }
-    route();
   }
 
-  function selected(id) {
-    var value = document.getElementById(id).value;
-    return value === "" ? null : Number(value);
+  function selected(id, names) {
+    var v = byId(id).value;
+    if (!v) return null;
+    if (names === null) return v;
+    var index = names.indexOf(v);
+    return index === -1 && v === "none" ? -1 : index;
+  }
+
+  function searchHit(needle) {
+    // Per search file: the documents whose id holds the needle.
+    return state.search.map(function (file) {
+      if (!file) return null;
+      var hits = new Uint8Array(file.documents.length);
+      for (var j = 0; j < hits.length; j++) {
+        if (file.documents[j].indexOf(needle) !== -1) hits[j] = 1;
+      }
+      return hits;
+    });
+  }
+
+  function matchesSearch(i, needle, hits) {
+    if (state.lower[i].indexOf(needle) !== -1) return true;
+    var perFile = state.meta.rows_per_file;
+    var file = state.search[Math.floor(i / perFile)];
+    if (!file) return false;
+    var at = i % perFile;
+    if (file.lower[at].indexOf(needle) !== -1) return true;
+    var documents = file.rows[at][2];
+    var fileHits = hits[Math.floor(i / perFile)];
+    for (var j = 0; j < documents.length; j++) {
+      if (fileHits[documents[j]]) return true;
+    }
+    return false;
   }
 
   function applyFilters() {
-    var pool = selected("f-pool");
-    var label = selected("f-label");
-    var stage = selected("f-stage");
-    var split = selected("f-split");
-    if (split !== null && split === state.meta.splits.length) split = -1;
-    var needle = document.getElementById("f-search").value.trim().toLowerCase();
+    var m = state.meta;
+    var pool = selected("f-pool", m.pools);
+    var label = selected("f-label", m.labels);
+    var stage = selected("f-stage", m.stages);
+    var split = selected("f-split", m.splits);
+    var audit = selected("f-audit", null);
+    var flip = selected("f-flip", null);
+    var needle = byId("f-search").value.trim().toLowerCase();
+    var hits = needle ? searchHit(needle) : null;
     var out = new Int32Array(state.rows.length);
     var n = 0;
     for (var i = 0; i < state.rows.length; i++) {
@@ -201,68 +437,137 @@
       if (label !== null && row[4] !== label) continue;
       if (stage !== null && row[5] !== stage) continue;
       if (split !== null && row[6] !== split) continue;
-      if (needle && state.lower[i].indexOf(needle) === -1) continue;
+      if (audit !== null && !(row[9] & MARKS[audit])) continue;
+      if (flip !== null && !(row[9] & MARKS.flipped)) continue;
+      if (needle && !matchesSearch(i, needle, hits)) continue;
       out[n++] = i;
     }
+    var activeIndex = state.shown.length > state.active ? state.shown[state.active] : -1;
     state.shown = out.subarray(0, n);
-    if (state.sortKey !== null) sortShown();
-    document.getElementById("shown").textContent =
-      number(n) + " of " + number(state.rows.length) + " shown";
-    document.getElementById("grid-space").style.height = n * ROW_HEIGHT + "px";
+    if (state.sort) sortShown();
+    var position = state.shown.indexOf(activeIndex);
+    state.active = position === -1 ? 0 : position;
+    var loading = state.search.filter(Boolean).length < m.row_files && needle;
+    byId("shown").textContent =
+      number(n) +
+      " of " +
+      number(state.rows.length) +
+      " shown" +
+      (loading ? " (aliases, keywords and documents still loading)" : "");
+    var grid = byId("grid");
+    var focused = grid.contains(document.activeElement) && document.activeElement.dataset.position;
+    grid.setAttribute("aria-rowcount", String(n + 1));
+    byId("grid-space").style.height = n * ROW_HEIGHT + "px";
+    clearRows();
     draw();
+    if (focused && state.rendered.has(state.active)) {
+      state.rendered.get(state.active).focus({ preventScroll: true });
+    }
   }
 
   function sortValue(row, key) {
     var column = COLUMNS[key];
-    if (column.code) return code(column.code, row[key]);
-    return row[key];
+    return column.code ? code(column.code, row[key]) : row[key];
   }
 
   function sortShown() {
-    var key = state.sortKey;
-    var sign = state.sortDescending ? -1 : 1;
+    var key = state.sort.key;
+    var sign = state.sort.descending ? -1 : 1;
     var numeric = COLUMNS[key].numeric;
     var shown = Array.prototype.slice.call(state.shown);
+    var values = {};
+    shown.forEach(function (i) {
+      values[i] = sortValue(state.rows[i], key);
+    });
     shown.sort(function (a, b) {
-      var x = sortValue(state.rows[a], key);
-      var y = sortValue(state.rows[b], key);
+      var x = values[a];
+      var y = values[b];
       if (x === y) return a - b;
       if (x === null || x === undefined) return 1;
       if (y === null || y === undefined) return -1;
-      if (numeric) return sign * (x - y);
-      return sign * String(x).localeCompare(String(y));
+      var order = numeric ? x - y : collator.compare(String(x), String(y));
+      return order === 0 ? a - b : sign * order;
     });
     state.shown = Int32Array.from(shown);
   }
 
-  function sortBy(key) {
-    if (state.sortKey === key) {
-      state.sortDescending = !state.sortDescending;
-    } else {
-      state.sortKey = key;
-      state.sortDescending = false;
-    }
-    document.querySelectorAll("#grid-head .sort").forEach(function (button) {
-      var on = Number(button.dataset.key) === key;
-      button.classList.toggle("sorted", on);
-      button.classList.toggle("descending", on && state.sortDescending);
+  function showSort() {
+    var cells = byId("grid-head").children;
+    Array.prototype.forEach.call(cells, function (cell, key) {
+      var on = state.sort !== null && state.sort.key === key;
+      var order = on ? (state.sort.descending ? "descending" : "ascending") : "none";
+      cell.setAttribute("aria-sort", order);
+      cell.firstChild.className = "sort" + (on ? " sorted " + order : "");
     });
+  }
+
+  function sortBy(key) {
+    if (state.sort && state.sort.key === key) {
+      state.sort.descending = !state.sort.descending;
+    } else {
+      state.sort = { key: key, descending: false };
+    }
+    showSort();
     applyFilters();
+    writeURL();
+  }
+
+  // The table's scroll box fills the window below the filters (the page itself does not scroll).
+  function fitGrid() {
+    var grid = byId("grid");
+    var top = grid.getBoundingClientRect().top + window.scrollY;
+    var below = byId("grid-keys").offsetHeight + 24;
+    grid.style.height = Math.max(12 * ROW_HEIGHT, Math.floor(innerHeight - top - below)) + "px";
+  }
+
+  function headHeight() {
+    return byId("grid-head").offsetHeight;
+  }
+
+  // The positions of the rows wholly in view: [first, last].
+  function inView() {
+    var grid = byId("grid");
+    var top = grid.scrollTop;
+    var height = grid.clientHeight - headHeight();
+    var first = Math.ceil(top / ROW_HEIGHT);
+    var last = Math.floor((top + height) / ROW_HEIGHT) - 1;
+    return [first, Math.max(first, Math.min(last, state.shown.length - 1))];
+  }
+
+  function clearRows() {
+    state.rendered.clear();
+    clear(byId("grid-space"));
   }
 
   function draw() {
     state.frame = null;
-    var grid = document.getElementById("grid");
-    var space = document.getElementById("grid-space");
-    var first = Math.max(0, Math.floor(grid.scrollTop / ROW_HEIGHT) - 5);
+    if (state.view !== "table") return;
+    var grid = byId("grid");
+    var space = byId("grid-space");
+    var top = grid.scrollTop;
+    var first = Math.max(0, Math.floor(top / ROW_HEIGHT) - OVERSCAN);
     var last = Math.min(
       state.shown.length,
-      Math.ceil((grid.scrollTop + grid.clientHeight) / ROW_HEIGHT) + 5
+      Math.ceil((top + grid.clientHeight) / ROW_HEIGHT) + OVERSCAN
     );
-    clear(space);
-    for (var position = first; position < last; position++) {
-      space.appendChild(drawRow(state.shown[position], position));
-    }
+    var wanted = new Set();
+    for (var p = first; p < last; p++) wanted.add(p);
+    if (state.active < state.shown.length) wanted.add(state.active);
+    state.rendered.forEach(function (node, position) {
+      if (!wanted.has(position)) {
+        space.removeChild(node);
+        state.rendered.delete(position);
+      }
+    });
+    wanted.forEach(function (position) {
+      var node = state.rendered.get(position);
+      if (!node) {
+        node = drawRow(state.shown[position], position);
+        state.rendered.set(position, node);
+        space.appendChild(node);
+      }
+      node.tabIndex = position === state.active ? 0 : -1;
+    });
     if (!state.firstDrawn && last > first) {
       state.firstDrawn = true;
       window.tipqaFirstRows = performance.now();
@@ -271,41 +576,203 @@
 
   function drawRow(index, position) {
     var row = state.rows[index];
-    var line = el("a", "grid-row label-" + code("labels", row[4]));
-    line.href = "#q=" + encodeURIComponent(row[0]);
+    var line = el("div", "grid-row label-" + code("labels", row[4]));
+    line.setAttribute("role", "row");
+    line.setAttribute("aria-rowindex", String(position + 2));
+    line.dataset.position = String(position);
     line.style.top = position * ROW_HEIGHT + "px";
-    line.style.gridTemplateColumns = state.template;
     COLUMNS.forEach(function (column) {
-      var value = row[column.key];
-      if (column.code) value = code(column.code, value);
-      else if (column.numeric) value = number(value);
-      var cell = el("span", column.numeric ? "num" : null, value);
-      cell.title = String(value);
+      var v = row[column.key];
+      if (column.code) v = code(column.code, v);
+      else if (column.numeric) v = number(v);
+      var cell = el("span", "c-" + column.title + (column.numeric ? " num" : ""));
+      cell.setAttribute("role", "gridcell");
+      if (column.key === 0) {
+        var link = el("a", null, v);
+        link.href = hashFor(row[0]);
+        link.tabIndex = -1;
+        cell.appendChild(link);
+      } else {
+        cell.textContent = String(v);
+      }
+      cell.title = String(v);
       line.appendChild(cell);
     });
     return line;
   }
 
+  function scrolled() {
+    var grid = byId("grid");
+    if (!grid.contains(document.activeElement) && state.shown.length) {
+      var view = inView();
+      if (state.active < view[0] || state.active > view[1]) state.active = view[0];
+    }
+    if (!state.frame) state.frame = requestAnimationFrame(draw);
+  }
+
+  function ensureVisible(position) {
+    var grid = byId("grid");
+    var height = grid.clientHeight - headHeight();
+    var y = position * ROW_HEIGHT;
+    if (y < grid.scrollTop) grid.scrollTop = y;
+    else if (y + ROW_HEIGHT > grid.scrollTop + height) grid.scrollTop = y + ROW_HEIGHT - height;
+  }
+
+  function moveTo(position) {
+    if (!state.shown.length) return;
+    state.active = Math.max(0, Math.min(state.shown.length - 1, position));
+    ensureVisible(state.active);
+    draw();
+    state.rendered.get(state.active).focus({ preventScroll: true });
+  }
+
+  function openPosition(position) {
+    location.hash = hashFor(state.rows[state.shown[position]][0]);
+  }
+
+  function keyed(event) {
+    var row = event.target.closest("[role=row]");
+    if (!row) return;
+    var position = Number(row.dataset.position);
+    var page = Math.max(1, Math.floor((byId("grid").clientHeight - headHeight()) / ROW_HEIGHT) - 1);
+    var moves = {
+      ArrowDown: position + 1,
+      ArrowUp: position - 1,
+      PageDown: position + page,
+      PageUp: position - page,
+      Home: 0,
+      End: state.shown.length - 1,
+    };
+    if (event.key in moves) {
+      event.preventDefault();
+      moveTo(moves[event.key]);
+    } else if (event.key === "Enter") {
+      event.preventDefault();
+      openPosition(position);
+    }
+  }
+
+  function clicked(event) {
+    var row = event.target.closest("[role=row]");
+    if (!row || event.target.closest("a")) return;
+    openPosition(Number(row.dataset.position));
+  }
+
+  // --- export of the list as shown ---
+
+  function exportFields() {
+    var names = ["id", "question", "answer", "pool", "label", "stage", "split", "total", "judged"];
+    if (Object.keys(state.meta.audit).length) names.push("audit");
+    if (state.meta.compare) names.push("flipped");
+    return names;
+  }
+
+  function exportRecord(row) {
+    var split = row[6] === -1 ? null : state.meta.splits[row[6]];
+    var record = {
+      id: row[0],
+      question: row[1],
+      answer: row[2],
+      pool: code("pools", row[3]),
+      label: code("labels", row[4]),
+      stage: code("stages", row[5]),
+      split: split,
+      total: row[7],
+      judged: row[8],
+    };
+    if (Object.keys(state.meta.audit).length) {
+      record.audit = row[9] & MARKS.found ? "found" : row[9] & MARKS.audited ? "audited" : null;
+    }
+    if (state.meta.compare) record.flipped = Boolean(row[9] & MARKS.flipped);
+    return record;
+  }
+
+  function csvCell(v) {
+    if (v === null || v === undefined) return "";
+    var s = String(v);
+    return /[",\r\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
+  }
+
+  function exported(format) {
+    var fields = exportFields();
+    var lines = [];
+    if (format === "csv") lines.push(fields.join(","));
+    for (var p = 0; p < state.shown.length; p++) {
+      var record = exportRecord(state.rows[state.shown[p]]);
+      if (format === "csv") {
+        lines.push(
+          fields
+            .map(function (f) {
+              return csvCell(record[f]);
+            })
+            .join(",")
+        );
+      } else {
+        lines.push(JSON.stringify(record));
+      }
+    }
+    return (
+      lines.join(format === "csv" ? "\r\n" : "\n") +
+      (lines.length ? (format === "csv" ? "\r\n" : "\n") : "")
+    );
+  }
+
+  function download(format) {
+    var type = format === "csv" ? "text/csv" : "application/x-ndjson";
+    var blob = new Blob([exported(format)], { type: type + ";charset=utf-8" });
+    var link = el("a");
+    link.href = URL.createObjectURL(blob);
+    link.download = state.meta.build.replace(/[^A-Za-z0-9._-]/g, "_") + "-questions." + format;
+    document.body.appendChild(link);
+    link.click();
+    document.body.removeChild(link);
+    setTimeout(function () {
+      URL.revokeObjectURL(link.href);
+    }, 60000);
+    setStatus(
+      "exported " +
+        plural(state.shown.length, "question", "questions") +
+        " as " +
+        format.toUpperCase()
+    );
+  }
+
   // --- routing ---
 
   function show(view) {
-    ["table-view", "question-view", "build-view"].forEach(function (id) {
-      document.getElementById(id).hidden = id !== view;
+    state.view = view;
+    ["table", "question", "build"].forEach(function (name) {
+      byId(name + "-view").hidden = name !== view;
     });
   }
 
   function route() {
-    var hash = location.hash.slice(1);
-    if (hash.indexOf("q=") === 0) {
-      show("question-view");
-      openQuestion(decodeURIComponent(hash.slice(2)));
-    } else if (hash === "build") {
-      show("build-view");
+    var p = params();
+    if (readFilters(p) && state.meta) applyFilters();
+    var leaving = state.view === "question" ? state.question : null;
+    if (p.has("q")) {
+      state.cameFromTable = state.view === "table";
+      show("question");
+      openQuestion(p.get("q"));
+    } else if (p.get("view") === "build") {
+      show("build");
+      state.question = null;
+      document.title = "the build \u00b7 tipqa explorer: " + state.meta.build;
       drawBuild();
     } else {
-      show("table-view");
+      show("table");
+      state.question = null;
+      document.title = "tipqa explorer: " + state.meta.build;
+      fitGrid();
       draw();
+      if (leaving !== null) returnToRow(leaving);
     }
+  }
+
+  function returnToRow(id) {
+    var index = rowIndexOf(id);
+    var position = index === undefined ? -1 : state.shown.indexOf(index);
+    if (position !== -1) moveTo(position);
   }
 
   function rowIndexOf(id) {
@@ -320,220 +787,703 @@
 
   // --- a question's page ---
 
-  function escapeRegExp(text) {
-    return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  }
-
-  function phrasePattern(phrases) {
-    var seen = {};
-    var parts = [];
-    (phrases || []).forEach(function (phrase) {
-      var words = String(phrase).split(/\s+/).filter(Boolean);
-      if (!words.length) return;
-      var key = words.join(" ").toLowerCase();
-      if (seen[key]) return;
-      seen[key] = true;
-      parts.push(words.map(escapeRegExp).join("\\s+"));
+  function unpack(fields, values) {
+    var object = {};
+    fields.forEach(function (name, i) {
+      object[name] = i < values.length ? values[i] : null;
     });
-    parts.sort(function (a, b) {
-      return b.length - a.length;
+    return object;
+  }
+
+  function question(index, page, entry) {
+    var row = state.rows[index];
+    var f = state.meta.fields;
+    var q = {
+      index: index,
+      id: row[0],
+      question: row[1],
+      answer: row[2],
+      pool: code("pools", row[3]),
+      label: code("labels", row[4]),
+      stage: code("stages", row[5]),
+      split: row[6] === -1 ? null : state.meta.splits[row[6]],
+      total: row[7],
+      judged: row[8],
+      aliases: entry[0],
+      keywords: entry[1],
+      extracted: page.extracted === undefined ? entry[1] : page.extracted,
+      reason: page.reason,
+      why: page.why,
+      evidence: page.evidence,
+      audit: page.audit || null,
+      flip: page.flip || null,
+    };
+    q.token = page.token.map(function (d) {
+      var document = unpack(f.document, d);
+      document.windows = document.windows.map(function (w) {
+        return unpack(f.window, w);
+      });
+      document.qrel = document.windows.some(function (w) {
+        return w.verdict === "yes";
+      })
+        ? 1
+        : 0;
+      return document;
     });
-    return parts.length ? parts.join("|") : null;
+    var relevant = {};
+    q.vector = page.vector.map(function (c) {
+      var chunk = unpack(f.chunk, c);
+      if (chunk.chunk.charAt(0) === "#") chunk.chunk = chunk.doc + chunk.chunk;
+      if (chunk.verdict === "yes") relevant[chunk.doc] = true;
+      return chunk;
+    });
+    q.vector.forEach(function (chunk) {
+      chunk.qrel = chunk.verdict === null ? null : relevant[chunk.doc] ? 1 : 0;
+    });
+    return q;
   }
 
-  function highlighter(aliases, keywords) {
-    var alias = phrasePattern(aliases);
-    var keyword = phrasePattern(keywords);
-    var groups = [];
-    if (alias) groups.push("(" + alias + ")");
-    else groups.push("(?!)");
-    if (keyword) groups.push("(" + keyword + ")");
-    else groups.push("(?!)");
-    if (!alias && !keyword) return null;
-    return new RegExp(
-      "(?<![\\p{L}\\p{N}])(?:" + groups.join("|") + ")(?![\\p{L}\\p{N}])",
-      "giu"
-    );
-  }
-
-  // The text as text nodes, with the aliases and keywords in <mark> elements.
-  function highlighted(text, pattern) {
-    var block = el("div", "text");
-    if (!pattern) {
-      block.textContent = text;
-      return block;
+  // Every text file a question's page needs.
+  function textSources(q) {
+    var files = {};
+    function add(ref) {
+      if (!ref) return;
+      (ref[2] || []).forEach(function (piece) {
+        files[textFile(piece[1])] = true;
+      });
+      if (ref[3]) files[textFile(ref[3][0])] = true;
+      (ref[5] || []).forEach(function (id) {
+        files[textFile(id)] = true;
+      });
     }
-    pattern.lastIndex = 0;
-    var last = 0;
-    var match;
-    while ((match = pattern.exec(text)) !== null) {
-      if (match[0] === "") {
-        pattern.lastIndex += 1;
-        continue;
+    q.token.forEach(function (d) {
+      d.windows.forEach(function (w) {
+        add(w.text);
+      });
+    });
+    q.vector.forEach(function (c) {
+      add(c.text);
+    });
+    if (q.audit && q.audit.found && q.audit.found.evidence) add(q.audit.found.evidence.text);
+    if (q.flip) {
+      ["a", "b"].forEach(function (side) {
+        if (q.flip[side].evidence) add(q.flip[side].evidence.text);
+      });
+    }
+    return Object.keys(files).map(function (file) {
+      return source("texts", Number(file));
+    });
+  }
+
+  function openQuestion(id) {
+    var view = byId("question-view");
+    clear(view);
+    state.question = id;
+    state.pending = null;
+    state.markAt = -1;
+    document.title = "question " + id + " \u00b7 tipqa explorer";
+    var index = rowIndexOf(id);
+    if (index === undefined) {
+      var done = state.rowFiles >= state.meta.row_files;
+      view.appendChild(backLink());
+      if (!done) state.pending = id;
+      view.appendChild(
+        done
+          ? sentence("p", "note", ["No question ", value(id), " in this build."])
+          : el("p", "note loading", "Loading\u2026")
+      );
+      return;
+    }
+    view.appendChild(el("p", "note loading", "Loading the question\u2026"));
+    var file = Math.floor(index / state.meta.details_per_file);
+    var searchFile = Math.floor(index / state.meta.rows_per_file);
+    need([source("details", file), source("search", searchFile)], function () {
+      if (state.question !== id) return;
+      var entry = state.search[searchFile].rows[index % state.meta.rows_per_file];
+      var q = question(index, state.details[file][id], entry);
+      need(textSources(q), function () {
+        if (state.question === id) drawQuestion(view, q);
+      });
+    });
+  }
+
+  function backLink() {
+    var back = el("a", "back", "\u2190 all questions");
+    back.href = hashFor(null);
+    back.addEventListener("click", function (event) {
+      if (state.cameFromTable) {
+        event.preventDefault();
+        history.back();
       }
-      block.appendChild(document.createTextNode(text.slice(last, match.index)));
-      block.appendChild(el("mark", match[1] !== undefined ? "alias" : "keyword", match[0]));
-      last = match.index + match[0].length;
+    });
+    return back;
+  }
+
+  function questionNav(q) {
+    var nav = el("nav", "question-nav");
+    nav.setAttribute("aria-label", "questions of this list");
+    nav.appendChild(backLink());
+    var position = state.shown.indexOf(q.index);
+    if (position === -1) {
+      nav.appendChild(el("span", "note", "not in the list as filtered"));
+      return nav;
     }
-    block.appendChild(document.createTextNode(text.slice(last)));
+    function step(delta, label) {
+      var target = position + delta;
+      if (target < 0 || target >= state.shown.length) return el("span", "disabled", label);
+      var link = el("a", null, label);
+      link.href = hashFor(state.rows[state.shown[target]][0]);
+      link.rel = delta < 0 ? "prev" : "next";
+      return link;
+    }
+    nav.appendChild(step(-1, "\u2190 previous"));
+    nav.appendChild(
+      el("span", "position", number(position + 1) + " of " + number(state.shown.length))
+    );
+    nav.appendChild(step(1, "next \u2192"));
+    return nav;
+  }
+
+  // The marked text of a string: text nodes, aliases and keywords in <mark> elements.
+  function marked(node, string, marks) {
+    var at = 0;
+    for (var i = 0; i + 2 < (marks || []).length; i += 3) {
+      node.appendChild(document.createTextNode(string.slice(at, marks[i])));
+      var mark = el(
+        "mark",
+        marks[i + 2] === 0 ? "alias" : "keyword",
+        string.slice(marks[i], marks[i + 1])
+      );
+      node.appendChild(mark);
+      at = marks[i + 1];
+    }
+    node.appendChild(document.createTextNode(string.slice(at)));
+    return node;
+  }
+
+  // A text reference as pieces {offset, string, marks}: the excerpts, or the whole text.
+  function pieces(ref, folded) {
+    if (ref[2]) {
+      return ref[2].map(function (p) {
+        return { offset: p[0], string: text(p[1]), marks: p[2] };
+      });
+    }
+    var whole = text(ref[3][0]);
+    var marks = ref[3][1];
+    if (!folded || !ref[4]) return [{ offset: 0, string: whole, marks: marks }];
+    return ref[4].map(function (span) {
+      var inside = [];
+      for (var i = 0; i + 2 < marks.length; i += 3) {
+        if (marks[i] >= span[0] && marks[i + 1] <= span[1]) {
+          inside.push(marks[i] - span[0], marks[i + 1] - span[0], marks[i + 2]);
+        }
+      }
+      return { offset: span[0], string: whole.slice(span[0], span[1]), marks: inside };
+    });
+  }
+
+  function gap(n) {
+    return el("span", "gap", "\u2026 " + plural(n, "character", "characters") + " \u2026");
+  }
+
+  function textBlock(ref, folded) {
+    var block = el("div", "text");
+    block.dir = "auto";
+    var at = 0;
+    pieces(ref, folded).forEach(function (piece) {
+      if (piece.offset > at) block.appendChild(gap(piece.offset - at));
+      marked(block, piece.string, piece.marks);
+      at = piece.offset + piece.string.length;
+    });
+    if (at < ref[0]) block.appendChild(gap(ref[0] - at));
     return block;
+  }
+
+  function toggle(label, other, onChange) {
+    var button = el("button", "toggle", label);
+    button.type = "button";
+    button.setAttribute("aria-pressed", "false");
+    button.addEventListener("click", function () {
+      var on = button.getAttribute("aria-pressed") !== "true";
+      button.setAttribute("aria-pressed", String(on));
+      button.textContent = on ? other : label;
+      onChange(on);
+    });
+    return button;
+  }
+
+  // A window's, chunk's or evidence's text: folded to its matches, the whole one click away,
+  // and the document around it where the page has it.
+  function unitText(ref, noun) {
+    var box = el("div", "unit-text");
+    var folded = textBlock(ref, true);
+    box.appendChild(folded);
+    var tools = el("div", "tools");
+    if (ref[3] && ref[4]) {
+      var whole = null;
+      tools.appendChild(
+        toggle(
+          "Show the whole " + noun + " (" + plural(ref[0], "character", "characters") + ")",
+          "Fold to the matches",
+          function (on) {
+            if (!whole) {
+              whole = textBlock(ref, false);
+              whole.classList.add("whole");
+              box.insertBefore(whole, folded);
+            }
+            whole.hidden = !on;
+            folded.hidden = on;
+          }
+        )
+      );
+    }
+    if (ref[5]) {
+      var before = el("div", "context before");
+      var after = el("div", "context after");
+      before.dir = after.dir = "auto";
+      before.textContent = "\u2026" + text(ref[5][0]);
+      after.textContent = text(ref[5][1]) + "\u2026";
+      before.hidden = after.hidden = true;
+      box.insertBefore(before, box.firstChild);
+      box.appendChild(after);
+      tools.appendChild(
+        toggle("Show the document around it", "Hide the document around it", function (on) {
+          before.hidden = after.hidden = !on;
+        })
+      );
+    }
+    if (tools.firstChild) box.appendChild(tools);
+    return box;
   }
 
   function facts(pairs) {
     var list = el("dl", "facts");
     pairs.forEach(function (pair) {
       list.appendChild(el("dt", null, pair[0]));
-      var value = el("dd");
-      if (pair[1] instanceof Node) value.appendChild(pair[1]);
-      else value.textContent = pair[1] === null || pair[1] === undefined ? "-" : String(pair[1]);
-      list.appendChild(value);
+      var dd = el("dd");
+      if (pair[1] instanceof Node) dd.appendChild(pair[1]);
+      else dd.appendChild(value(pair[1]));
+      list.appendChild(dd);
     });
     return list;
   }
 
   function chips(values, className) {
     var span = el("span", "chips");
-    (values || []).forEach(function (value) {
-      span.appendChild(el("span", "chip " + className, value));
+    var shown = 12;
+    (values || []).forEach(function (v, i) {
+      var chip = el("bdi", "chip " + className, v);
+      if (i >= shown) chip.hidden = true;
+      span.appendChild(chip);
     });
     if (!values || !values.length) span.textContent = "none";
+    if (values && values.length > shown) {
+      span.appendChild(
+        toggle("all " + number(values.length), "fewer", function (on) {
+          Array.prototype.forEach.call(span.querySelectorAll(".chip"), function (chip, i) {
+            chip.hidden = !on && i >= shown;
+          });
+        })
+      );
+    }
     return span;
   }
 
-  function verdict(value) {
-    return el("span", "verdict verdict-" + (value || "none"), value || "not judged");
+  function verdict(v) {
+    return el("span", "verdict verdict-" + (v || "none"), v || "not judged");
   }
 
-  function offsets(start, end) {
-    return start === null || start === undefined ? "offsets unknown" : start + "\u2013" + end;
+  function reply(unit) {
+    if (unit.verdict === null) return null;
+    var said = unit.raw === null ? unit.verdict : unit.raw;
+    return sentence("span", "reply", ["judge replied ", value(said === "" ? "(nothing)" : said)]);
   }
 
-  function openQuestion(id) {
-    var view = document.getElementById("question-view");
-    clear(view);
-    var index = rowIndexOf(id);
-    if (index === undefined) {
-      var done = state.meta && state.loadedFiles >= state.meta.row_files;
-      view.appendChild(el("p", "note", done ? "No question " + id + " in this build." : "Loading\u2026"));
-      return;
-    }
-    view.appendChild(el("p", "note", "Loading question\u2026"));
-    withDetails(index, function (questions) {
-      if (location.hash.slice(3) && decodeURIComponent(location.hash.slice(3)) !== id) return;
-      drawQuestion(view, questions[id]);
+  function whyParts(parts) {
+    return parts.map(function (part, i) {
+      return i % 2 === 0 ? part : value(part, "value");
     });
   }
 
   function drawQuestion(view, q) {
     clear(view);
-    var back = el("a", "back", "\u2190 all questions");
-    back.href = "#";
-    view.appendChild(back);
-    view.appendChild(el("h2", "question-text", q.question));
-    var label = el("span", "badge label-" + q.label, q.label);
+    document.title = q.question + " \u00b7 tipqa explorer: " + state.meta.build;
+    view.appendChild(questionNav(q));
+    var title = el("h2", "question-text", q.question);
+    title.id = "question-title";
+    title.dir = "auto";
+    view.appendChild(title);
+    if (title.scrollHeight > title.clientHeight + 1) {
+      view.appendChild(
+        toggle("Show the whole question", "Fold the question", function (on) {
+          title.classList.toggle("unfolded", on);
+        })
+      );
+    }
+    view.appendChild(
+      sentence("p", "lead", [
+        el("span", "badge label-" + q.label, q.label),
+        " decided by the ",
+        value(q.stage),
+        " stage \u00b7 answer ",
+        value(q.answer, "answer"),
+      ])
+    );
+    var order = 0;
+    var numbers = {};
+    q.token.forEach(function (d) {
+      d.windows.forEach(function (w) {
+        order += 1;
+        numbers[w.unit] = order;
+      });
+    });
+    view.appendChild(whyBox(q, numbers));
+    if (q.audit) view.appendChild(auditBox(q));
+    if (q.flip) view.appendChild(flipBox(q));
     view.appendChild(
       facts([
         ["id", q.id],
-        ["answer", q.answer],
         ["aliases", chips(q.aliases, "alias")],
-        ["keywords", chips(q.keywords, "keyword")],
-        ["label", label],
-        ["decided by", q.stage + " stage"],
+        ["keywords searched", chips(q.keywords, "keyword")],
+        ["keywords extracted", chips(q.extracted, "keyword")],
         ["pool / split", q.pool + " / " + (q.split || "none")],
         ["documents matched", number(q.total)],
+        ["judgments", number(q.judged)],
       ])
     );
-    var whyBox = el("div", "why");
-    whyBox.appendChild(el("h3", null, "Why " + q.label));
-    whyBox.appendChild(el("p", "why-text", q.why));
-    whyBox.appendChild(el("p", "reason", "Recorded reason: " + q.reason));
+    view.appendChild(tokenSection(q, numbers));
+    view.appendChild(vectorSection(q));
+    window.scrollTo(0, 0);
+    window.tipqaQuestionDrawn = performance.now();
+  }
+
+  function jump(target) {
+    for (var node = target.parentNode; node; node = node.parentNode) {
+      if (node.tagName === "DETAILS") node.open = true;
+    }
+    target.scrollIntoView({ block: "center" });
+  }
+
+  function whyBox(q, numbers) {
+    var box = el("div", "why");
+    box.appendChild(el("h3", null, "Why " + q.label));
+    box.appendChild(sentence("p", "why-text", whyParts(q.why)));
+    var tools = el("div", "tools");
     if (q.evidence) {
-      whyBox.appendChild(
+      var unit = q.evidence.stage === "token" ? "window #" + numbers[q.evidence.unit] : "chunk";
+      var go = el("button", "go-evidence", "Go to the evidence " + unit);
+      go.type = "button";
+      go.addEventListener("click", function () {
+        var target = byId("question-view").querySelector(".evidence-unit");
+        if (target) {
+          jump(target);
+          target.focus();
+        }
+      });
+      tools.appendChild(go);
+    }
+    var counter = el("span", "note mark-count");
+    ["Previous highlight", "Next highlight"].forEach(function (label, i) {
+      var button = el("button", i ? "next-mark" : "previous-mark", label);
+      button.type = "button";
+      button.addEventListener("click", function () {
+        stepMark(i ? 1 : -1, counter);
+      });
+      tools.appendChild(button);
+    });
+    tools.appendChild(counter);
+    box.appendChild(tools);
+    if (q.evidence) {
+      var qrels = sentence("code", "qrels", [value(q.id), " 0 ", value(q.evidence.doc), " 1"]);
+      box.appendChild(
         facts([
           ["evidence document", q.evidence.doc],
-          ["evidence unit", q.evidence.unit + " (" + q.evidence.stage + " stage)"],
-          ["offsets", offsets(q.evidence.start, q.evidence.end)],
-          ["qrels line", q.id + " 0 " + q.evidence.doc + " 1"],
+          [
+            "evidence unit",
+            sentence("span", null, [value(q.evidence.unit), " (" + q.evidence.stage + " stage)"]),
+          ],
+          ["qrels line", qrels],
         ])
       );
     }
-    view.appendChild(whyBox);
-    var pattern = highlighter(q.aliases, q.keywords);
-    view.appendChild(tokenSection(q, pattern));
-    view.appendChild(vectorSection(q, pattern));
+    box.appendChild(sentence("p", "reason", ["Recorded reason: ", value(q.reason)]));
+    return box;
   }
 
-  function tokenSection(q, pattern) {
-    var section = el("section", "stage token-stage");
-    var windows = 0;
-    q.token.forEach(function (d) {
-      windows += d.windows.length;
+  function stepMark(delta, counter) {
+    var marks = Array.prototype.filter.call(
+      byId("question-view").querySelectorAll("mark"),
+      function (mark) {
+        return !mark.closest("[hidden]");
+      }
+    );
+    if (!marks.length) {
+      counter.textContent = "no highlights on this page";
+      return;
+    }
+    var current = byId("question-view").querySelector("mark.current");
+    if (current) current.classList.remove("current");
+    state.markAt = (state.markAt + delta + marks.length) % marks.length;
+    var mark = marks[state.markAt];
+    mark.classList.add("current");
+    jump(mark);
+    counter.textContent = "highlight " + number(state.markAt + 1) + " of " + number(marks.length);
+  }
+
+  function evidenceFacts(evidence, noun) {
+    var box = el("div", "side-evidence");
+    var pairs = [
+      ["document", evidence.doc_id],
+      ["unit", evidence.unit_id],
+    ];
+    if (evidence.start !== undefined)
+      pairs.push(["offsets", offsets(evidence.start, evidence.end)]);
+    if (evidence.relaxation) pairs.push(["relaxation", evidence.relaxation]);
+    box.appendChild(facts(pairs));
+    if (evidence.text) box.appendChild(unitText(evidence.text, noun));
+    return box;
+  }
+
+  function auditBox(q) {
+    var box = el("div", "audit");
+    box.appendChild(el("h3", null, "Label audit"));
+    var figures = state.meta.audit[q.pool] || {};
+    box.appendChild(
+      sentence("p", null, [
+        "The audit of pool ",
+        value(q.pool),
+        " judged this question again (labelled ",
+        value(q.label),
+        ")",
+        figures.applied
+          ? "; its findings were applied to the labels."
+          : "; its findings were not applied to the labels.",
+      ])
+    );
+    var found = q.audit.found;
+    if (!found) {
+      box.appendChild(el("p", "note", "It found no document that answers it."));
+      return box;
+    }
+    box.appendChild(
+      sentence("p", "found", [
+        "Found answerable (it was labelled ",
+        value(found.label),
+        "): cause ",
+        value(found.cause),
+        ".",
+      ])
+    );
+    if (found.evidence) box.appendChild(evidenceFacts(found.evidence, "audit evidence"));
+    return box;
+  }
+
+  function flipBox(q) {
+    var box = el("div", "flip");
+    var other = state.meta.compare.other;
+    box.appendChild(sentence("h3", null, ["Flipped against ", value(other)]));
+    [
+      ["a", "this build"],
+      ["b", other],
+    ].forEach(function (pair) {
+      var side = q.flip[pair[0]];
+      box.appendChild(
+        sentence("p", "side", [
+          value(pair[1], "side-name"),
+          ": ",
+          el("span", "badge label-" + side.label, side.label),
+          " by the ",
+          value(side.stage),
+          " stage \u00b7 ",
+          value(side.reason),
+        ])
+      );
+      if (side.evidence) box.appendChild(evidenceFacts(side.evidence, "evidence"));
     });
+    return box;
+  }
+
+  function textsNote(q) {
+    var t = state.meta.texts;
+    var all = 0;
+    var shown = 0;
+    q.token.forEach(function (d) {
+      d.windows.forEach(function (w) {
+        all += 1;
+        if (w.text) shown += 1;
+      });
+    });
+    var why = !t.index
+      ? "the page was written without the token index"
+      : "at most " + t.per_question + " a question";
+    return (
+      "Texts of " +
+      number(shown) +
+      " of " +
+      plural(all, "window", "windows") +
+      " (" +
+      why +
+      ")." +
+      excerptsNote()
+    );
+  }
+
+  function excerptsNote() {
+    var t = state.meta.texts;
+    if (t.whole) return "";
+    return (
+      " This copy keeps the evidence whole and other texts as excerpts of " +
+      t.around +
+      " characters around their matches."
+    );
+  }
+
+  // A judged window or chunk: its line (number, ids, verdict, P(yes), offsets, the judge's
+  // reply), its error and its text.
+  function unitBox(u, kind, order, ids, extra, isEvidence) {
+    var box = el("div", "unit " + kind + (isEvidence ? " evidence-unit" : ""));
+    box.tabIndex = -1;
+    var line = el("div", "unit-head");
+    line.appendChild(el("span", "order", "#" + order));
+    ids.forEach(function (pair) {
+      line.appendChild(value(pair[0], pair[1]));
+    });
+    if (extra) line.appendChild(extra);
+    line.appendChild(verdict(u.verdict));
+    if (isEvidence) line.appendChild(el("span", "evidence-tag", "the evidence"));
+    line.appendChild(el("span", "p-yes", "P(yes) " + probability(u.p_yes)));
+    line.appendChild(el("span", "offsets", offsets(u.start, u.end)));
+    var said = reply(u);
+    if (said) line.appendChild(said);
+    box.appendChild(line);
+    if (u.error) box.appendChild(sentence("p", "error", ["error: ", value(u.error)]));
+    if (u.text) box.appendChild(unitText(u.text, kind));
+    return box;
+  }
+
+  function windowBox(w, order, evidence, doc) {
+    var ids = [[w.unit, "unit-id"]];
+    if (doc) ids.unshift([doc, "doc-id"]);
+    return unitBox(w, "window", order, ids, null, evidence && evidence.unit === w.unit);
+  }
+
+  function documentSummary(d) {
+    var verdicts = d.windows.map(function (w) {
+      return w.verdict;
+    });
+    return [
+      value(d.doc, "doc-id"),
+      el(
+        "span",
+        "doc-rank",
+        "search rank " +
+          number(d.rank) +
+          ", score " +
+          number(d.score) +
+          ", qrels relevance " +
+          d.qrel
+      ),
+      el(
+        "span",
+        "doc-verdicts",
+        plural(d.windows.length, "window", "windows") + ": " + verdicts.join(", ")
+      ),
+    ];
+  }
+
+  function tokenSection(q, numbers) {
+    var section = el("section", "stage token-stage");
+    var windows = Object.keys(numbers).length;
     section.appendChild(
       el(
         "h3",
         null,
-        "Token stage: " + q.token.length + " documents, " + windows + " windows judged, in judged order"
+        "Token stage: " +
+          plural(q.token.length, "document", "documents") +
+          ", " +
+          plural(windows, "window", "windows") +
+          " judged, in judged order"
       )
     );
-    if (!q.token.length) section.appendChild(el("p", "note", "No document was judged."));
-    var order = 0;
+    if (!q.token.length) {
+      section.appendChild(el("p", "note", "No document was judged."));
+      return section;
+    }
+    section.appendChild(el("p", "note", textsNote(q)));
+    var bare = [];
     q.token.forEach(function (d) {
-      var box = el("div", "document qrel-" + d.qrel);
-      var head = el("div", "document-head");
-      head.appendChild(el("span", "doc-id", d.doc));
-      head.appendChild(
-        el(
-          "span",
-          "doc-rank",
-          "search rank " + number(d.rank) + ", score " + number(d.score) + ", qrels relevance " + d.qrel
-        )
-      );
-      box.appendChild(head);
+      var hasText = d.windows.some(function (w) {
+        return w.text;
+      });
+      if (!hasText) {
+        bare.push(d);
+        return;
+      }
+      var box = el("details", "document qrel-" + d.qrel);
+      box.open = true;
+      var summary = el("summary", "document-head");
+      documentSummary(d).forEach(function (node) {
+        summary.appendChild(node);
+      });
+      box.appendChild(summary);
       d.windows.forEach(function (w) {
-        order += 1;
-        var unit = el("div", "unit window verdict-box-" + w.verdict);
-        var line = el("div", "unit-head");
-        line.appendChild(el("span", "order", "#" + order));
-        line.appendChild(el("span", "unit-id", w.unit));
-        line.appendChild(verdict(w.verdict));
-        line.appendChild(el("span", "p-yes", "P(yes) " + probability(w.p_yes)));
-        line.appendChild(el("span", "offsets", offsets(w.start, w.end)));
-        unit.appendChild(line);
-        if (w.error) unit.appendChild(el("p", "error", "error: " + w.error));
-        if (w.text !== null && w.text !== undefined) unit.appendChild(highlighted(w.text, pattern));
-        else unit.appendChild(el("p", "note", textNote()));
-        box.appendChild(unit);
+        box.appendChild(windowBox(w, numbers[w.unit], q.evidence));
       });
       section.appendChild(box);
     });
+    if (bare.length) section.appendChild(bareDocuments(bare, numbers, q.evidence));
     return section;
   }
 
-  function textNote() {
-    var texts = state.meta.texts;
-    if (!texts.index) return "Window text not included (written without the token index).";
-    return "Window text not included (at most " + texts.per_question + " per question).";
+  // The judged documents none of whose windows has its text on the page: one line each.
+  function bareDocuments(documents, numbers, evidence) {
+    var box = el("details", "bare-documents");
+    var count = 0;
+    documents.forEach(function (d) {
+      count += d.windows.length;
+    });
+    box.appendChild(
+      el(
+        "summary",
+        null,
+        plural(documents.length, "judged document", "judged documents") +
+          " without window texts on this page (" +
+          plural(count, "window", "windows") +
+          ")"
+      )
+    );
+    var list = el("ol", "bare");
+    documents.forEach(function (d) {
+      d.windows.forEach(function (w) {
+        var item = el("li");
+        item.appendChild(windowBox(w, numbers[w.unit], evidence, d.doc));
+        list.appendChild(item);
+      });
+    });
+    box.appendChild(list);
+    return box;
   }
 
-  function vectorSection(q, pattern) {
+  function vectorSection(q) {
     var section = el("section", "stage vector-stage");
-    section.appendChild(el("h3", null, "Vector stage: " + q.vector.length + " chunks by similarity"));
-    if (!q.vector.length) {
+    section.appendChild(
+      el(
+        "h3",
+        null,
+        "Vector stage: " + plural(q.vector.length, "chunk", "chunks") + " by similarity"
+      )
+    );
+    if (!q.vector.length)
       section.appendChild(el("p", "note", "The question did not reach the vector stage."));
-    }
+    else if (excerptsNote()) section.appendChild(el("p", "note", excerptsNote().trim()));
     q.vector.forEach(function (c, i) {
-      var unit = el("div", "unit chunk verdict-box-" + (c.verdict || "none"));
-      var line = el("div", "unit-head");
-      line.appendChild(el("span", "order", "#" + (i + 1)));
-      line.appendChild(el("span", "unit-id", c.chunk));
-      line.appendChild(el("span", "doc-id", c.doc));
-      line.appendChild(el("span", "similarity", "similarity " + Number(c.score).toFixed(4)));
-      line.appendChild(verdict(c.verdict));
-      line.appendChild(el("span", "p-yes", "P(yes) " + probability(c.p_yes)));
-      line.appendChild(el("span", "offsets", offsets(c.start, c.end)));
-      unit.appendChild(line);
-      if (c.text !== null && c.text !== undefined) unit.appendChild(highlighted(c.text, pattern));
+      var ids = [
+        [c.chunk, "unit-id"],
+        [c.doc, "doc-id"],
+      ];
+      var similarity = el("span", "similarity", "similarity " + Number(c.score).toFixed(4));
+      var isEvidence = q.evidence && q.evidence.unit === c.chunk;
+      var unit = unitBox(c, "chunk", i + 1, ids, similarity, isEvidence);
       section.appendChild(unit);
     });
     return section;
@@ -541,28 +1491,42 @@
 
   // --- the build ---
 
-  function table(header, body) {
+  function table(caption, header, body) {
     var t = el("table");
+    t.appendChild(el("caption", null, caption));
     var head = el("tr");
     header.forEach(function (h) {
-      head.appendChild(el("th", null, h));
+      var th = el("th", null, h);
+      th.scope = "col";
+      head.appendChild(th);
     });
     t.appendChild(el("thead")).appendChild(head);
     var tbody = t.appendChild(el("tbody"));
     body.forEach(function (row) {
       var tr = el("tr");
-      row.forEach(function (value) {
-        var text = typeof value === "number" ? number(value) : value;
-        if (value !== null && typeof value === "object") text = JSON.stringify(value);
-        tr.appendChild(el("td", typeof value === "number" ? "num" : null, text));
+      row.forEach(function (v, i) {
+        var shown = typeof v === "number" ? number(v) : v;
+        if (v !== null && typeof v === "object") shown = JSON.stringify(v);
+        var cell = el(i === 0 ? "th" : "td", typeof v === "number" ? "num" : null);
+        if (i === 0) cell.scope = "row";
+        cell.appendChild(value(shown));
+        tr.appendChild(cell);
       });
       tbody.appendChild(tr);
     });
-    return t;
+    var wrap = el("div", "table-wrap");
+    wrap.appendChild(t);
+    return wrap;
+  }
+
+  function pick(object, keys) {
+    return keys.map(function (k) {
+      return object[k];
+    });
   }
 
   function drawBuild() {
-    var view = document.getElementById("build-view");
+    var view = byId("build-view");
     if (view.dataset.drawn) return;
     view.dataset.drawn = "1";
     var m = state.meta;
@@ -579,42 +1543,167 @@
     ];
     view.appendChild(
       table(
+        "Questions of each pool by stage and label",
         ["pool"].concat(poolKeys),
         Object.keys(m.funnel.pools).map(function (name) {
-          return [name].concat(
-            poolKeys.map(function (k) {
-              return m.funnel.pools[name][k];
-            })
-          );
+          return [name].concat(pick(m.funnel.pools[name], poolKeys));
         })
       )
     );
     var splitKeys = ["questions", "answerable_token", "answerable_vector", "unanswerable_vector"];
     view.appendChild(
       table(
+        "Questions of each split by stage and label",
         ["split"].concat(splitKeys),
         Object.keys(m.funnel.splits).map(function (name) {
-          return [name].concat(
-            splitKeys.map(function (k) {
-              return m.funnel.splits[name][k];
-            })
-          );
+          return [name].concat(pick(m.funnel.splits[name], splitKeys));
         })
       )
     );
+    var audited = Object.keys(m.audit);
+    if (audited.length) {
+      view.appendChild(el("h2", null, "Label audit"));
+      var rowsOut = [];
+      audited.forEach(function (pool) {
+        var a = m.audit[pool];
+        Object.keys(a.by_label).forEach(function (label) {
+          var b = a.by_label[label];
+          rowsOut.push([
+            pool + " / " + label,
+            b.labelled,
+            b.audited,
+            b.found,
+            b.rate,
+            b.ci95,
+            b.by_cause,
+          ]);
+        });
+        rowsOut.push([pool + " / all", null, a.audited, null, a.rate, a.ci95, null]);
+      });
+      view.appendChild(
+        table(
+          "What the audit found, by pool and label",
+          ["pool / label", "labelled", "audited", "found", "rate", "95% interval", "by cause"],
+          rowsOut
+        )
+      );
+      view.appendChild(
+        table(
+          "The audits' cost and state",
+          [
+            "pool",
+            "judge calls",
+            "prompt tokens",
+            "build's judge calls",
+            "build's prompt tokens",
+            "applied",
+            "fingerprint",
+          ],
+          audited.map(function (pool) {
+            var a = m.audit[pool];
+            var b = a.build || {};
+            return [
+              pool,
+              a.judge_calls,
+              a.prompt_tokens,
+              b.judge_calls,
+              b.prompt_tokens,
+              String(Boolean(a.applied)),
+              a.fingerprint,
+            ];
+          })
+        )
+      );
+      view.appendChild(
+        table(
+          "The audits' settings",
+          ["pool", "settings"],
+          audited.map(function (pool) {
+            return [pool, m.audit[pool].settings];
+          })
+        )
+      );
+    }
+    if (m.compare) {
+      view.appendChild(sentence("h2", null, ["Against ", value(m.compare.other)]));
+      var labels = m.labels;
+      view.appendChild(
+        table(
+          "Labels of this build (rows) against " + m.compare.other + " (columns)",
+          ["this build"].concat(labels),
+          labels.map(function (a) {
+            return [a].concat(
+              labels.map(function (b) {
+                return (m.compare.matrix[a] || {})[b] || 0;
+              })
+            );
+          })
+        )
+      );
+      view.appendChild(
+        table(
+          "Flips by the stages that decided them",
+          ["stages", "flips"],
+          Object.keys(m.compare.flips_by_stage).map(function (k) {
+            return [k, m.compare.flips_by_stage[k]];
+          })
+        )
+      );
+    }
     view.appendChild(el("h2", null, "Figures"));
-    if (!m.figures.length) view.appendChild(el("p", "note", "No figures (the report was not built)."));
-    m.figures.forEach(function (src) {
+    if (!m.figures.length)
+      view.appendChild(el("p", "note", "No figures (the report was not built)."));
+    m.figures.forEach(function (figure) {
       var img = el("img", "figure");
-      img.src = src;
-      img.alt = src;
+      img.src = figure.src;
+      img.alt = figure.alt;
       view.appendChild(img);
     });
     view.appendChild(el("h2", null, "Settings (as the dataset card states them)"));
-    view.appendChild(table(["setting", "value"], m.parameters));
+    view.appendChild(table("Construction settings", ["setting", "value"], m.parameters));
     view.appendChild(el("h2", null, "This page"));
+    var total = 0;
+    Object.keys(m.bytes).forEach(function (k) {
+      total += m.bytes[k];
+    });
+    var t = m.texts;
+    view.appendChild(
+      el(
+        "p",
+        null,
+        (t.whole
+          ? "This copy keeps window texts whole (at most " +
+            t.per_question +
+            " token-stage windows a question)"
+          : "This copy keeps the evidence whole and other windows as excerpts of " +
+            t.around +
+            " characters around their matches") +
+          (!t.index
+            ? ", without the token index"
+            : t.context
+              ? ", with " +
+                t.context +
+                " characters of the document on each side where the index gave them"
+              : ", without the document's text around them") +
+          ": " +
+          number(total) +
+          " bytes of data, " +
+          number(m.questions ? Math.round(total / m.questions) : 0) +
+          " a question."
+      )
+    );
     view.appendChild(
       table(
+        "Data files by kind",
+        ["kind", "bytes"],
+        Object.keys(m.bytes).map(function (k) {
+          return [k, m.bytes[k]];
+        })
+      )
+    );
+    view.appendChild(
+      table(
+        "What writing this page counted",
         ["count", "value"],
         Object.keys(m.counts).map(function (k) {
           return [k, m.counts[k]];
@@ -623,5 +1712,11 @@
     );
   }
 
-  window.tipqa = { meta: meta, rows: rows, details: details };
+  window.tipqa = {
+    meta: meta,
+    rows: rows,
+    search: search,
+    details: details,
+    texts: texts,
+  };
 })();

@@ -3,11 +3,18 @@
 The folder holds `index.html`, `explorer.js` and `explorer.css` (copied from this package), the
 report's figures under `figures/`, and the data under `data/` as JavaScript files that each
 call one function with JSON (a page opened from `file://` may load scripts but not fetch
-files): `meta.js` (the build's funnel, settings, what the page's codes mean), `rows-NNNNN.js`
-(the table, `ROWS_PER_FILE` questions each, loaded one after the other) and `details-NNNNN.js`
-(the questions' pages, `DETAILS_PER_FILE` each, loaded when one of theirs is opened). The page
-builds its DOM with `textContent` only: corpus text is never parsed as HTML. The folder is
-written next to its place and moved there whole.
+files): `meta.js` (the build's funnel, settings, audit and comparison figures, what the page's
+codes mean, its size), `rows-NNNNN.js` (the table, `ROWS_PER_FILE` questions each, loaded one
+after the other), `search-NNNNN.js` (the same questions' aliases, keywords and judged document
+ids, for the search), `details-NNNNN.js` (the questions' pages, `DETAILS_PER_FILE` each,
+loaded when one of theirs is opened) and `texts-NNNNN.js` (every window, chunk and evidence
+text once, see `tipqa.report.explorer.store`). The page builds its DOM with `textContent`
+only: corpus text is never parsed as HTML. The folder is written next to its place and moved
+there whole.
+
+The page keeps texts whole with the document's text around them (`WHOLE`, the report's page)
+or, for the Hub's copy (`EXCERPTS`), only excerpts around the matches of the windows that are not
+evidence, and no context.
 """
 
 from __future__ import annotations
@@ -28,14 +35,25 @@ from tipqa.core.stats import read_stats
 from tipqa.dataset.provenance import REMEDY
 from tipqa.dataset.splits import SPLITS, SplitsLayout
 from tipqa.report.build import pool_funnel, split_funnel
+from tipqa.report.explorer.audit import Audit, read_audit
 from tipqa.report.explorer.collect import TextSource, collect_pool
+from tipqa.report.explorer.encode import FIELDS, Encoder
+from tipqa.report.explorer.store import WHOLE, TextForm, TextStore
 
 ROWS_PER_FILE = 10_000
 DETAILS_PER_FILE = 100
 ASSETS = ("index.html", "explorer.js", "explorer.css")
-FIGURES = ("funnel.png", "matches.png", "boundary.png")
+FIGURES = {
+    "funnel.png": "The funnel: questions of each pool and split by the stage that decided them "
+    "and their label.",
+    "matches.png": "Answerable and unanswerable shares of each split by the number of documents "
+    "that matched the keywords and an alias.",
+    "boundary.png": "The answerable share of each split as of each training checkpoint.",
+}
+"""The report's figures the page shows, with the text that says what each shows."""
 STAGES = ("token", "vector")
-COLUMNS = ("id", "question", "answer", "pool", "label", "stage", "split", "total", "judged")
+ROW = ("id", "question", "answer", "pool", "label", "stage", "split", "total", "judged", "marks")
+"""The fields of a table row (pool, label, stage and split as indexes into the meta's lists)."""
 
 
 def flatten(settings: dict[str, Any], prefix: str = "") -> list[list[Any]]:
@@ -70,27 +88,46 @@ def membership(splits: SplitsLayout, names: Iterable[str]) -> dict[str, str]:
     return found
 
 
-class _Files:
-    """The row and detail files, filled one question at a time."""
+def _documents(details: dict[str, Any]) -> list[str]:
+    """The ids of the documents a question's page shows, evidence first."""
+    ids = [details["evidence"]["doc"]] if details["evidence"] else []
+    ids += [d["doc"] for d in details["token"]] + [c["doc"] for c in details["vector"]]
+    return list(dict.fromkeys(ids))
 
-    def __init__(self, data: Path, pools: list[str], splits: list[str]) -> None:
+
+class _Files:
+    """The data files, filled one question at a time."""
+
+    def __init__(self, data: Path, pools: list[str], splits: list[str], form: TextForm) -> None:
         self.data = data
         self.pools = {name: i for i, name in enumerate(pools)}
         self.labels = {name: i for i, name in enumerate(LABELS)}
         self.stages = {name: i for i, name in enumerate(STAGES)}
         self.splits = {name: i for i, name in enumerate(splits)}
+        self.store = TextStore(self.write)
+        self.encoder = Encoder(self.store, form)
         self.rows: list[list[Any]] = []
+        self.search: list[list[Any]] = []
+        self.documents: dict[str, int] = {}
         self.details: dict[str, Any] = {}
         self.count = 0
-        self.bytes = 0
+        self.bytes: Counter[str] = Counter()
 
     def write(self, name: str, content: bytes) -> None:
         """Write one data file (the whole folder is staged, then moved into place)."""
         (self.data / name).write_bytes(content)
-        self.bytes += len(content)
+        self.bytes[name.split("-")[0].removesuffix(".js")] += len(content)
 
-    def add(self, pool: str, row: dict[str, Any], details: dict[str, Any]) -> None:
+    def add(
+        self,
+        pool: str,
+        row: dict[str, Any],
+        details: dict[str, Any],
+        audit: Audit | None,
+        flip: dict[str, Any] | None,
+    ) -> None:
         """Add one question; write a file whenever one is full."""
+        page, marks = self.encoder.details(details, audit, flip)
         split = row["split"]
         self.rows.append(
             [
@@ -103,9 +140,12 @@ class _Files:
                 -1 if split is None else self.splits[split],
                 row["total"],
                 row["judged"],
+                marks,
             ]
         )
-        self.details[row["id"]] = details
+        documents = [self.documents.setdefault(d, len(self.documents)) for d in _documents(details)]
+        self.search.append([details["aliases"], details["keywords"], documents])
+        self.details[row["id"]] = page
         self.count += 1
         if self.count % DETAILS_PER_FILE == 0:
             self.flush_details()
@@ -120,20 +160,29 @@ class _Files:
             self.details = {}
 
     def flush_rows(self) -> None:
-        """Write the pending table rows."""
+        """Write the pending table rows and their search data."""
         if self.rows:
             index = (self.count - 1) // ROWS_PER_FILE
             self.write(f"rows-{index:05d}.js", _script("rows", index, self.rows))
-            self.rows = []
+            search = {"documents": list(self.documents), "rows": self.search}
+            self.write(f"search-{index:05d}.js", _script("search", index, search))
+            self.rows, self.search, self.documents = [], [], {}
 
 
 def write_explorer(
-    run: RunLayout, source: TextSource, out: Path | None = None, figures_from: Path | None = None
+    run: RunLayout,
+    source: TextSource,
+    out: Path | None = None,
+    figures_from: Path | None = None,
+    form: TextForm = WHOLE,
+    compare: dict[str, Any] | None = None,
 ) -> Counter[str]:
     """Write the explorer of a finished build (its splits made) into `out`; return its counts.
 
     `out` defaults to the report's `explorer/` folder; the report's figures are copied from
-    `figures_from` (the report folder) where they are there.
+    `figures_from` (the report folder) where they are there. `form` says how texts that are not
+    evidence are kept; `compare` is a comparison with another build (`flips_against`), whose
+    flips the page shows.
     """
     out = out if out is not None else run.report / "explorer"
     layout = SplitsLayout(run.splits)
@@ -146,27 +195,38 @@ def write_explorer(
     shutil.rmtree(staging, ignore_errors=True)
     (staging / "data").mkdir(parents=True)
     (staging / "figures").mkdir()
-    files = _Files(staging / "data", pools, splits)
+    files = _Files(staging / "data", pools, splits, form)
     members = membership(layout, splits)
+    flips = {(f["pool"], f["id"]): f for f in (compare or {}).get("flips", [])}
+    audits: dict[str, Any] = {}
     for name in pools:
+        audit = read_audit(run.pool(name))
+        if audit is not None:
+            audits[name] = audit.figures
         for item in collect_pool(name, run.pool(name), members, source):
-            files.add(name, item.row, item.details)
+            flip = flips.get((name, item.row["id"]))
+            files.add(name, item.row, item.details, audit, flip)
     files.flush_details()
     files.flush_rows()
+    files.store.flush()
     figures = []
-    for figure in FIGURES:
+    for figure, alt in FIGURES.items():
         if figures_from is not None and (figures_from / figure).is_file():
             shutil.copyfile(figures_from / figure, staging / "figures" / figure)
-            figures.append(f"figures/{figure}")
+            figures.append({"src": f"figures/{figure}", "alt": alt})
     counts = Counter(source.counts)
     counts["questions"] = files.count
+    counts["texts_shared"] = files.store.shared
+    data_bytes = sum(files.bytes.values())
     meta = {
         "build": run.root.name,
         "questions": files.count,
         "rows_per_file": ROWS_PER_FILE,
         "details_per_file": DETAILS_PER_FILE,
         "row_files": -(-files.count // ROWS_PER_FILE),
-        "columns": COLUMNS,
+        "text_files": files.store.starts,
+        "columns": ROW,
+        "fields": FIELDS,
         "pools": pools,
         "labels": LABELS,
         "stages": STAGES,
@@ -177,7 +237,16 @@ def write_explorer(
         },
         "figures": figures,
         "parameters": flatten(info.get("parameters", {})),
-        "texts": {"index": source.fetch is not None, "per_question": source.texts},
+        "texts": {
+            "index": source.fetch is not None,
+            "per_question": source.texts,
+            "context": source.context if form.context else 0,
+            "whole": form.whole,
+            "around": form.around,
+        },
+        "audit": audits,
+        "compare": _compared(compare),
+        "bytes": dict(files.bytes),
         "counts": dict(counts),
     }
     files.write("meta.js", _script("meta", None, meta))
@@ -185,5 +254,17 @@ def write_explorer(
         (staging / asset).write_bytes(resources.files(__package__).joinpath(asset).read_bytes())
     shutil.rmtree(out, ignore_errors=True)
     staging.rename(out)
-    counts["data_bytes"] = files.bytes
+    counts["data_bytes"] = data_bytes + files.bytes["meta"]
     return counts
+
+
+def _compared(compare: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the page says of a comparison: the other build's name and the figures."""
+    if compare is None:
+        return None
+    return {
+        "other": Path(compare["b"]["run"]).name,
+        "matrix": compare["matrix"],
+        "flips_by_stage": compare["flips_by_stage"],
+        "flips": len(compare["flips"]),
+    }
