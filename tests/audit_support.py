@@ -28,6 +28,8 @@ from typing import Any
 
 import openai_server as fake
 
+from tipqa.core.records import Document, JudgeRequest, Judgment, Question
+
 FACTS = {
     "normal_city": "The explorer Tovan Quillry founded the city of Marsk.",
     "normal_fruit": "The gardener Ilse Formaro bred the Plumwort.",
@@ -123,12 +125,45 @@ def write_world(folder: Path) -> dict[str, dict[str, str]]:
 FACT_OF = {text: FACTS.get(qid) for qid, text, _ in QUESTIONS}
 
 
+def states_fact(question: str, passage: str) -> bool:
+    """True when `passage` states the fact of `question` (whitespace aside)."""
+    fact = FACT_OF[question.strip()]
+    return fact is not None and fact in " ".join(passage.split())
+
+
 def perfect_judge(body: dict[str, Any], attempt: int, headers: dict[str, str]) -> fake.Reply:
-    """A judge that is always right in this world: "yes" when the passage states the fact."""
+    """A judge that is always right in this world, behind the local server."""
     match = fake.JUDGE_LAYOUT.search(fake.last_user_message(body))
     if match is None:
         return fake.Reply(text="keywords are not asked of this judge", status=400)
     passage, question, _ = match.groups()
-    fact = FACT_OF[question.strip()]
-    relevant = fact is not None and fact in " ".join(passage.split())
+    relevant = states_fact(question, passage)
     return fake.Reply(text="yes" if relevant else "no", yes_probability=0.9 if relevant else 0.1)
+
+
+class PerfectJudge:
+    """The same judge as a relevance judge in process, counting what it was asked."""
+
+    name = "perfect"
+
+    def __init__(self) -> None:
+        self.asked: list[JudgeRequest] = []
+
+    def judge(self, requests: list[JudgeRequest]) -> list[Judgment]:
+        """ "yes" exactly for the passages that state their question's fact."""
+        self.asked += requests
+        return [
+            Judgment.of(r, label=label, raw=label, judge=self.name)
+            for r in requests
+            for label in ["yes" if states_fact(r.question, r.text) else "no"]
+        ]
+
+
+def planted_questions() -> dict[str, Question]:
+    """The questions by id."""
+    return {qid: Question(qid, text, answer, [answer]) for qid, text, answer in QUESTIONS}
+
+
+def planted_documents() -> dict[str, Document]:
+    """The documents by id (as `write_world` writes them)."""
+    return {f"d{i:02d}": Document(f"d{i:02d}", text) for i, text in enumerate(DOCUMENTS)}

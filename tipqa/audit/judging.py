@@ -5,8 +5,7 @@ the next candidate of every question still open, all in one batch to the judge. 
 stops at its first "yes" (its finding), when its budget of prompts is spent (a document's
 windows beyond the budget are not sent), or when its candidates run out. A document is judged
 by its windows (appendix A.2) around the keywords its relaxation searched with and an alias, a
-chunk whole; a document that an `alias_only` ranking gave but that contains no alias is
-skipped unjudged. The judge is asked what the build asked it (the question, its answer, the
+chunk whole. The judge is asked what the build asked it (the question, its answer, the
 text; the build's keywords for a rules judge), so the audit judges as the build judged.
 """
 
@@ -16,7 +15,7 @@ from dataclasses import dataclass, field
 
 from tqdm import tqdm
 
-from tipqa.audit.relaxations import ALIAS_ONLY, BuildView, Candidate
+from tipqa.audit.relaxations import BuildView, Candidate
 from tipqa.core.records import (
     AuditEvidence,
     AuditFinding,
@@ -26,7 +25,6 @@ from tipqa.core.records import (
     Label,
 )
 from tipqa.core.stats import StepStats
-from tipqa.core.text import contains_phrase, tokenize
 from tipqa.indexes.token_index.base import FetchDocuments
 from tipqa.llm.judges.base import RelevanceJudge
 from tipqa.stages.vector import chunk_offsets
@@ -94,11 +92,6 @@ def requests_of(
         span = chunk_offsets(document, chunk.text)
         return [_request(audit, candidate, chunk.chunk_id, chunk.text, span)]
     aliases = audit.view.question.aliases
-    if candidate.cause == ALIAS_ONLY:
-        tokens = tokenize(document.text)
-        if not any(contains_phrase(tokens, tokenize(alias)) for alias in aliases):
-            stats.add("candidates_without_alias")
-            return []
     found, _ = judge_windows(document, list(candidate.keywords), aliases, windows)
     if len(found) > left:
         stats.add("windows_over_budget", len(found) - left)

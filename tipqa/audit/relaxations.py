@@ -5,9 +5,9 @@ nearest chunks):
 
 - `keywords_minus_one`: each keyword left out in turn, the others AND any alias (a keyword
   that is misspelled, or that the evidence never states, hides the evidence from the AND);
-- `alias_only`: the documents that rank best by BM25 for the question and its aliases and
-  contain an alias as a phrase (every keyword may be wrong); without a BM25 ranking, the
-  documents with the most alias occurrences;
+- `alias_only`: among the `ALIAS_POOL` x depth documents that rank best by BM25 for the
+  question and its aliases, those that contain an alias as a phrase (every keyword may be
+  wrong); without a BM25 ranking, the documents with the most alias occurrences;
 - `vector_deeper`: the nearest chunks after the k2 the build judged.
 
 For a question labelled discarded (more than k1 matches, the first k1 judged no):
@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from tipqa.core.records import Question, VectorCandidates, VectorHit
+from tipqa.core.text import contains_phrase, tokenize
 from tipqa.indexes.token_index.base import RanksText, TokenIndex
 
 KEYWORDS_MINUS_ONE = "keywords_minus_one"
@@ -34,6 +35,9 @@ VECTOR_DEEPER = "vector_deeper"
 TOKEN_AFTER_K1 = "token_after_k1"
 CAUSES = (KEYWORDS_MINUS_ONE, ALIAS_ONLY, VECTOR_DEEPER, TOKEN_AFTER_K1)
 """Every relaxation, by the name a finding's `cause` has."""
+
+ALIAS_POOL = 4
+"""`alias_only` reads this many times its depth of BM25 documents to keep those with an alias."""
 
 NearestChunks = Callable[[list[Question], int], list[VectorCandidates]]
 """The k nearest chunks of each question (the build's embedder and vector index)."""
@@ -114,20 +118,25 @@ def keywords_minus_one(view: BuildView, index: TokenIndex, depth: int) -> list[C
 def alias_only(
     view: BuildView, index: TokenIndex, ranker: RanksText | None, depth: int
 ) -> list[Candidate]:
-    """Documents with an alias, best first for the question (BM25; alias frequency without).
-
-    The BM25 candidates are not known to contain an alias until read: the judging skips those
-    that do not (`tipqa.audit.judging`).
-    """
+    """Documents with an alias, best first for the question (BM25; alias frequency without)."""
     question = view.question
-    if ranker is not None:
-        text = " ".join([question.text, *question.aliases])
-        ids = ranker.rank_texts([text], depth + len(view.judged_docs))[0]
-        relaxation = "an alias alone, documents ranked by BM25 for the question"
-    else:
-        ids = [h.doc_id for h in index.search([], question.aliases, depth).hits]
+    if ranker is None:
         relaxation = "an alias alone, documents ranked by alias occurrences"
-    return view.new(Candidate(ALIAS_ONLY, relaxation, doc_id) for doc_id in ids)[:depth]
+        hits = index.search([], question.aliases, depth + len(view.judged_docs)).hits
+        found = (Candidate(ALIAS_ONLY, relaxation, hit.doc_id) for hit in hits)
+        return view.new(found)[:depth]
+    text = " ".join([question.text, *question.aliases])
+    ids = ranker.rank_texts([text], ALIAS_POOL * depth + len(view.judged_docs))[0]
+    documents = index.get(ids)
+    aliases = [tokens for tokens in (tokenize(alias) for alias in question.aliases) if tokens]
+    relaxation = "an alias alone, documents ranked by BM25 for the question"
+    found = (
+        Candidate(ALIAS_ONLY, relaxation, doc_id)
+        for doc_id in ids
+        if doc_id in documents
+        and any(contains_phrase(tokenize(documents[doc_id].text), a) for a in aliases)
+    )
+    return view.new(found)[:depth]
 
 
 def token_after_k1(view: BuildView, index: TokenIndex, k1: int, depth: int) -> list[Candidate]:
