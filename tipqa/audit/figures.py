@@ -14,7 +14,6 @@ from typing import Any
 from tipqa.audit.relaxations import CAUSES
 from tipqa.core.records import AuditFinding
 
-AUDITED_LABELS = ("unanswerable", "discarded")
 CONFIDENCE = 0.95
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tipqa.audit.figures import AUDITED_LABELS
 from tipqa.audit.relaxations import CAUSES
+from tipqa.dataset.splits import AUDITED
 
 
 def percent(value: float | None) -> str:
@@ -42,7 +42,7 @@ def audit_table(audits: Mapping[str, dict[str, Any]]) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     for pool, audit in audits.items():
-        for label in AUDITED_LABELS:
+        for label in AUDITED:
             f = audit["by_label"][label]
             lines.append(
                 f"| {pool} | {label} | {f['labelled']:,} | {f['audited']:,} | {f['found']:,} | "
@@ -154,7 +154,7 @@ def trust_section(
 def summary_line(pool: str, audit: dict[str, Any]) -> str:
     """The build summary's line for one pool's audit."""
     shown = []
-    for label in AUDITED_LABELS:
+    for label in AUDITED:
         f = audit["by_label"][label]
         if f["audited"]:
             shown.append(

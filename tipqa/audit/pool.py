@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tipqa.audit.figures import AUDITED_LABELS, label_figures
+from tipqa.audit.figures import label_figures
 from tipqa.audit.judging import Audit, judge_rounds
 from tipqa.audit.relaxations import (
     BuildView,
@@ -34,6 +34,7 @@ from tipqa.core.jsonl import iter_records, read_json, write_json, write_records
 from tipqa.core.layout import AUDIT, TOKEN_JUDGE, VECTOR_JUDGE, PoolLayout, ShardLayout
 from tipqa.core.records import Judgment, LabeledQuestion, Question
 from tipqa.core.stats import Counted, StepStats
+from tipqa.dataset.splits import AUDITED
 from tipqa.indexes.token_index.base import RanksText, TokenIndex
 from tipqa.llm.judges.base import RelevanceJudge
 from tipqa.stages.windows import WindowSettings
@@ -142,7 +143,7 @@ def audit_pool(
     stats = StepStats(AUDIT, info=info, provenance=run.record.provenance())
     rows: dict[str, LabeledQuestion] = {}
     sampled: dict[str, list[str]] = {}
-    for label in AUDITED_LABELS:
+    for label in AUDITED:
         labelled = {
             row.id: row
             for row in iter_records(pool.partition_files.labelled(label), LabeledQuestion)
@@ -159,7 +160,7 @@ def audit_pool(
     findings = [audit.finding for audit in audits if audit.finding is not None]
     judge_counts = backends.judge.stats.counts if isinstance(backends.judge, Counted) else {}
     by_label = {}
-    for label in AUDITED_LABELS:
+    for label in AUDITED:
         mine = [finding for finding in findings if finding.label == label]
         figures = label_figures(int(stats.counts[f"{label}.labelled"]), len(sampled[label]), mine)
         figures["failed"] = sum(

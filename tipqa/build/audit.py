@@ -69,8 +69,7 @@ def audit_run(config: Config, pools: Sequence[str]) -> list[str]:
     layout = config.layout()
     lines = []
     for name in pools or config.pool_names:
-        config.pool(name)
-        pool = layout.pool(name)
+        pool = layout.pool(config.pool(name).name)
         if recorded_fingerprint(pool.partition_stats) != plan.partition(name).fingerprint:
             raise InputError(
                 f"pool {name!r} of this run was not partitioned by this configuration (another "

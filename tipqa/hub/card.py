@@ -30,7 +30,7 @@ OUTCOMES = (
     ("undetermined_token", "undetermined (token)"),
     ("undetermined_vector", "undetermined (vector)"),
 )
-AUDITED = ("answerable_audit", "answerable (audit)")
+AUDIT_OUTCOME = ("answerable_audit", "answerable (audit)")
 """The outcome of questions the audit moved to answerable (shown where there are some)."""
 FIELDS = {
     "questions": [
@@ -134,8 +134,8 @@ def statistics_section(info: dict[str, Any], rows: dict[str, dict[str, int]]) ->
     splits, pools = info["splits"], info["pools"]
     order = [s for s in SPLITS if s in splits]
     outcomes = list(OUTCOMES)
-    if any(p["by_stage"].get(AUDITED[0]) for p in pools.values()):
-        outcomes.insert(2, AUDITED)
+    if any(p["by_stage"].get(AUDIT_OUTCOME[0]) for p in pools.values()):
+        outcomes.insert(2, AUDIT_OUTCOME)
     table = _table(
         ["Split", "From pool", "# Answerable", "# Unanswerable", "# Questions", "# Instances"],
         [
