@@ -1,11 +1,11 @@
 """What the audit costs the judge, beside what the build cost it, and what it finds.
 
-    python -m benchmarks.audit [--questions 1000] [--samples 0.05 0.1 0.25 0.5 1] [--reuse]
+    python -m benchmarks.audit [--questions 600] [--samples 0.05 0.1 0.25 1] [--workdir DIR]
 
-Two worlds, each built once (`CreateDataset`, the candidate vector stage, k1 = 100, k2 = 10,
-the offline rule keywords, and a judge behind a local OpenAI-compatible server that answers
-like the offline rules and reports the prompt's whitespace words as its prompt tokens:
-`benchmarks.counting_server`):
+Two worlds, each built in the work folder (`CreateDataset`, which resumes a former run's;
+the candidate vector stage, k1 = 100, k2 = 10, the offline rule keywords, and a judge behind
+a local OpenAI-compatible server that answers like the offline rules and reports the prompt's
+whitespace words as its prompt tokens: `benchmarks.counting_server`):
 
 - `demo`: the demo world of the repository's luigi.cfg (2,000 documents, 29 questions);
 - `real`: the real documents of ../shared/data (Wikipedia passages, Common Crawl documents,
@@ -42,9 +42,9 @@ from benchmarks.counting_server import CountingServer
 from benchmarks.real_text import SHARED_DATA
 from tipqa.build.assemble import load_config
 from tipqa.build.audit import audit_run
-from tipqa.core.jsonl import read_json, write_json
+from tipqa.core.jsonl import read_json
 
-SAMPLES = (0.05, 0.1, 0.25, 0.5, 1.0)
+SAMPLES = (0.05, 0.1, 0.25, 1.0)
 VECTOR = {"backend": "candidates"}
 
 
@@ -80,19 +80,11 @@ def real_sections(questions: int, data: Path = SHARED_DATA) -> dict[str, dict[st
     }
 
 
-def build(folder: Path, sections: dict[str, dict[str, str]], reuse: bool) -> float:
-    """Run `CreateDataset` in `folder` (or reuse a build of the same sections); its seconds."""
-    done = folder / "built.json"
-    if reuse and done.is_file() and read_json(done)["sections"] == sections:  # type: ignore[index]
-        return float(read_json(done)["seconds"])  # type: ignore[index]
+def build(folder: Path, sections: dict[str, dict[str, str]]) -> None:
+    """Run `CreateDataset` in `folder` (it resumes: the steps a former run finished stay)."""
     config = write_luigi_config(folder, sections)
-    began = time.perf_counter()
-    process = start_luigi(config, folder / "luigi.log")
-    if process.wait() != 0:
+    if start_luigi(config, folder / "luigi.log").wait() != 0:
         raise RuntimeError(f"the build in {folder} failed; see {folder / 'luigi.log'}")
-    seconds = round(time.perf_counter() - began, 1)
-    write_json(done, {"sections": sections, "seconds": seconds})
-    return seconds
 
 
 def audited(folder: Path, pool: str, share: float) -> dict[str, Any]:
@@ -149,38 +141,28 @@ COLUMNS = [
 def main() -> None:
     """Build both worlds, audit each at every share, print and keep the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--questions", type=int, default=1000, help="real-text questions")
+    parser.add_argument("--questions", type=int, default=600, help="real-text questions")
     parser.add_argument("--samples", type=float, nargs="+", default=list(SAMPLES))
     parser.add_argument("--workdir", type=Path, default=DEFAULT_WORKDIR / "audit")
-    parser.add_argument("--reuse", action="store_true", help="reuse finished builds")
     args = parser.parse_args()
     worlds = {"demo": demo_sections()}
     if SHARED_DATA.is_dir():
         worlds["real"] = real_sections(args.questions)
-    rows, builds = [], {}
+    rows = []
     with CountingServer() as server:
         judge = {**server.settings(), "max_words": "2000"}
         for name, sections in worlds.items():
             folder = args.workdir / name
             full = {**sections, "judge": judge, "vector_index": VECTOR, "audit": {"sample": "0"}}
-            builds[name] = {"seconds": build(folder, full, args.reuse)}
+            build(folder, full)
             for pool in (key.removeprefix("pool.") for key in sections if key.startswith("pool.")):
                 for share in args.samples:
                     rows.append({"world": name, **audited(folder, pool, share)})
                     print(table(rows[-1:], COLUMNS), flush=True)
     markdown = "\n".join(["# The audit's cost and findings", "", table(rows, COLUMNS), ""])
     print(markdown)
-    keep(
-        save(
-            "audit",
-            {
-                "builds": builds,
-                "rows": rows,
-                "settings": vars(args) | {"workdir": str(args.workdir)},
-            },
-        ),
-        markdown,
-    )
+    settings = {**vars(args), "workdir": str(args.workdir)}
+    keep(save("audit", {"rows": rows, "settings": settings}), markdown)
 
 
 if __name__ == "__main__":

@@ -22,13 +22,15 @@ from tipqa.core.records import (
     Document,
     JudgeRequest,
     Judgment,
-    Label,
 )
 from tipqa.core.stats import StepStats
 from tipqa.indexes.token_index.base import FetchDocuments
 from tipqa.llm.judges.base import RelevanceJudge
 from tipqa.stages.vector import chunk_offsets
 from tipqa.stages.windows import WindowSettings, judge_windows
+
+Span = tuple[int | None, int | None]
+"""A unit's character offsets in its document (None where not known)."""
 
 
 @dataclass
@@ -56,49 +58,68 @@ class Audit:
         self.next += 1
         return self.candidates[self.next - 1]
 
+    def requests(
+        self,
+        candidate: Candidate,
+        document: Document | None,
+        windows: WindowSettings,
+        stats: StepStats,
+    ) -> list[JudgeRequest]:
+        """The prompts of one candidate, cut to what is left of the budget."""
+        if document is None:
+            stats.error("missing_document")
+            return []
+        if candidate.chunk is not None:
+            chunk = candidate.chunk
+            span = chunk_offsets(document, chunk.text)
+            return [self._request(candidate, chunk.chunk_id, chunk.text, span)]
+        aliases = self.view.question.aliases
+        found, _ = judge_windows(document, list(candidate.keywords), aliases, windows)
+        left = self.budget - self.spent
+        if len(found) > left:
+            stats.add("windows_over_budget", len(found) - left)
+        return [
+            self._request(candidate, f"{w.doc_id}@w{w.index}", w.text, (w.start, w.end))
+            for w in found[:left]
+        ]
 
-def _request(audit: Audit, candidate: Candidate, unit: str, text: str, span: tuple) -> JudgeRequest:
-    question = audit.view.question
-    audit.units[unit] = candidate
-    return JudgeRequest(
-        question_id=question.id,
-        question=question.text,
-        answer=question.answer,
-        aliases=question.aliases,
-        keywords=audit.view.keywords,
-        stage="audit",
-        doc_id=candidate.doc_id,
-        unit_id=unit,
-        text=text,
-        start=span[0],
-        end=span[1],
-    )
+    def record(self, request: JudgeRequest, result: Judgment, stats: StepStats) -> None:
+        """Keep the first "yes" (in request order) as the finding; count failures."""
+        if result.failed:
+            self.failed += 1
+            stats.error(f"judgment_{(result.error or 'failed').split(':')[0]}")
+            return
+        if result.label != "yes" or self.finding is not None:
+            return
+        candidate = self.units[request.unit_id]
+        evidence = AuditEvidence(
+            doc_id=request.doc_id,
+            unit_id=request.unit_id,
+            text=request.text,
+            start=request.start,
+            end=request.end,
+            relaxation=candidate.relaxation,
+        )
+        question = self.view.question.id
+        self.finding = AuditFinding(question, self.view.label, candidate.cause, evidence)
 
-
-def requests_of(
-    audit: Audit,
-    candidate: Candidate,
-    document: Document | None,
-    windows: WindowSettings,
-    stats: StepStats,
-) -> list[JudgeRequest]:
-    """The prompts of one candidate, cut to what is left of the question's budget."""
-    left = audit.budget - audit.spent
-    if document is None:
-        stats.error("missing_document")
-        return []
-    if candidate.chunk is not None:
-        chunk = candidate.chunk
-        span = chunk_offsets(document, chunk.text)
-        return [_request(audit, candidate, chunk.chunk_id, chunk.text, span)]
-    aliases = audit.view.question.aliases
-    found, _ = judge_windows(document, list(candidate.keywords), aliases, windows)
-    if len(found) > left:
-        stats.add("windows_over_budget", len(found) - left)
-    return [
-        _request(audit, candidate, f"{w.doc_id}@w{w.index}", w.text, (w.start, w.end))
-        for w in found[:left]
-    ]
+    def _request(self, candidate: Candidate, unit: str, text: str, span: Span) -> JudgeRequest:
+        """One prompt of a candidate (its unit remembered, to name the cause of a "yes")."""
+        question = self.view.question
+        self.units[unit] = candidate
+        return JudgeRequest(
+            question_id=question.id,
+            question=question.text,
+            answer=question.answer,
+            aliases=question.aliases,
+            keywords=self.view.keywords,
+            stage="audit",
+            doc_id=candidate.doc_id,
+            unit_id=unit,
+            text=text,
+            start=span[0],
+            end=span[1],
+        )
 
 
 def judge_rounds(
@@ -118,7 +139,7 @@ def judge_rounds(
         owners: list[Audit] = []
         for audit, candidate in taken:
             stats.add(f"candidates.{candidate.cause}")
-            mine = requests_of(audit, candidate, documents.get(candidate.doc_id), windows, stats)
+            mine = audit.requests(candidate, documents.get(candidate.doc_id), windows, stats)
             audit.spent += len(mine)
             requests += mine
             owners += [audit] * len(mine)
@@ -126,31 +147,10 @@ def judge_rounds(
         results = judge.judge(requests) if requests else []
         judgments += results
         for audit, request, result in zip(owners, requests, results, strict=True):
-            _record(audit, request, result, stats)
+            audit.record(request, result, stats)
         rounds.update()
     rounds.close()
     stats.add(
         "questions_over_budget", sum(a.finding is None and a.spent >= a.budget for a in audits)
     )
     return judgments
-
-
-def _record(audit: Audit, request: JudgeRequest, result: Judgment, stats: StepStats) -> None:
-    """Keep the question's first "yes" (in request order) as its finding; count failures."""
-    if result.failed:
-        audit.failed += 1
-        stats.error(f"judgment_{(result.error or 'failed').split(':')[0]}")
-        return
-    if result.label != "yes" or audit.finding is not None:
-        return
-    candidate = audit.units[request.unit_id]
-    label: Label = "discarded" if audit.view.label == "discarded" else "unanswerable"
-    evidence = AuditEvidence(
-        doc_id=request.doc_id,
-        unit_id=request.unit_id,
-        text=request.text,
-        start=request.start,
-        end=request.end,
-        relaxation=candidate.relaxation,
-    )
-    audit.finding = AuditFinding(audit.view.question.id, label, candidate.cause, evidence)

@@ -94,26 +94,26 @@ def build_cost(shards: list[ShardLayout]) -> dict[str, int]:
     return {"judge_calls": calls, "prompt_tokens": tokens}
 
 
-def build_views(
-    rows: dict[str, LabeledQuestion], labels: Mapping[str, str], shards: list[ShardLayout]
-) -> list[BuildView]:
-    """The sampled questions (`labels`: id to label) with the units the build judged."""
-    docs: dict[str, set[str]] = {qid: set() for qid in labels}
-    chunks: dict[str, set[str]] = {qid: set() for qid in labels}
+def build_views(rows: list[LabeledQuestion], shards: list[ShardLayout]) -> list[BuildView]:
+    """The sampled questions (their partition rows) with the units the build judged."""
+    docs: dict[str, set[str]] = {row.id: set() for row in rows}
+    chunks: dict[str, set[str]] = {row.id: set() for row in rows}
     for shard in shards:
         for path, judged in ((shard.token_judgments, docs), (shard.vector_judgments, chunks)):
             for judgment in iter_records(path, Judgment):
                 if judgment.question_id in judged:
                     unit = judgment.doc_id if judged is docs else judgment.unit_id
                     judged[judgment.question_id].add(unit)
-    views = []
-    for qid, label in labels.items():
-        row = rows[qid]
-        question = Question(row.id, row.question, row.answer, row.aliases)
-        views.append(
-            BuildView(question, label, row.keywords, frozenset(docs[qid]), frozenset(chunks[qid]))
+    return [
+        BuildView(
+            Question(row.id, row.question, row.answer, row.aliases),
+            row.label,
+            row.keywords,
+            frozenset(docs[row.id]),
+            frozenset(chunks[row.id]),
         )
-    return views
+        for row in rows
+    ]
 
 
 def candidates(
@@ -134,6 +134,20 @@ def candidates(
     return out
 
 
+def labels_found(audits: list[Audit], stats: StepStats) -> dict[str, dict[str, Any]]:
+    """Per label: its figures (`tipqa.audit.figures`), and the audited questions with a failed
+    judgment and no evidence (`failed`)."""
+    out = {}
+    for label in AUDITED:
+        mine = [audit for audit in audits if audit.view.label == label]
+        found = [audit.finding for audit in mine if audit.finding is not None]
+        figures = label_figures(int(stats.counts[f"{label}.labelled"]), len(mine), found)
+        figures["failed"] = sum(audit.failed > 0 and audit.finding is None for audit in mine)
+        stats.add(f"{label}.found", len(found))
+        out[label] = figures
+    return out
+
+
 def audit_pool(
     run: AuditRun, backends: AuditBackends, pool: PoolLayout, shards: list[ShardLayout]
 ) -> dict[str, Any]:
@@ -141,33 +155,22 @@ def audit_pool(
     settings = run.settings
     info = {"judge": backends.judge.name, "k1": run.k1, "k2": run.k2}
     stats = StepStats(AUDIT, info=info, provenance=run.record.provenance())
-    rows: dict[str, LabeledQuestion] = {}
     sampled: dict[str, list[str]] = {}
+    rows: list[LabeledQuestion] = []
     for label in AUDITED:
-        labelled = {
-            row.id: row
-            for row in iter_records(pool.partition_files.labelled(label), LabeledQuestion)
-        }
-        rows.update(labelled)
+        path = pool.partition_files.labelled(label)
+        labelled = {row.id: row for row in iter_records(path, LabeledQuestion)}
         sampled[label] = sample_ids(labelled, settings.sample, settings.seed, label)
+        rows += [labelled[qid] for qid in sampled[label]]
         stats.add(f"{label}.labelled", len(labelled))
         stats.add(f"{label}.audited", len(sampled[label]))
-    labels = {qid: label for label, ids in sampled.items() for qid in ids}
-    views = build_views(rows, labels, shards)
+    views = build_views(rows, shards)
     found = candidates(views, run, backends)
     audits = [Audit(view, found[view.question.id], settings.budget) for view in views]
     judgments = judge_rounds(audits, backends.index.get, backends.judge, run.windows, stats)
     findings = [audit.finding for audit in audits if audit.finding is not None]
+    by_label = labels_found(audits, stats)
     judge_counts = backends.judge.stats.counts if isinstance(backends.judge, Counted) else {}
-    by_label = {}
-    for label in AUDITED:
-        mine = [finding for finding in findings if finding.label == label]
-        figures = label_figures(int(stats.counts[f"{label}.labelled"]), len(sampled[label]), mine)
-        figures["failed"] = sum(
-            a.failed > 0 and a.finding is None and a.view.label == label for a in audits
-        )
-        by_label[label] = figures
-        stats.add(f"{label}.found", len(mine))
     for name, value in judge_counts.items():
         stats.add(f"{type(backends.judge).__name__}.{name}", value)
     result = {

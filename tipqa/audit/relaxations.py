@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from tipqa.core.records import Question, VectorCandidates, VectorHit
+from tipqa.core.records import Label, Question, VectorCandidates, VectorHit
 from tipqa.core.text import contains_phrase, tokenize
 from tipqa.indexes.token_index.base import RanksText, TokenIndex
 
@@ -68,7 +68,7 @@ class BuildView:
     """A question as the build saw it: its keywords and the units it judged."""
 
     question: Question
-    label: str
+    label: Label
     keywords: list[str]
     judged_docs: frozenset[str]
     judged_chunks: frozenset[str]
