@@ -1,6 +1,7 @@
 """Luigi tasks of tipqa: `luigi --module pipelines CreateDataset --local-scheduler`."""
 
 from pipelines.annotation import AnnotationAgreement, CompletedAnnotation, ExportAnnotation
+from pipelines.audit import Audit, CountVerbatim
 from pipelines.boundary import Boundary, BuildTrainingIndex
 from pipelines.create_dataset import CreateDataset
 from pipelines.evaluate import Evaluate
@@ -24,6 +25,7 @@ set_default_exit_codes()
 
 __all__ = [
     "AnnotationAgreement",
+    "Audit",
     "Boundary",
     "BuildHubFolder",
     "BuildReport",
@@ -31,6 +33,7 @@ __all__ = [
     "BuildTrainingIndex",
     "BuildVectorIndex",
     "CompletedAnnotation",
+    "CountVerbatim",
     "CreateDataset",
     "Evaluate",
     "ExportAnnotation",

@@ -7,6 +7,7 @@ import socket
 
 import luigi
 
+from pipelines.audit import audit_tasks
 from pipelines.boundary import boundary_tasks
 from pipelines.config import current
 from pipelines.partition import Partition
@@ -19,8 +20,9 @@ from tipqa.core.errors import UndeterminedError
 class CreateDataset(luigi.Task):
     """Build the whole benchmark: `luigi --module pipelines CreateDataset --local-scheduler`.
 
-    Every pool's partition (and, with a `[training_order]`, its split as of each checkpoint),
-    the splits, the Hub-ready folder and the report; then a summary
+    Every pool's partition (and, with a `[training_order]`, its split as of each checkpoint;
+    with `[audit] sample` above 0, its audit), the splits, the Hub-ready folder and the
+    report; then a summary
     of what was built (printed, and in `<run>/summary.md`). It runs every time, so the
     summary is printed every time; the steps behind it rerun only when their settings or
     inputs changed. Publishing is a separate task (PublishDataset). A build that leaves
@@ -46,7 +48,13 @@ class CreateDataset(luigi.Task):
     def requires(self) -> list[luigi.Task]:
         names = current().pool_names
         pools = [Partition(pool=name) for name in names]
-        return [*pools, *boundary_tasks(names), BuildHubFolder(), BuildReport()]
+        return [
+            *pools,
+            *boundary_tasks(names),
+            *audit_tasks(names),
+            BuildHubFolder(),
+            BuildReport(),
+        ]
 
     def complete(self) -> bool:
         return False
@@ -58,7 +66,8 @@ class CreateDataset(luigi.Task):
         config = current()
         layout, pools = config.layout(), config.pool_names
         dated = config.training_order is not None
-        announce(write_summary(layout, pools, os.environ.get("LUIGI_CONFIG_PATH"), dated))
+        path = os.environ.get("LUIGI_CONFIG_PATH")
+        announce(write_summary(layout, pools, path, dated, config.audit.on))
         undetermined = undetermined_count(layout, pools)
         if undetermined and not self.accept_undetermined:
             raise UndeterminedError(undetermined, str(layout.summary))

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import luigi
 
+from pipelines.annotation import AnnotationAgreement
+from pipelines.audit import CountVerbatim, audit_tasks
 from pipelines.base import Step
 from pipelines.boundary import boundary_tasks
 from pipelines.config import current, plan
@@ -15,7 +17,7 @@ from tipqa.build.summary import undetermined_count
 from tipqa.core.errors import UndeterminedError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.dataset.splits import make_splits
-from tipqa.hub.folder import build_hub_folder
+from tipqa.hub.folder import TrustFiles, build_hub_folder
 from tipqa.hub.publish import is_published, publish, record_path
 from tipqa.lmeval_task.task_files import write_task_folder
 from tipqa.report.build import write_report
@@ -28,7 +30,11 @@ class MakeSplits(Step):
     """Train / validation / test from the configured pools' partitions."""
 
     def requires(self) -> list[luigi.Task]:
-        return [Partition(pool=name) for name in self.plan.split_plan.used_pools]
+        split_plan = self.plan.split_plan
+        pools = split_plan.used_pools
+        verbatim = [CountVerbatim(pool=name) for name in pools] if split_plan.verbatim else []
+        audits = audit_tasks(pools) if split_plan.apply_audit else []
+        return [*(Partition(pool=name) for name in pools), *verbatim, *audits]
 
     def record(self) -> StepRecord:
         return self.plan.splits
@@ -40,11 +46,28 @@ class MakeSplits(Step):
         make_splits(self.layout, self.plan.split_plan, self.record(), evaluation=write_task_folder)
 
 
+def shown_tasks() -> list[luigi.Task]:
+    """What the Hub folder and the report show beside the splits: the boundaries and audits of
+    the splits' pools."""
+    pools = plan().split_plan.used_pools
+    return [MakeSplits(), *boundary_tasks(pools), *audit_tasks(pools)]
+
+
+def audited_pools() -> dict[str, str]:
+    """The splits' pools whose audits are shown, with the audits' fingerprints."""
+    build = plan()
+    if not build.config.audit.on:
+        return {}
+    return {pool: build.audit(pool).fingerprint for pool in build.split_plan.used_pools}
+
+
 class BuildHubFolder(Step):
-    """Parquet files per configuration and split, and the dataset card."""
+    """Parquet files per configuration and split, and the dataset card (with the audits, and
+    the judge's agreement with people once annotations are imported)."""
 
     def requires(self) -> list[luigi.Task]:
-        return [MakeSplits(), *boundary_tasks(self.plan.split_plan.used_pools)]
+        agreement = [AnnotationAgreement()] if self.plan.annotation_completed else []
+        return [*shown_tasks(), *agreement]
 
     def record(self) -> StepRecord:
         return self.plan.hub_folder
@@ -55,7 +78,12 @@ class BuildHubFolder(Step):
     def run(self) -> None:
         config = self.config
         explorer = self.explorer if config.hub.explorer else None
-        build_hub_folder(self.layout, config.hub, self.record(), hub_extension(config), explorer)
+        agreement = None
+        if self.plan.annotation_completed:
+            agreement = AnnotationAgreement().annotation_layout().report_json
+        trust = TrustFiles(audited_pools(), agreement)
+        extension = hub_extension(config)
+        build_hub_folder(self.layout, config.hub, self.record(), extension, explorer, trust)
 
     def explorer(self, folder: Path) -> int:
         """Write the explorer page into `folder`: window texts from the token index, kept as
@@ -69,7 +97,7 @@ class BuildReport(Step):
     and the explorer page (window texts from the token index, which the splits came from)."""
 
     def requires(self) -> list[luigi.Task]:
-        return [MakeSplits(), *boundary_tasks(self.plan.split_plan.used_pools)]
+        return shown_tasks()
 
     def record(self) -> StepRecord:
         return self.plan.report
@@ -81,7 +109,7 @@ class BuildReport(Step):
         config = self.config
         checkpoints = config.boundary.steps() if config.training_order else ()
         texts = TextSource(fetch=token_index(config, self.plan).get)
-        write_report(self.layout, self.record(), checkpoints, texts)
+        write_report(self.layout, self.record(), checkpoints, texts, audited_pools())
 
 
 class PublishDataset(luigi.Task):

@@ -10,6 +10,7 @@ from tipqa.core.layout import (
     ANNOTATION_EXPORT,
     ANNOTATION_PULL,
     ANNOTATION_PUSH,
+    AUDIT,
     COST_PREVIEW,
     EVALUATE,
     HUB_FOLDER,
@@ -25,13 +26,14 @@ from tipqa.core.layout import (
     VECTOR_INDEX,
     VECTOR_JUDGE,
     VECTOR_SEARCH,
+    VERBATIM,
 )
 
 LOCAL = "http://127.0.0.1:9/v1"
 EVALUATION = {PREDICTIONS, EVALUATE}
 LABEL_STUDIO = {ANNOTATION_PUSH, ANNOTATION_PULL}
 AFTER_JUDGING = {
-    PARTITION, SPLITS, HUB_FOLDER, REPORT, ANNOTATION_EXPORT, *LABEL_STUDIO, *EVALUATION,
+    PARTITION, AUDIT, SPLITS, HUB_FOLDER, REPORT, ANNOTATION_EXPORT, *LABEL_STUDIO, *EVALUATION,
 }  # fmt: skip
 FROM_VECTOR_SEARCH = {VECTOR_SEARCH, VECTOR_JUDGE, *AFTER_JUDGING}
 FROM_TOKEN_JUDGE = {TOKEN_JUDGE, *FROM_VECTOR_SEARCH, COST_PREVIEW}
@@ -81,6 +83,8 @@ def fingerprints(sections: dict[str, dict[str, str]]) -> dict[str, str]:
         ANNOTATION_PULL: plan.annotation_pull,
         PREDICTIONS: plan.predictions("openai", "test"),
         EVALUATE: plan.evaluate("openai", "test"),
+        AUDIT: plan.audit("dev"),
+        VERBATIM: plan.verbatim("dev"),
     }
     for step in (KEYWORDS, TOKEN_SEARCH, TOKEN_JUDGE, VECTOR_SEARCH, VECTOR_JUDGE):
         steps[step] = plan.shard("dev", step, 0)

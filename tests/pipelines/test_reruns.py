@@ -20,6 +20,7 @@ from tests_support import luigi_config, rule_playing_server, run_luigi
 from tipqa.build.inputs import WorldInputs, make_world
 from tipqa.core.jsonl import read_json, read_records
 from tipqa.core.layout import (
+    AUDIT,
     HUB_FOLDER,
     KEYWORDS,
     PARTITION,
@@ -32,6 +33,7 @@ from tipqa.core.layout import (
     VECTOR_INDEX,
     VECTOR_JUDGE,
     VECTOR_SEARCH,
+    VERBATIM,
     RunLayout,
 )
 from tipqa.core.records import LABELS, LabeledQuestion
@@ -39,7 +41,7 @@ from tipqa.sources.demo.world import DemoSettings
 
 pytestmark = pytest.mark.slow
 
-AFTER = {PARTITION, SPLITS, HUB_FOLDER, REPORT}
+AFTER = {PARTITION, AUDIT, SPLITS, HUB_FOLDER, REPORT}
 FROM_VECTOR_SEARCH = {VECTOR_SEARCH, VECTOR_JUDGE, *AFTER}
 FROM_TOKEN_JUDGE = {TOKEN_JUDGE, *FROM_VECTOR_SEARCH}
 FROM_TOKEN_SEARCH = {TOKEN_SEARCH, *FROM_TOKEN_JUDGE}
@@ -180,9 +182,9 @@ CASES: list[tuple[str, Change, set[str]]] = [
     ("embedder model", lambda i, t: {"embedder": {"model": copied_model(t)}},
      {VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
     ("corpus file content", lambda i, t: {"corpus": append_document(i, t)},
-     {TOKEN_INDEX, VECTOR_INDEX, *FROM_TOKEN_SEARCH}),
+     {TOKEN_INDEX, VECTOR_INDEX, VERBATIM, *FROM_TOKEN_SEARCH}),
     ("shard_size", lambda i, t: {"build": {"shard_size": "5"}},
-     {QUESTIONS, KEYWORDS, *FROM_TOKEN_SEARCH}),
+     {QUESTIONS, KEYWORDS, VERBATIM, *FROM_TOKEN_SEARCH}),
 ]  # fmt: skip
 
 

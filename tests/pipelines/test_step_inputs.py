@@ -137,6 +137,23 @@ def test_files_with_a_training_order_and_annotation(
     assert _mismatches(roots) == []
 
 
+def test_an_audited_build_whose_annotations_are_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    done = tmp_path / "done"
+    done.mkdir()
+    (done / "annotator-01.csv").write_text("id,relevant\n")
+    demo = {"documents": "700", "seed": "5", "files": "3"}
+    annotation = {"pool": "dev", "completed_dir": str(done), "annotators": "1"}
+    audit = {"apply": "true"}
+    _use(tmp_path, monkeypatch, demo=demo, annotation=annotation, audit=audit,
+         **{"pool.dev": {"source": "demo"}})  # fmt: skip
+    _prepare(["dev"])
+    hub = pipelines.BuildHubFolder()
+    assert any(isinstance(task, pipelines.AnnotationAgreement) for task in hub.requires())
+    assert _mismatches([pipelines.CreateDataset()]) == []
+
+
 @pytest.mark.needs("elasticsearch")
 def test_indexes_built_in_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     inputs = write_inputs(tmp_path)

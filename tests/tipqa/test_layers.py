@@ -25,6 +25,7 @@ FLOORS: dict[str, int] = {
     "training_order": 2,
     "evaluate": 3,
     "annotation": 3,
+    "audit": 3,
     "export": 4,
     "lmeval_task": 4,
     "hub": 5,

@@ -336,6 +336,12 @@ def completed_file(folder: Path, annotator: str) -> Path | None:
     return found[0] if found else None
 
 
+def all_completed(folder: Path, annotators: list[str]) -> list[Path] | None:
+    """Every annotator's completed file, in annotator order; None while one is missing."""
+    files = [completed_file(folder, annotator) for annotator in annotators]
+    return [path for path in files if path is not None] if all(files) else None
+
+
 def read_completed(path: Path, annotator: str, assigned: Assigned) -> list[Annotation]:
     """One completed file, by its suffix."""
     reader = read_label_studio if path.suffix.lower() == ".json" else read_sheet

@@ -10,18 +10,24 @@ from pathlib import Path
 
 from luigi.configuration import LuigiConfigParser
 
+from tipqa.audit.pool import AuditBackends
 from tipqa.boundary.hub import BoundaryHub
 from tipqa.build import indexing
 from tipqa.build.components import make_embedder, make_judge, make_token_index, make_vector_index
 from tipqa.build.plan import Plan
+from tipqa.build.step_inputs import AuditInputs
 from tipqa.build.steps import Judging, VectorSearching
 from tipqa.config import Choice, Config, read_config
 from tipqa.core.errors import ConfigError
-from tipqa.core.layout import TOKEN_INDEX, VECTOR_INDEX, TrainingIndexLayout
+from tipqa.core.layout import AUDIT, TOKEN_INDEX, VECTOR_INDEX, TrainingIndexLayout
+from tipqa.core.records import Question, VectorCandidates
+from tipqa.core.stats import StepStats
 from tipqa.indexes.embedders.base import Embedder
 from tipqa.indexes.place import IndexPlace
-from tipqa.indexes.token_index.base import TOKEN_INDEXES, TokenIndex
+from tipqa.indexes.token_index.base import TOKEN_INDEXES, RanksText, TokenIndex
+from tipqa.indexes.token_index.elasticsearch import ElasticsearchTokenSettings
 from tipqa.indexes.vector_index.base import VECTOR_INDEXES, EmbedsOnDemand, VectorIndex
+from tipqa.stages.vector import search_vectors
 from tipqa.training_order.base import TRAINING_ORDERS, IndexedOrderSettings, TrainingOrder
 
 
@@ -64,6 +70,35 @@ def vector_searching(config: Config, plan: Plan) -> VectorSearching:
     embedder, index = vector_index(config, plan)
     tokens = token_index(config, plan) if isinstance(index, EmbedsOnDemand) else None
     return VectorSearching(embedder, index, tokens)
+
+
+def text_ranker(config: Config, index: TokenIndex) -> RanksText | None:
+    """The token index as a BM25 ranker of texts, when it is one (Elasticsearch: with `bm25`)."""
+    settings = config.token_index.settings
+    if isinstance(settings, ElasticsearchTokenSettings) and not settings.bm25:
+        return None
+    return index if isinstance(index, RanksText) else None
+
+
+def auditing(inputs: AuditInputs, config: Config, plan: Plan) -> AuditBackends:
+    """The audit's backends: the build's judge (answers cached), token index and vector search
+    (its embedder loaded at the first search)."""
+    index = token_index(config, plan)
+
+    def nearest(questions: list[Question], k: int) -> list[VectorCandidates]:
+        searching = vector_searching(config, plan)
+        stats = StepStats(AUDIT)
+        return search_vectors(
+            questions,
+            searching.embedder,
+            searching.index,
+            k,
+            stats,
+            token_index=searching.token_index,
+        )
+
+    judge = make_judge(inputs.judge, config.llm_cache())
+    return AuditBackends(judge, index, text_ranker(config, index), nearest)
 
 
 def builds_in_parts(step: str, config: Config) -> bool:

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from tipqa.annotation.importing import all_completed
+from tipqa.annotation.items import annotator_names
 from tipqa.build.inputs import (
     QuestionsInputs,
     TokenIndexInputs,
@@ -20,6 +23,7 @@ from tipqa.build.inputs import (
     WorldInputs,
 )
 from tipqa.build.step_inputs import (
+    AuditInputs,
     KeywordsInputs,
     PreviewInputs,
     ShardInputs,
@@ -27,6 +31,7 @@ from tipqa.build.step_inputs import (
     TokenSearchInputs,
     VectorJudgeInputs,
     VectorSearchInputs,
+    VerbatimInputs,
 )
 from tipqa.config import Config
 from tipqa.config.pools import Pool
@@ -51,6 +56,7 @@ class Plan:
         self._memo: dict[tuple[str, ...], StepRecord] = {}
         self._shard_inputs: dict[tuple[str, str], ShardInputs] = {}
         self._questions: dict[str, QuestionsInputs] = {}
+        self._audits: dict[str, AuditInputs] = {}
 
     def _once(self, key: tuple[str, ...], make: Callable[[], StepRecord]) -> StepRecord:
         if key not in self._memo:
@@ -233,13 +239,69 @@ class Plan:
     @functools.cached_property
     def split_plan(self) -> SplitPlan:
         """Which pools make which splits."""
-        return SplitPlan.of(self.config.splits, self.config.pool_names)
+        audit = self.config.audit
+        return SplitPlan.of(
+            self.config.splits,
+            self.config.pool_names,
+            verbatim=audit.verbatim,
+            apply_audit=audit.on and audit.apply,
+        )
 
     @functools.cached_property
     def splits(self) -> StepRecord:
-        """The splits: the partitions of the pools they use, and [splits]."""
-        inputs = {name: self.partition(name).fingerprint for name in self.split_plan.used_pools}
-        return StepRecord(steps.SPLITS, {"splits": self.config.splits.identity()}, inputs)
+        """The splits: the partitions of the pools they use and [splits]; their verbatim counts
+        (`[audit] verbatim`), and their audits when the audit's findings are applied."""
+        split_plan = self.split_plan
+        pools = split_plan.used_pools
+        inputs = {name: self.partition(name).fingerprint for name in pools}
+        if split_plan.verbatim:
+            inputs.update({f"{steps.VERBATIM}.{p}": self.verbatim(p).fingerprint for p in pools})
+        if split_plan.apply_audit:
+            inputs.update(self._audits_of(pools))
+        settings = {
+            "splits": self.config.splits.identity(),
+            "audit": {"verbatim": split_plan.verbatim, "apply": split_plan.apply_audit},
+        }
+        return StepRecord(steps.SPLITS, settings, inputs)
+
+    def audit_inputs(self, pool: str) -> AuditInputs:
+        """The audit of a pool: [audit], the judge and its windows, k1, k2, the searches,
+        over the partition and both indexes."""
+        if pool not in self._audits:
+            config = self.config
+            self._audits[pool] = AuditInputs(
+                config.audit, config.judge, config.windows, config.build.k1, config.build.k2,
+                config.token_index, config.embedder, config.vector_index,
+                self.partition(pool).fingerprint, self.token_index.fingerprint,
+                self.vector_index.fingerprint,
+            )  # fmt: skip
+        return self._audits[pool]
+
+    def audit(self, pool: str) -> StepRecord:
+        """The audit of a pool's unanswerable and discarded labels."""
+        return self.audit_inputs(pool).record
+
+    def _audits_of(self, pools: list[str]) -> dict[str, str]:
+        """The audits of `pools` as inputs (none when the audit is off)."""
+        if not self.config.audit.on:
+            return {}
+        return {f"{steps.AUDIT}.{pool}": self.audit(pool).fingerprint for pool in pools}
+
+    def verbatim_inputs(self, pool: str) -> VerbatimInputs:
+        """The verbatim count of a pool's questions in the token index."""
+        questions = self.questions(pool).fingerprint
+        return VerbatimInputs(self.config.token_index, questions, self.token_index.fingerprint)
+
+    def verbatim(self, pool: str) -> StepRecord:
+        """The verbatim count's record."""
+        return self.verbatim_inputs(pool).record
+
+    @functools.cached_property
+    def annotation_completed(self) -> list[Path] | None:
+        """Every annotator's completed file of `[annotation]`, None while one is missing."""
+        settings = self.config.annotation
+        names = annotator_names(settings.annotators)
+        return all_completed(Path(settings.completed_dir), names)
 
     @functools.cached_property
     def training_index(self) -> StepRecord | None:
@@ -286,15 +348,27 @@ class Plan:
 
     @functools.cached_property
     def hub_folder(self) -> StepRecord:
-        """The Hub-ready folder: the splits (and boundaries) and what the card says."""
+        """The Hub-ready folder: the splits (and boundaries) and what the card says: the
+        audits of the splits' pools, and the judge's agreement with people once annotated."""
         settings = {"hub": self.config.hub.identity()}
-        inputs = {steps.SPLITS: self.splits.fingerprint, **self._boundaries()}
+        inputs = {
+            steps.SPLITS: self.splits.fingerprint,
+            **self._boundaries(),
+            **self._audits_of(self.split_plan.used_pools),
+        }
+        if self.annotation_completed is not None:
+            agreement = self.annotation_agreement([str(p) for p in self.annotation_completed])
+            inputs[steps.ANNOTATION_AGREEMENT] = agreement.fingerprint
         return StepRecord(steps.HUB_FOLDER, settings, inputs)
 
     @functools.cached_property
     def report(self) -> StepRecord:
-        """The build report: the splits (and boundaries)."""
-        inputs = {steps.SPLITS: self.splits.fingerprint, **self._boundaries()}
+        """The build report: the splits (and boundaries), and the audits of their pools."""
+        inputs = {
+            steps.SPLITS: self.splits.fingerprint,
+            **self._boundaries(),
+            **self._audits_of(self.split_plan.used_pools),
+        }
         return StepRecord(steps.REPORT, {}, inputs)
 
     def cost_preview(self, pool: str) -> StepRecord:

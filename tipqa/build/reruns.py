@@ -43,6 +43,8 @@ STEP_ORDER = (
     steps.VECTOR_SEARCH,
     steps.VECTOR_JUDGE,
     steps.PARTITION,
+    steps.VERBATIM,
+    steps.AUDIT,
     steps.TRAINING_INDEX,
     steps.BOUNDARY,
     steps.SPLITS,
@@ -82,6 +84,7 @@ SECTIONS = {
     "answerer": "[evaluate.BACKEND]",
     "evaluate": "[evaluate]",
     "split": "`Evaluate --split`",
+    "audit": "[audit]",
 }
 """The config section behind each group of settings a step record holds."""
 
@@ -186,6 +189,7 @@ def records(plan: Plan, completed: list[str]) -> list[StepRecord]:
         ]
     for pool in plan.config.pool_names:
         found += [plan.questions(pool), plan.cost_preview(pool), plan.partition(pool)]
+        found += [plan.verbatim(pool), plan.audit(pool)]
         found += [plan.pool_step(pool, step) for step in steps.SHARD_STEPS]
         found.append(plan.boundary(pool))
     if plan.training_index is not None:

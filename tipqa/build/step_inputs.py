@@ -11,13 +11,17 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self, cast
 
+from tipqa.audit.pool import AuditRun
+from tipqa.audit.settings import AuditSettings
 from tipqa.build.components import window_settings
 from tipqa.config import Choice
 from tipqa.core.errors import ConfigError
 from tipqa.core.fingerprint import StepInputs
 from tipqa.core.layout import (
+    AUDIT,
     COST_PREVIEW,
     KEYWORDS,
+    PARTITION,
     QUESTIONS,
     TOKEN_INDEX,
     TOKEN_JUDGE,
@@ -25,6 +29,7 @@ from tipqa.core.layout import (
     VECTOR_INDEX,
     VECTOR_JUDGE,
     VECTOR_SEARCH,
+    VERBATIM,
 )
 from tipqa.core.text import word_count
 from tipqa.indexes.embedders.base import KnowsSequenceLength
@@ -212,3 +217,62 @@ class PreviewInputs(StepInputs):
         if not isinstance(settings, KnowsSequenceLength):
             raise ConfigError(f"embedder {self.embedder.backend!r} cannot tell its chunk size")
         return settings.max_seq_length()
+
+
+@dataclass(frozen=True)
+class AuditInputs(StepInputs):
+    """The audit of a pool: [audit] (its verbatim key aside), the judge and its windows, k1 and
+    k2, the searches of the token and vector indexes, over the partition and both indexes."""
+
+    step: ClassVar[str] = AUDIT
+    audit: AuditSettings
+    judge: Choice
+    windows: WindowStepSettings
+    k1: int
+    k2: int
+    token_index: Choice
+    embedder: Choice
+    vector_index: Choice
+    partition: str
+    token_build: str
+    vector_build: str
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "audit": self.audit.audit_identity(),
+            "judge": self.judge.identity(),
+            "windows": self.windows.identity(),
+            "k1": self.k1,
+            "k2": self.k2,
+            "token_index": self.token_index.identity(),
+            "embedder": self.embedder.identity(),
+            "vector_index": self.vector_index.identity(),
+        }
+
+    def upstream(self) -> dict[str, Any]:
+        return {
+            PARTITION: self.partition,
+            TOKEN_INDEX: self.token_build,
+            VECTOR_INDEX: self.vector_build,
+        }
+
+    def audit_run(self) -> AuditRun:
+        """What the audit is asked to do, its judge windows resolved as the build's."""
+        limits = window_settings(self.windows, self.judge)
+        return AuditRun(self.audit, self.k1, self.k2, limits, self.record)
+
+
+@dataclass(frozen=True)
+class VerbatimInputs(StepInputs):
+    """The verbatim count of a pool: the token index's searches, over the questions and index."""
+
+    step: ClassVar[str] = VERBATIM
+    token_index: Choice
+    questions: str
+    token_build: str
+
+    def settings(self) -> dict[str, Any]:
+        return {"token_index": self.token_index.identity()}
+
+    def upstream(self) -> dict[str, Any]:
+        return {QUESTIONS: self.questions, TOKEN_INDEX: self.token_build}

@@ -13,14 +13,18 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from tipqa.audit.pool import AuditBackends, audit_pool
+from tipqa.audit.verbatim import count_verbatim
 from tipqa.build.components import make_answerer, make_embedder
 from tipqa.build.plan import Plan
 from tipqa.build.step_inputs import (
+    AuditInputs,
     KeywordsInputs,
     TokenJudgeInputs,
     TokenSearchInputs,
     VectorJudgeInputs,
     VectorSearchInputs,
+    VerbatimInputs,
 )
 from tipqa.config import Config
 from tipqa.core.jsonl import read_records, write_records
@@ -30,6 +34,7 @@ from tipqa.core.layout import (
     TOKEN_SEARCH,
     VECTOR_JUDGE,
     VECTOR_SEARCH,
+    VERBATIM,
     EvaluationLayout,
     PoolLayout,
     ShardLayout,
@@ -210,6 +215,22 @@ def vector_judge(
     write_records(out.instances, instances)
     _usage(stats, judge)
     stats.write(out.stats(VECTOR_JUDGE))
+    return stats
+
+
+def audit(inputs: AuditInputs, backends: AuditBackends, pool: PoolLayout, count: int) -> None:
+    """The Audit step of a pool of `count` shards (`tipqa.audit.pool.audit_pool`)."""
+    shards = [pool.shard(i) for i in range(count)]
+    audit_pool(inputs.audit_run(), backends, pool, shards)
+
+
+def verbatim(inputs: VerbatimInputs, index: TokenIndex, pool: PoolLayout) -> StepStats:
+    """Count the documents that hold each of a pool's questions verbatim."""
+    stats = StepStats(VERBATIM, provenance=inputs.record.provenance())
+    write_records(
+        pool.verbatim, count_verbatim(read_records(pool.questions, Question), index, stats)
+    )
+    stats.write(pool.verbatim_stats)
     return stats
 
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 import shlex
 from collections import Counter
 
+from tipqa.audit.markdown import summary_line
 from tipqa.core.jsonl import atomic_open
 from tipqa.core.layout import RunLayout
 from tipqa.core.stats import read_stats
 from tipqa.dataset.corpus_reading import CorpusReading
 from tipqa.dataset.provenance import REMEDY, offline_backends
+from tipqa.dataset.splits import read_audit
 
 OUTAGE = ("timeout", "connection", "http_408", "http_429", "http_5")
 
@@ -97,13 +99,18 @@ def _boundary_lines(run: RunLayout, pools: list[str]) -> tuple[list[str], list[s
 
 
 def summarize(
-    run: RunLayout, pools: list[str], config_path: str | None = None, boundary: bool = False
+    run: RunLayout,
+    pools: list[str],
+    config_path: str | None = None,
+    boundary: bool = False,
+    audited: bool = False,
 ) -> str:
     """The summary of a finished build, as Markdown.
 
     `config_path` (the run's `LUIGI_CONFIG_PATH`) goes into the commands it suggests, so that
     they run against the same configuration when pasted; `boundary`: the build dated its
-    evidence over training (its pools' boundary stats are read).
+    evidence over training (its pools' boundary stats are read); `audited`: it audited its
+    pools (their `audit.json` are read).
     """
     lines = [f"# Build {run.root.name}", ""]
     undetermined = engine_starts = 0
@@ -131,6 +138,8 @@ def summarize(
         lines.append(f"- vLLM offline engines started: {engine_starts} (each loads the model)")
     dated, order_warnings = _boundary_lines(run, pools) if boundary else ([], [])
     lines += dated
+    if audited:
+        lines += [summary_line(name, read_audit(run.pool(name))) for name in pools]
     lines += [
         "",
         f"Splits: {run.splits}",
@@ -162,10 +171,14 @@ def summarize(
 
 
 def write_summary(
-    run: RunLayout, pools: list[str], config_path: str | None = None, boundary: bool = False
+    run: RunLayout,
+    pools: list[str],
+    config_path: str | None = None,
+    boundary: bool = False,
+    audited: bool = False,
 ) -> str:
     """Write the summary to `<run>/summary.md` and return it."""
-    text = summarize(run, pools, config_path, boundary)
+    text = summarize(run, pools, config_path, boundary, audited)
     with atomic_open(run.summary) as handle:
         handle.write(text.encode())
     return text

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from tipqa.annotation.labelstudio_server import LabelStudioSettings
 from tipqa.annotation.settings import AnnotationSettings
+from tipqa.audit.settings import AuditSettings
 from tipqa.boundary.build import BoundarySettings
 from tipqa.config.pools import POOL_PREFIX, Pool, read_pools, selected
 from tipqa.core.errors import ConfigError, MissingExtraError
@@ -124,6 +125,7 @@ class Config:
     answerers: tuple[Choice, ...]
     boundary: BoundarySettings = field(default_factory=BoundarySettings)
     training_order: Choice | None = None
+    audit: AuditSettings = field(default_factory=AuditSettings)
 
     def answerer(self, backend: str) -> Choice:
         """The model under evaluation on `backend`, with its `[evaluate.<backend>]` settings."""
@@ -196,6 +198,7 @@ SIMPLE_SECTIONS: dict[str, type[Settings]] = {
     "labelstudio": LabelStudioSettings,
     "evaluate": EvaluateSettings,
     "boundary": BoundarySettings,
+    "audit": AuditSettings,
 }
 
 
@@ -267,6 +270,7 @@ def read_config(sections: Sections) -> Config:
         answerers=read_answerers(sections),
         boundary=boundary,
         training_order=training_order,
+        audit=section(AuditSettings, "audit"),
     )
 
 

@@ -96,13 +96,16 @@ OUTPUT_RECORDS = (
     ("questions.jsonl (pools, shards)", records.Question),
     ("keywords.jsonl", records.Keywords),
     ("token_candidates.jsonl", records.TokenCandidates),
-    ("token_judgments.jsonl, vector_judgments.jsonl", records.Judgment),
+    ("token_judgments.jsonl, vector_judgments.jsonl, audit_judgments.jsonl", records.Judgment),
     ("token_decisions.jsonl, vector_decisions.jsonl", records.Decision),
     ("vector_candidates.jsonl", records.VectorCandidates),
     ("instances.jsonl", records.VectorInstance),
     ("judged_units.jsonl", records.JudgedUnit),
     ("answerable.jsonl, ..., the splits' questions.jsonl", records.LabeledQuestion),
     ("evidence (inside a decision or a labelled question)", records.Evidence),
+    ("the findings of audit.json (`found`)", records.AuditFinding),
+    ("evidence of a finding", records.AuditEvidence),
+    ("verbatim.jsonl (pools)", records.Verbatim),
 )
 """The JSON-lines files of a run and the record each line holds."""
 

@@ -32,6 +32,8 @@ ANNOTATION_PUSH = "annotation_push"
 ANNOTATION_PULL = "annotation_pull"
 PREDICTIONS = "predictions"
 EVALUATE = "evaluate"
+AUDIT = "audit"
+VERBATIM = "verbatim"
 
 SHARD_STEPS = (KEYWORDS, TOKEN_SEARCH, TOKEN_JUDGE, VECTOR_SEARCH, VECTOR_JUDGE)
 """The steps of Algorithm 1 that run per block of questions, in order."""
@@ -144,6 +146,10 @@ class RunLayout:
     def annotation(self, pool: str) -> Path:
         """The annotation tree of pool `pool` (see `tipqa.annotation.layout`)."""
         return self.root / "annotation" / pool
+
+    def comparison(self, other: str) -> Path:
+        """Where `tipqa compare` writes this run's comparison with run `other` (by default)."""
+        return self.root / "compare" / other
 
     def training_index(self, key: str) -> TrainingIndexLayout:
         """The default place of a training stream's anchor index: one per stream (`key`),
@@ -269,6 +275,31 @@ class PoolLayout:
     def cost_preview(self) -> Path:
         """PreviewCost's bounds on what the judge will be sent."""
         return self.root / "cost_preview.json"
+
+    @property
+    def audit(self) -> Path:
+        """The audit of the pool's unanswerable and discarded labels (`tipqa.audit`)."""
+        return self.root / "audit.json"
+
+    @property
+    def audit_judgments(self) -> Path:
+        """Every judgment the audit obtained (`Judgment`, stage "audit")."""
+        return self.root / "audit_judgments.jsonl"
+
+    @property
+    def audit_stats(self) -> Path:
+        """The audit's stats file, written last."""
+        return self.root / "audit.stats.json"
+
+    @property
+    def verbatim(self) -> Path:
+        """Per question, the documents that contain it verbatim (`Verbatim`)."""
+        return self.root / "verbatim.jsonl"
+
+    @property
+    def verbatim_stats(self) -> Path:
+        """The verbatim count's stats file, written last."""
+        return self.root / "verbatim.stats.json"
 
     @property
     def boundary(self) -> BoundaryLayout:

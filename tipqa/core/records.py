@@ -15,7 +15,7 @@ SCHEMA_VERSION = 1
 
 Label = Literal["answerable", "unanswerable", "discarded", "undetermined"]
 Outcome = Literal["answerable", "unanswerable", "discarded", "undetermined", "to_vector"]
-Stage = Literal["token", "vector"]
+Stage = Literal["token", "vector", "audit"]
 Relevance = Literal["yes", "no"]
 
 LABELS: tuple[Label, ...] = ("answerable", "unanswerable", "discarded", "undetermined")
@@ -287,8 +287,63 @@ class VectorInstance(Record):
 
 
 @dataclass
+class AuditEvidence(Record):
+    """What the audit found for a question: the judged unit, where it is, and how it was found.
+
+    `relaxation` says in words which search reached it (`keywords without "Gilmore"`).
+    """
+
+    doc_id: str
+    unit_id: str
+    text: str
+    start: int | None
+    end: int | None
+    relaxation: str
+    stage: Stage = "audit"
+
+
+@dataclass
+class AuditFinding(Record):
+    """A question labelled unanswerable or discarded for which the audit found evidence.
+
+    `cause` names the relaxation (`tipqa.audit.relaxations.CAUSES`).
+    """
+
+    id: str
+    label: Label
+    cause: str
+    evidence: AuditEvidence
+    nested: ClassVar[dict[str, type[Record]]] = {"evidence": AuditEvidence}
+
+    def labeled(self, row: LabeledQuestion) -> LabeledQuestion:
+        """`row` (this question's partition row) moved to answerable with this evidence."""
+        found = self.evidence
+        return dataclasses.replace(
+            row,
+            label="answerable",
+            stage="audit",
+            reason=f"was {row.label}; the audit found evidence ({found.relaxation})",
+            evidence=Evidence("audit", found.doc_id, found.unit_id, found.text),
+        )
+
+
+@dataclass
+class Verbatim(Record):
+    """The documents that contain a question's text as a phrase, and those of them that also
+    contain an answer alias."""
+
+    question_id: str
+    documents: int
+    with_alias: int
+
+
+@dataclass
 class LabeledQuestion(Record):
-    """A row of the final partition: the question, its label, and why."""
+    """A row of the final partition: the question, its label, and why.
+
+    `verbatim_docs` and `verbatim_with_alias` (`Verbatim`) are filled in the splits, where
+    counted.
+    """
 
     id: str
     question: str
@@ -300,4 +355,6 @@ class LabeledQuestion(Record):
     keywords: list[str]
     total_matches: int | None
     evidence: Evidence | None
+    verbatim_docs: int | None = None
+    verbatim_with_alias: int | None = None
     nested: ClassVar[dict[str, type[Record]]] = {"evidence": Evidence}

@@ -11,6 +11,7 @@ from tipqa.core.jsonl import atomic_open
 SEGMENTS = (
     ("answerable_token", "answerable (token)", "#2b8a3e"),
     ("answerable_vector", "answerable (vector)", "#8ce99a"),
+    ("answerable_audit", "answerable (audit)", "#d8f5a2"),
     ("unanswerable_vector", "unanswerable (vector)", "#e8590c"),
     ("discarded_token", "discarded (token)", "#adb5bd"),
     ("undetermined_token", "undetermined (token)", "#5c7cfa"),

@@ -19,8 +19,9 @@ a build that recorded no offsets).
 from __future__ import annotations
 
 import contextlib
+import itertools
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import orjson
@@ -144,13 +145,20 @@ def read_qrels(path: Path) -> Qrels:
 
 
 def split_relevance(
-    folders: list[Path], membership: dict[str, str], names: tuple[str, ...], root: Path
+    folders: list[Path],
+    membership: dict[str, str],
+    names: tuple[str, ...],
+    root: Path,
+    added: Mapping[Path, list[JudgedUnit]] | None = None,
 ) -> dict[str, dict[str, int]]:
     """Copy the partitions' relevance files into `root/<split>/`, each question to its split.
 
-    A partition without relevance files (built before they were written) is counted under
+    `added` holds more judged units of a partition (the audit's, when applied): they join its
+    judged units, and its qrels are those of both (a document's highest relevance). A partition
+    without relevance files (built before they were written) is counted under
     `pools_without_relevance`; without any, no split gets relevance files.
     """
+    added = added or {}
     sources = [f for f in folders if (f / QRELS_FILE).is_file() and (f / UNITS_FILE).is_file()]
     counts: dict[str, dict[str, int]] = {name: Counter() for name in names}
     if not sources:
@@ -162,13 +170,13 @@ def split_relevance(
         qrels = {n: stack.enter_context(atomic_open(root / n / QRELS_FILE)) for n in names}
         units = {n: stack.enter_context(atomic_open(root / n / UNITS_FILE)) for n in names}
         for folder in sources:
-            with open(folder / QRELS_FILE, "rb") as handle:
-                for line in handle:
-                    split = membership.get(line.split(b" ", 1)[0].decode())
-                    if split is not None:
-                        qrels[split].write(line)
-                        counts[split]["qrels_pairs"] += 1
-            for unit in iter_records(folder / UNITS_FILE, JudgedUnit):
+            more = added.get(folder, [])
+            for qid, line in _qrels_lines(folder / QRELS_FILE, more):
+                split = membership.get(qid)
+                if split is not None:
+                    qrels[split].write(line)
+                    counts[split]["qrels_pairs"] += 1
+            for unit in itertools.chain(iter_records(folder / UNITS_FILE, JudgedUnit), more):
                 split = membership.get(unit.question_id)
                 if split is not None:
                     units[split].write(orjson.dumps(unit.to_dict()) + b"\n")
@@ -178,3 +186,19 @@ def split_relevance(
     if missing:
         result["pools_without_relevance"] = {"count": missing}
     return result
+
+
+def _qrels_lines(path: Path, added: list[JudgedUnit]) -> Iterator[tuple[str, bytes]]:
+    """(question id, line) of a qrels file, merged with the document relevance of `added`."""
+    if not added:
+        with open(path, "rb") as handle:
+            for raw in handle:
+                yield raw.split(b" ", 1)[0].decode(), raw
+        return
+    merged = read_qrels(path)
+    for qid, docs in document_relevance(added).items():
+        known = merged.setdefault(qid, {})
+        for doc_id, relevance in docs.items():
+            known[doc_id] = max(known.get(doc_id, 0), relevance)
+    for line in qrels_lines(merged, Counter()):
+        yield line.split(" ", 1)[0], line.encode()

@@ -7,6 +7,11 @@ answerable and as many unanswerable questions of the train pool (TriviaQA's trai
 split is the rest of that pool. Discarded and undetermined questions stay out of every split but
 are counted. Without a train pool only the test split is made.
 
+Two readings of other steps join the partitions when configured: each question's verbatim
+counts (`verbatim_docs`, `verbatim_with_alias`, from the pool's `verbatim.jsonl`), and, with
+`[audit] apply`, the audit's findings, which move those questions to answerable with stage
+`audit` and add the audit's judgments to the relevance files (`tipqa.audit`).
+
 Files under the splits folder: `<split>/questions.jsonl` (`LabeledQuestion`),
 `<split>/instances.jsonl` (the vector-stage `VectorInstance`s of the split's questions),
 `<split>/qrels.txt` and `<split>/judged_units.jsonl` (the relevance files of `tipqa.dataset.qrels`)
@@ -29,20 +34,30 @@ import orjson
 
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.fingerprint import StepRecord
-from tipqa.core.jsonl import atomic_open, iter_records
+from tipqa.core.jsonl import atomic_open, iter_records, read_json, read_records
 from tipqa.core.layout import SPLITS as SPLITS_STEP
-from tipqa.core.layout import PartitionLayout, RunLayout, SplitsLayout
-from tipqa.core.records import LABELS, LabeledQuestion, VectorInstance
+from tipqa.core.layout import PartitionLayout, PoolLayout, RunLayout, SplitsLayout
+from tipqa.core.records import (
+    LABELS,
+    AuditFinding,
+    JudgedUnit,
+    Judgment,
+    LabeledQuestion,
+    VectorInstance,
+    Verbatim,
+)
 from tipqa.core.settings import Settings, setting
 from tipqa.core.stats import StepStats, read_stats
 from tipqa.dataset.provenance import REMEDY, construction_parameters, shared_steps
-from tipqa.dataset.qrels import split_relevance
+from tipqa.dataset.qrels import judged_units, split_relevance
 
 log = logging.getLogger(__name__)
 
 SPLITS: tuple[str, ...] = ("train", "validation", "test")
 SPLIT_LABELS: tuple[str, ...] = ("answerable", "unanswerable")
 LEFT_OUT: tuple[str, ...] = ("discarded", "undetermined")
+AUDITED: tuple[str, ...] = ("unanswerable", "discarded")
+"""The labels the audit reads (`tipqa.audit`): its findings move questions from these."""
 
 
 @dataclass(frozen=True)
@@ -88,19 +103,35 @@ class SplitSettings(Settings):
 
 @dataclass(frozen=True)
 class SplitPlan:
-    """The splits to make: the test pool, the train pool (or None), and the settings."""
+    """The splits to make: the test pool, the train pool (or None), and the settings; whether
+    the pools' verbatim counts are read, and whether their audits' findings are applied."""
 
     test_pool: str
     train_pool: str | None
     validation_per_label: int
     seed: int
+    verbatim: bool = False
+    apply_audit: bool = False
 
     @classmethod
-    def of(cls, settings: SplitSettings, pools: list[str]) -> SplitPlan:
+    def of(
+        cls,
+        settings: SplitSettings,
+        pools: list[str],
+        *,
+        verbatim: bool = False,
+        apply_audit: bool = False,
+    ) -> SplitPlan:
         """The plan of these settings for the configured pools."""
         settings.check_pools(pools)
+        train = settings.train(pools)
         return cls(
-            settings.test_pool, settings.train(pools), settings.validation_per_label, settings.seed
+            settings.test_pool,
+            train,
+            settings.validation_per_label,
+            settings.seed,
+            verbatim,
+            apply_audit,
         )
 
     @property
@@ -116,12 +147,28 @@ class SplitPlan:
 
 @dataclass
 class PoolIndex:
-    """One pool's partition as read back, lightly: (id, label, stage) of every question."""
+    """One pool's partition as read back, lightly: (id, label, stage) of every question.
+
+    `moved` holds the audit's findings when they are applied (the entries already carry
+    their new label), `verbatim` the questions' verbatim counts when read.
+    """
 
     name: str
     partition: PartitionLayout
     entries: list[tuple[str, str, str]]
     info: dict[str, Any] = field(default_factory=dict)
+    moved: dict[str, AuditFinding] = field(default_factory=dict)
+    verbatim: dict[str, Verbatim] = field(default_factory=dict)
+
+    def row(self, row: LabeledQuestion) -> LabeledQuestion:
+        """A partition row as the splits hold it: moved by the audit, with verbatim counts."""
+        finding = self.moved.get(row.id)
+        if finding is not None:
+            row = finding.labeled(row)
+        counts = self.verbatim.get(row.id)
+        if counts is not None:
+            row.verbatim_docs, row.verbatim_with_alias = counts.documents, counts.with_alias
+        return row
 
     def ids(self, label: str) -> list[str]:
         """The ids of the questions with `label`, in file order."""
@@ -130,12 +177,16 @@ class PoolIndex:
     def summary(self) -> dict[str, Any]:
         """Questions by label and by stage; discarded and undetermined are left out of splits."""
         labels = Counter(label for _, label, _ in self.entries)
-        return {
+        summary: dict[str, Any] = {
             "questions": len(self.entries),
             **{label: labels.get(label, 0) for label in LABELS},
             "by_stage": _by_stage((label, stage) for _, label, stage in self.entries),
             "left_out": sum(labels.get(label, 0) for label in LEFT_OUT),
         }
+        if self.moved:
+            moved = Counter[str](finding.label for finding in self.moved.values())
+            summary["audit_moved"] = {label: moved.get(label, 0) for label in AUDITED}
+        return summary
 
 
 def _by_stage(pairs: Iterable[tuple[str, str]]) -> dict[str, int]:
@@ -143,11 +194,14 @@ def _by_stage(pairs: Iterable[tuple[str, str]]) -> dict[str, int]:
     return dict(sorted(Counter(f"{label}_{stage}" for label, stage in pairs).items()))
 
 
-def read_pool(name: str, partition: PartitionLayout) -> PoolIndex:
-    """Index a pool's partition (one JSONL file per label, instances, stats)."""
+def read_pool(name: str, pool: PoolLayout, plan: SplitPlan) -> PoolIndex:
+    """Index a pool's partition (one JSONL file per label, instances, stats), with its verbatim
+    counts and its audit's findings as the plan says."""
+    partition = pool.partition_files
     for path in [*(partition.labelled(label) for label in LABELS), partition.stats]:
         if not path.is_file():
             raise InputError(f"pool {name!r} has no partition file here", path=str(path))
+    moved = audit_findings(pool) if plan.apply_audit else {}
     entries: list[tuple[str, str, str]] = []
     for label in LABELS:
         path = partition.labelled(label)
@@ -156,10 +210,41 @@ def read_pool(name: str, partition: PartitionLayout) -> PoolIndex:
                 raise InputError(
                     f"question {row.id} is labelled {row.label!r}", path=str(path), field="label"
                 )
-            entries.append((row.id, row.label, row.stage))
+            finding = moved.get(row.id)
+            entries.append(
+                (row.id, "answerable", "audit") if finding else (row.id, label, row.stage)
+            )
     stats = read_stats(partition.stats, REMEDY)
     info = stats.get("info", {})
-    return PoolIndex(name, partition, entries, info if isinstance(info, dict) else {})
+    verbatim = (
+        {v.question_id: v for v in read_records(pool.verbatim, Verbatim)} if plan.verbatim else {}
+    )
+    return PoolIndex(
+        name, partition, entries, info if isinstance(info, dict) else {}, moved, verbatim
+    )
+
+
+def read_audit(pool: PoolLayout, fingerprint: str | None = None) -> dict[str, Any]:
+    """The pool's `audit.json`; with `fingerprint`, checked to be the audit that it names."""
+    if not pool.audit.is_file():
+        raise InputError(f"the pool has not been audited: {REMEDY}", path=str(pool.audit))
+    audit = read_json(pool.audit)
+    if not isinstance(audit, dict) or not isinstance(audit.get("found"), list):
+        raise InputError("not an audit file", path=str(pool.audit))
+    if fingerprint is not None and audit.get("fingerprint") != fingerprint:
+        raise InputError(f"an audit made with other settings: {REMEDY}", path=str(pool.audit))
+    return audit
+
+
+def audit_findings(pool: PoolLayout) -> dict[str, AuditFinding]:
+    """The findings of the pool's audit, by question id (its `audit.json`)."""
+    findings = [AuditFinding.from_dict(item) for item in read_audit(pool)["found"]]
+    return {finding.id: finding for finding in findings}
+
+
+def audit_units(pool: PoolLayout, counts: Counter[str]) -> list[JudgedUnit]:
+    """The units the pool's audit judged, as the relevance files keep them."""
+    return judged_units(read_records(pool.audit_judgments, Judgment), counts)
 
 
 def sample_validation(
@@ -216,17 +301,23 @@ def write_split_files(
 ) -> dict[str, dict[str, Any]]:
     """Stream the pools' questions and instances into the split files; return per-split counts."""
     counts: dict[str, dict[str, Any]] = {
-        name: {"pairs": [], "instances": Counter()} for name in names
+        name: {"pairs": [], "instances": Counter(), "verbatim": {}} for name in names
     }
     with contextlib.ExitStack() as stack:
         questions = {n: stack.enter_context(atomic_open(out.questions(n))) for n in names}
         instances = {n: stack.enter_context(atomic_open(out.instances(n))) for n in names}
         for pool in pools:
-            for label in SPLIT_LABELS:
-                for row in iter_records(pool.partition.labelled(label), LabeledQuestion):
-                    split = membership[row.id]
+            labels = LABELS if pool.moved else SPLIT_LABELS
+            for label in labels:
+                for read in iter_records(pool.partition.labelled(label), LabeledQuestion):
+                    split = membership.get(read.id)
+                    if split is None:
+                        continue
+                    row = pool.row(read)
                     questions[split].write(orjson.dumps(row.to_dict()) + b"\n")
                     counts[split]["pairs"].append((row.label, row.stage))
+                    if pool.verbatim:
+                        _count_verbatim(counts[split]["verbatim"], row)
             path = pool.partition.instances
             for instance in iter_records(path, VectorInstance) if path.is_file() else []:
                 target = membership.get(instance.question_id)
@@ -236,6 +327,14 @@ def write_split_files(
                     kind = "unknown" if relevant is None else ("yes" if relevant else "no")
                     counts[target]["instances"][kind] += 1
     return counts
+
+
+def _count_verbatim(counts: dict[str, dict[str, int]], row: LabeledQuestion) -> None:
+    """Count a split's question by label: found verbatim, and with an answer alias beside."""
+    label = counts.setdefault(row.label, {"questions": 0, "in_corpus": 0, "with_alias": 0})
+    label["questions"] += 1
+    label["in_corpus"] += int(bool(row.verbatim_docs))
+    label["with_alias"] += int(bool(row.verbatim_with_alias))
 
 
 def agreed_parameters(pools: list[PoolIndex]) -> dict[str, Any]:
@@ -271,14 +370,20 @@ def make_splits(
     `evaluation` writes files that evaluate the test split into the splits folder before the
     stats file (the lm-evaluation-harness task, `tipqa.lmeval_task.write_task_folder`).
     """
-    pools = [read_pool(name, run.pool(name).partition_files) for name in plan.used_pools]
+    pools = [read_pool(name, run.pool(name), plan) for name in plan.used_pools]
     parameters = agreed_parameters(pools)
     membership, validation = assign_splits(pools[0], pools[1] if len(pools) > 1 else None, plan)
     layout = SplitsLayout(run.splits)
     names = plan.splits
     counts = write_split_files(pools, membership, names, layout)
     folders = [pool.partition.root for pool in pools]
-    judged = split_relevance(folders, membership, names, layout.root)
+    audited: Counter[str] = Counter()
+    added = {
+        pool.partition.root: audit_units(run.pool(pool.name), audited)
+        for pool in pools
+        if plan.apply_audit
+    }
+    judged = split_relevance(folders, membership, names, layout.root, added)
     for stale in set(SPLITS) - set(names):
         shutil.rmtree(layout.folder(stale), ignore_errors=True)
     stats = StepStats(SPLITS_STEP, provenance=record.provenance())
@@ -312,12 +417,27 @@ def make_splits(
         parameters=parameters,
         relevance=judged,
     )
+    if plan.verbatim:
+        stats.info["verbatim"] = {name: counts[name]["verbatim"] for name in names}
+    if plan.apply_audit:
+        stats.info["audit"] = {pool.name: _applied(run.pool(pool.name)) for pool in pools}
     if validation and validation["short"]:
         _report_short(stats, validation)
     if evaluation is not None and summary.get("test", {}).get("questions"):
         evaluation(layout.root)
     stats.write(layout.stats)
     return stats
+
+
+def _applied(pool: PoolLayout) -> dict[str, Any]:
+    """What the splits record of an audit they applied: its fingerprint, settings and moves."""
+    audit = read_audit(pool)
+    moved = Counter(item["label"] for item in audit["found"])
+    return {
+        "fingerprint": audit["fingerprint"],
+        "settings": audit["settings"]["audit"],
+        "moved": {label: moved.get(label, 0) for label in AUDITED},
+    }
 
 
 def _report_short(stats: StepStats, validation: dict[str, Any]) -> None:

@@ -30,6 +30,8 @@ OUTCOMES = (
     ("undetermined_token", "undetermined (token)"),
     ("undetermined_vector", "undetermined (vector)"),
 )
+AUDIT_OUTCOME = ("answerable_audit", "answerable (audit)")
+"""The outcome of questions the audit moved to answerable (shown where there are some)."""
 FIELDS = {
     "questions": [
         ("id", "question id from the source dataset"),
@@ -37,10 +39,19 @@ FIELDS = {
         ("answer", "the gold answer"),
         ("aliases", "every accepted form of the answer"),
         ("label", "`answerable` or `unanswerable`"),
-        ("stage", "the stage that decided: `token` (keyword search) or `vector`"),
+        (
+            "stage",
+            "the stage that decided: `token` (keyword search), `vector`, or `audit` "
+            "(moved to answerable by the audit, `[audit] apply`)",
+        ),
         ("reason", "why the question got its label"),
         ("keywords", "the keywords extracted from the question"),
         ("total_matches", "documents containing all keywords and an alias (token search)"),
+        (
+            "verbatim_docs",
+            "documents containing the question's text as a phrase (null: not counted)",
+        ),
+        ("verbatim_with_alias", "of those, the documents that also contain an answer alias"),
         ("evidence_stage", "stage of the evidence (answerable questions only)"),
         ("evidence_doc_id", "corpus id of the document judged relevant"),
         ("evidence_unit_id", "the judged window or chunk of that document"),
@@ -58,7 +69,11 @@ FIELDS = {
     ],
     "relevance": [
         ("question_id", "id of the question (in the same split of `questions`)"),
-        ("stage", "`token` (a window of a keyword-search document) or `vector` (a chunk)"),
+        (
+            "stage",
+            "`token` (a window of a keyword-search document), `vector` (a chunk) or "
+            "`audit` (a window or chunk the audit judged)",
+        ),
         ("doc_id", "corpus id of the judged document"),
         ("unit_id", "the judged window or chunk"),
         ("relevance", "1: judged relevant, 0: judged not relevant"),
@@ -118,6 +133,9 @@ def statistics_section(info: dict[str, Any], rows: dict[str, dict[str, int]]) ->
     """Table 2 of the paper for these splits, what was left out, and outcomes by stage."""
     splits, pools = info["splits"], info["pools"]
     order = [s for s in SPLITS if s in splits]
+    outcomes = list(OUTCOMES)
+    if any(p["by_stage"].get(AUDIT_OUTCOME[0]) for p in pools.values()):
+        outcomes.insert(2, AUDIT_OUTCOME)
     table = _table(
         ["Split", "From pool", "# Answerable", "# Unanswerable", "# Questions", "# Instances"],
         [
@@ -137,10 +155,10 @@ def statistics_section(info: dict[str, Any], rows: dict[str, dict[str, int]]) ->
         [[n, p["questions"], p["discarded"], p["undetermined"]] for n, p in pools.items()],
     )
     stages = _table(
-        ["", *(title for _, title in OUTCOMES)],
-        [[f"split {s}", *(splits[s]["by_stage"].get(k, 0) for k, _ in OUTCOMES)] for s in order]
+        ["", *(title for _, title in outcomes)],
+        [[f"split {s}", *(splits[s]["by_stage"].get(k, 0) for k, _ in outcomes)] for s in order]
         + [
-            [f"pool {n}", *(p["by_stage"].get(k, 0) for k, _ in OUTCOMES)] for n, p in pools.items()
+            [f"pool {n}", *(p["by_stage"].get(k, 0) for k, _ in outcomes)] for n, p in pools.items()
         ],
     )
     parts = [
@@ -247,8 +265,18 @@ def _vector_stage(params: dict[str, Any]) -> str:
     )
 
 
-def parameters_section(params: dict[str, Any]) -> str:
-    """The construction parameters, as the build's steps recorded them."""
+def _applied(pool: str, audit: dict[str, Any]) -> str:
+    settings, moved = audit["settings"], audit["moved"]
+    return (
+        f"pool `{pool}`: {moved['unanswerable']:,} unanswerable and {moved['discarded']:,} "
+        f"discarded questions moved to answerable (sample {settings['sample']}, seed "
+        f"{settings['seed']}, budget {settings['budget']})"
+    )
+
+
+def parameters_section(params: dict[str, Any], audits: dict[str, Any] | None = None) -> str:
+    """The construction parameters, as the build's steps recorded them (and the audits whose
+    findings the splits applied)."""
     embedder = params["embedder"]
     embedding = f"`{embedder.get('backend')}` model `{embedder.get('model')}`"
     prefixes = [(k, embedder.get(k)) for k in ("query_prefix", "passage_prefix")]
@@ -271,6 +299,9 @@ def parameters_section(params: dict[str, Any]) -> str:
     ]
     if judge.get("mode"):
         rows.insert(8, ["judge mode", judge["mode"]])
+    if audits:
+        applied = "; ".join(_applied(pool, audit) for pool, audit in audits.items())
+        rows.insert(-1, ["audit applied", applied])
     warning = rules_warning(params)
     table = _table(["Parameter", "Value"], rows)
     return "## Construction parameters\n\n" + (f"{warning}\n\n" if warning else "") + table
@@ -353,7 +384,7 @@ def render_card(
         splits_section(info),
         statistics_section(info, rows),
         *corpus_section(info["parameters"].get("corpus_reading")),
-        parameters_section(info["parameters"]),
+        parameters_section(info["parameters"], info.get("audit")),
         fields_section(rows),
         *extra_sections,
         citation_section(),

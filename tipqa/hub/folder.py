@@ -13,23 +13,24 @@ from __future__ import annotations
 
 import itertools
 import shutil
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from tqdm import tqdm
 
+from tipqa.audit.markdown import trust_section
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.fingerprint import StepRecord
-from tipqa.core.jsonl import iter_records
+from tipqa.core.jsonl import iter_records, read_json
 from tipqa.core.layout import HUB_FOLDER, RunLayout, SplitsLayout
 from tipqa.core.records import SCHEMA_VERSION, JudgedUnit, LabeledQuestion, VectorInstance
 from tipqa.core.stats import StepStats, read_stats
 from tipqa.dataset.partition import question_row
 from tipqa.dataset.provenance import REMEDY
 from tipqa.dataset.qrels import QRELS_FILE, UNITS_FILE
-from tipqa.dataset.splits import SPLITS
+from tipqa.dataset.splits import SPLITS, read_audit
 from tipqa.hub.card import render_card
 from tipqa.hub.folder_stats import HubFolderStats
 from tipqa.hub.settings import HubSettings
@@ -56,6 +57,8 @@ def question_schema() -> Any:
             ("reason", string),
             ("keywords", pa.list_(string)),
             ("total_matches", pa.int64()),
+            ("verbatim_docs", pa.int64()),
+            ("verbatim_with_alias", pa.int64()),
             ("evidence_stage", string),
             ("evidence_doc_id", string),
             ("evidence_unit_id", string),
@@ -243,18 +246,35 @@ def copy_qrels(splits: SplitsLayout, out: Path, folder: HubFolderStats) -> None:
             shutil.copyfile(source, out / "relevance" / f"{split}.qrels.txt")
 
 
+@dataclass(frozen=True)
+class TrustFiles:
+    """What the card says of how far the labels can be trusted: the audits of these pools
+    (each by the fingerprint it must record), the judge's agreement with people (its report)."""
+
+    audits: Mapping[str, str] = field(default_factory=dict)
+    agreement: Path | None = None
+
+    def section(self, run: RunLayout, info: dict[str, Any]) -> str:
+        """The card's section (empty when nothing was measured)."""
+        audits = {pool: read_audit(run.pool(pool), fp) for pool, fp in self.audits.items()}
+        agreement = read_json(self.agreement) if self.agreement is not None else None
+        return trust_section(audits, info.get("verbatim"), cast(dict[str, Any] | None, agreement))
+
+
 def build_hub_folder(
     run: RunLayout,
     settings: HubSettings,
     record: StepRecord,
     extension: FolderExtension | None = None,
     explorer: Callable[[Path], int] | None = None,
+    trust: TrustFiles | None = None,
 ) -> HubFolderStats:
     """Build the run's Hub-ready folder from its splits; the card says what [hub] asks.
 
     An `extension` adds configurations and card sections (the boundary over training time);
     `explorer` writes the explorer page into the folder it is given (with `[hub] explorer`) and
-    returns how many questions it shows.
+    returns how many questions it shows; `trust` names the audits and agreement report the card
+    shows.
     """
     layout = SplitsLayout(run.splits)
     stats = read_stats(layout.stats, REMEDY)
@@ -271,6 +291,8 @@ def build_hub_folder(
     folder = write_data_files(layout, staging, available, rows_per_file, extra)
     copy_qrels(layout, staging, folder)
     sections = extension.card_sections(stats["info"], folder.rows) if extension else []
+    trusted = (trust or TrustFiles()).section(run, stats["info"])
+    sections = [trusted, *sections] if trusted else sections
     if folder.rows.get("questions", {}).get("test"):
         steps = checkpoint_steps(folder.rows)
         write_task_folder(staging, steps)

@@ -10,9 +10,10 @@ skipped as the splits recorded it), the explorer page (`explorer/`, see
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from tipqa.audit.markdown import trust_section
 from tipqa.core.errors import InputError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import atomic_open, iter_records, write_json
@@ -22,11 +23,13 @@ from tipqa.core.stats import StepStats, read_stats
 from tipqa.dataset.corpus_reading import CorpusReading
 from tipqa.dataset.match_bins import MATCH_BINS, UNKNOWN_BIN, match_bin
 from tipqa.dataset.provenance import REMEDY
-from tipqa.dataset.splits import SPLITS
+from tipqa.dataset.splits import SPLITS, read_audit
 from tipqa.report.explorer.collect import TextSource
 
 TOKEN_OUTCOMES = ("answerable_token", "discarded_token", "undetermined_token")
 VECTOR_OUTCOMES = ("answerable_vector", "unanswerable_vector", "undetermined_vector")
+AUDIT_OUTCOME = "answerable_audit"
+"""Questions the audit moved to answerable (`[audit] apply`), from discarded or unanswerable."""
 
 
 def match_shares(rows: Iterable[LabeledQuestion]) -> list[dict[str, Any]]:
@@ -50,19 +53,23 @@ def match_shares(rows: Iterable[LabeledQuestion]) -> list[dict[str, Any]]:
 
 
 def pool_funnel(summary: dict[str, Any]) -> dict[str, int]:
-    """A pool's questions through the token stage, then through the vector stage."""
+    """A pool's questions through the token stage, then through the vector stage, and those
+    the audit moved to answerable (from either stage's label)."""
     stages = summary["by_stage"]
+    from_discarded = summary.get("audit_moved", {}).get("discarded", 0)
     funnel = {"questions": summary["questions"]}
     funnel.update({name: stages.get(name, 0) for name in TOKEN_OUTCOMES})
-    funnel["to_vector"] = summary["questions"] - sum(funnel[n] for n in TOKEN_OUTCOMES)
+    decided = sum(funnel[n] for n in TOKEN_OUTCOMES) + from_discarded
+    funnel["to_vector"] = summary["questions"] - decided
     funnel.update({name: stages.get(name, 0) for name in VECTOR_OUTCOMES})
+    funnel[AUDIT_OUTCOME] = stages.get(AUDIT_OUTCOME, 0)
     return funnel
 
 
 def split_funnel(summary: dict[str, Any]) -> dict[str, int]:
     """A split's questions by deciding stage and label."""
     stages = summary["by_stage"]
-    names = ("answerable_token", "answerable_vector", "unanswerable_vector")
+    names = ("answerable_token", "answerable_vector", AUDIT_OUTCOME, "unanswerable_vector")
     return {"questions": summary["questions"], **{n: stages.get(n, 0) for n in names}}
 
 
@@ -86,15 +93,22 @@ def render_markdown(data: dict[str, Any]) -> str:
     """The report's Markdown, pointing at the two figures."""
     pools = data["funnel"]["pools"]
     splits = data["funnel"]["splits"]
-    pool_table = _table(
-        ["Pool", "Questions", "Token: answerable", "Token: discarded", "Token: undetermined",
-         "To vector", "Vector: answerable", "Vector: unanswerable", "Vector: undetermined"],
-        [[name, *(f[k] for k in ("questions", *TOKEN_OUTCOMES, "to_vector", *VECTOR_OUTCOMES))]
-         for name, f in pools.items()],
-    )  # fmt: skip
+    audited = any(f[AUDIT_OUTCOME] for f in pools.values())
+    pool_keys = ["questions", *TOKEN_OUTCOMES, "to_vector", *VECTOR_OUTCOMES]
+    pool_header = ["Pool", "Questions", "Token: answerable", "Token: discarded",
+                   "Token: undetermined", "To vector", "Vector: answerable",
+                   "Vector: unanswerable", "Vector: undetermined"]  # fmt: skip
+    split_keys = ["questions", "answerable_token", "answerable_vector", "unanswerable_vector"]
+    split_header = ["Split", "Questions", "Answerable (token)", "Answerable (vector)"]
+    split_header.append("Unanswerable")
+    if audited:
+        pool_keys.append(AUDIT_OUTCOME)
+        pool_header.append("Audit: answerable")
+        split_keys.insert(3, AUDIT_OUTCOME)
+        split_header.insert(4, "Answerable (audit)")
+    pool_table = _table(pool_header, [[n, *(f[k] for k in pool_keys)] for n, f in pools.items()])
     split_table = _table(
-        ["Split", "Questions", "Answerable (token)", "Answerable (vector)", "Unanswerable"],
-        [[name, *f.values()] for name, f in splits.items()],
+        split_header, [[n, *(f[k] for k in split_keys)] for n, f in splits.items()]
     )
     parts = [
         "# Build report",
@@ -118,6 +132,9 @@ def render_markdown(data: dict[str, Any]) -> str:
             )
         )
     parts.append("![Answerable share by matching documents](matches.png)")
+    trust = trust_section(data.get("audit", {}), data.get("verbatim"))
+    if trust:
+        parts.append(trust)
     if data.get("corpus"):
         parts += ["## Corpus records", CorpusReading.from_dict(data["corpus"]).markdown()]
     if data.get("boundary"):
@@ -163,12 +180,15 @@ def write_report(
     record: StepRecord,
     boundary_steps: Sequence[int] = (),
     texts: TextSource | None = None,
+    audits: Mapping[str, str] | None = None,
 ) -> StepStats:
     """Write the figures, the numbers, the explorer and the Markdown report of a build's splits.
 
     With `boundary_steps` (the checkpoints of `[boundary]`) it adds the answerable share of
     every split as of each checkpoint (`boundary.png`, from the pools' boundary files). The
-    explorer's window texts come from `texts` (none recomputed without).
+    explorer's window texts come from `texts` (none recomputed without). `audits` names the
+    audited pools with their audits' fingerprints: their figures join the report, with the
+    splits' verbatim counts.
     """
     from tipqa.dataset.figures import draw_boundary, draw_funnel, draw_matches
     from tipqa.report.explorer.write import write_explorer
@@ -194,6 +214,8 @@ def write_report(
         "matches": matches,
         "validation": info.get("validation"),
         "corpus": info.get("parameters", {}).get("corpus_reading"),
+        "audit": {pool: read_audit(run.pool(pool), fp) for pool, fp in (audits or {}).items()},
+        "verbatim": info.get("verbatim"),
     }
     out = run.report
     draw_funnel(funnel, out / "funnel.png")

@@ -38,6 +38,8 @@ def demo_fingerprints() -> dict[str, str]:
         "splits": plan.splits,
         "hub_folder": plan.hub_folder,
         "report": plan.report,
+        "audit/dev": plan.audit("dev"),
+        "verbatim/dev": plan.verbatim("dev"),
     }
     for step in (KEYWORDS, TOKEN_SEARCH, TOKEN_JUDGE, VECTOR_SEARCH, VECTOR_JUDGE):
         for shard in range(SHARDS):

@@ -37,6 +37,7 @@ from tipqa.core.layout import (
     TOKEN_JUDGE,
     TOKEN_SEARCH,
     VECTOR_INDEX,
+    VERBATIM,
 )
 
 
@@ -57,8 +58,8 @@ CHANGES = [
     ("keyword backend", "keywords", {"backend": "openai", "base_url": LOCAL}, SHARD_STEPS_ON),
     ("k1", "build", {"k1": "50"}, FROM_TOKEN_SEARCH),
     ("k2", "build", {"k2": "5"}, FROM_VECTOR_SEARCH | {COST_PREVIEW}),
-    ("shard_size", "build", {"shard_size": "3"}, {QUESTIONS, *SHARD_STEPS_ON}),
-    ("tantivy rank_pool", "token_index", {"rank_pool": "50"}, FROM_TOKEN_SEARCH),
+    ("shard_size", "build", {"shard_size": "3"}, {QUESTIONS, VERBATIM, *SHARD_STEPS_ON}),
+    ("tantivy rank_pool", "token_index", {"rank_pool": "50"}, {VERBATIM, *FROM_TOKEN_SEARCH}),
     ("embedder model", "embedder", {"model": "other/model"},
      {VECTOR_INDEX, *FROM_VECTOR_SEARCH, COST_PREVIEW}),
     ("query prefix", "embedder", {"query_prefix": '"query: "'},
@@ -79,7 +80,7 @@ CHANGES = [
     ("rerank", "vector_index", {"rerank": "10"}, FROM_VECTOR_SEARCH),
     ("chunk overlap", "vector_index", {"chunk_overlap_tokens": "16"},
      {VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
-    ("pool limit", "pool.dev", {"limit": "1"}, {QUESTIONS, *SHARD_STEPS_ON}),
+    ("pool limit", "pool.dev", {"limit": "1"}, {QUESTIONS, VERBATIM, *SHARD_STEPS_ON}),
     ("splits seed", "splits", {"seed": "3"}, {SPLITS, HUB_FOLDER, REPORT, *EVALUATION}),
     ("card name", "hub", {"pretty_name": "Mine"}, {HUB_FOLDER}),
     ("annotation sample", "annotation", {"triplets": "100"}, {ANNOTATION_EXPORT, *LABEL_STUDIO}),
@@ -151,7 +152,7 @@ def test_corpus_files_count_by_size_and_time(inputs: dict[str, Path]) -> None:
     corpus.write_text(corpus.read_text() + '{"id": "d2", "text": "Varnholt is a town."}\n')
     after = fingerprints(sections)
     assert {s for s in before if before[s] != after[s]} == {
-        TOKEN_INDEX, VECTOR_INDEX, *FROM_TOKEN_SEARCH,
+        TOKEN_INDEX, VECTOR_INDEX, VERBATIM, *FROM_TOKEN_SEARCH,
     }  # fmt: skip
     stat = corpus.stat()
     os.utime(corpus, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
@@ -167,7 +168,7 @@ def test_question_files_count_by_content(inputs: dict[str, Path]) -> None:
     assert fingerprints(sections) == before
     questions.write_text(questions.read_text().replace("Kellan", "Kellen"))
     assert {s for s, fp in fingerprints(sections).items() if fp != before[s]} == {
-        QUESTIONS, *SHARD_STEPS_ON,
+        QUESTIONS, VERBATIM, *SHARD_STEPS_ON,
     }  # fmt: skip
 
 

@@ -26,6 +26,9 @@ CASES = [
     ("annotation", "triplets", "10"),
     ("labelstudio", "project_prefix", "other"),
     ("evaluate", "threshold", "0.5"),
+    ("audit", "sample", "0.5"),
+    ("audit", "apply", "true"),
+    ("audit", "verbatim", "false"),
 ]
 
 

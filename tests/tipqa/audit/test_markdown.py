@@ -1,0 +1,73 @@
+"""The words of the report, card and summary about how far the labels can be trusted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tipqa.audit.figures import label_figures
+from tipqa.audit.markdown import summary_line, trust_section
+from tipqa.core.records import AuditEvidence, AuditFinding
+
+
+def audit(found: int = 2, applied: bool = False) -> dict[str, Any]:
+    """An audit of 40 unanswerable questions (10 audited) and 3 discarded (1 audited)."""
+    evidence = AuditEvidence("d", "d@w0", "t", 0, 1, "r")
+    findings = [AuditFinding(f"q{i}", "unanswerable", "alias_only", evidence) for i in range(found)]
+    by_label = {
+        "unanswerable": label_figures(40, 10, findings),
+        "discarded": label_figures(3, 1, []),
+    }
+    return {
+        "settings": {"audit": {"sample": 0.25, "seed": 0, "budget": 20, "apply": applied}},
+        "by_label": by_label,
+        "found": [f.to_dict() for f in findings],
+        "judge_calls": 200,
+        "prompt_tokens": 0,
+        "build": {"judge_calls": 1000, "prompt_tokens": 0},
+        "applied": applied,
+    }
+
+
+AGREEMENT = {
+    "items": 700,
+    "llm_human": {
+        "pairs": 900,
+        "agreement": {"value": 82.8, "ci95": [80.1, 85.2]},
+        "kappa": {"value": 0.61, "ci95": [0.55, 0.67]},
+    },
+}
+
+
+def test_the_section_says_what_was_measured_and_how_to_read_it() -> None:
+    verbatim = {"test": {"answerable": {"questions": 5, "in_corpus": 2, "with_alias": 1}}}
+    text = trust_section({"dev": audit()}, verbatim, AGREEMENT)
+    assert text.startswith("## How far the labels can be trusted")
+    assert (
+        "The judge agreed with people on 82.8% (bootstrap 95% CI 80.1% to 85.2%) of 900 judged "
+        "(document, question) pairs (700 items annotated), Cohen's kappa 0.61." in text
+    )
+    assert (
+        "Of the 40 questions of pool `dev` labelled unanswerable, a seeded random sample of 10"
+        in text
+    )
+    assert "an estimated 20.0% of the label answerable (exact 95% CI 2.5% to 55.6%)" in text
+    assert "| dev | unanswerable | 40 | 10 | 2 | 20.0% | 2.5% to 55.6% | alias_only 2 |" in text
+    assert "| dev | discarded | 3 | 1 | 0 | 0.0% | 0.0% to 97.5% | - |" in text
+    assert "200 judge prompts, 20.0% of the build's 1,000." in text
+    assert "the audit reports and changes none of them" in text
+    assert "| test | answerable | 5 | 2 | 1 |" in text
+    applied = trust_section({"dev": audit(applied=True)}, None)
+    assert "are answerable (stage `audit`) in these splits" in applied
+
+
+def test_nothing_measured_nothing_said() -> None:
+    assert trust_section({}, None) == ""
+    assert trust_section({}, {}) == ""
+
+
+def test_the_summary_line() -> None:
+    assert summary_line("dev", audit(applied=True)) == (
+        "- audit of pool **dev**: 2 of 10 unanswerable with evidence (20.0%, 95% CI 2.5% to "
+        "55.6%); 0 of 1 discarded with evidence (0.0%, 95% CI 0.0% to 97.5%), moved to "
+        "answerable; 200 judge prompts (20.0% of the build's)"
+    )

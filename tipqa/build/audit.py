@@ -1,0 +1,106 @@
+"""`tipqa audit RUN`: audit a finished build's unanswerable and discarded labels.
+
+Reads the build's configuration (`--config`, repeatable; by default the files Luigi reads:
+`luigi.cfg` here and `$LUIGI_CONFIG_PATH`), checks that it made RUN's partitions, and runs the
+Audit step of each pool (`--pool`) with `[audit]`'s settings, or with `--sample` and `--seed`
+in their place, through the build's own judge and LLM cache. It writes each pool's
+`audit.json` and prints its figures. The report and the card show the audit of the
+configured settings: `CreateDataset` makes them again (and, if `--sample` or `--seed` differed,
+the audit of the configured ones).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+from luigi.configuration import LuigiConfigParser
+
+from tipqa.audit.markdown import summary_line
+from tipqa.audit.settings import check_sample
+from tipqa.build import steps
+from tipqa.build.assemble import auditing, load_config
+from tipqa.build.inputs import shard_count
+from tipqa.build.plan import Plan
+from tipqa.config import Config
+from tipqa.core.errors import ConfigError, InputError
+from tipqa.core.stats import recorded_fingerprint
+from tipqa.dataset.splits import read_audit
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tipqa audit",
+        description="Audit a finished build's unanswerable and discarded labels ([audit]).",
+    )
+    parser.add_argument("run", type=Path, help="the build's run folder, e.g. outputs/demo")
+    parser.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        help="the build's config file (repeatable, later files win; default: those Luigi reads)",
+    )
+    parser.add_argument("--pool", action="append", default=[], help="a pool (default: every one)")
+    parser.add_argument("--sample", type=float, help="share audited per label, in (0, 1]")
+    parser.add_argument("--seed", type=int, help="seed of the sample")
+    return parser
+
+
+def build_config(run: Path, files: Sequence[str]) -> Config:
+    """The configuration that made `run` (an error when it names another run)."""
+    if not run.is_dir():
+        raise InputError("no build here (the run folder does not exist)", path=str(run))
+    paths = list(files) or [p for p in LuigiConfigParser._config_paths if Path(p).is_file()]
+    if not paths:
+        raise ConfigError("no config file: give the build's with --config (or run in its folder)")
+    config = load_config(*paths)
+    if config.layout().root.resolve() != run.resolve():
+        raise ConfigError(
+            f"the config's run is {config.layout().root}, not {run} ([build] output_root and name)"
+        )
+    return config
+
+
+def audit_run(config: Config, pools: Sequence[str]) -> list[str]:
+    """Audit each of `pools` (every pool when empty) of the build; its summary lines."""
+    plan = Plan(config)
+    layout = config.layout()
+    lines = []
+    for name in pools or config.pool_names:
+        pool = layout.pool(config.pool(name).name)
+        if recorded_fingerprint(pool.partition_stats) != plan.partition(name).fingerprint:
+            raise InputError(
+                f"pool {name!r} of this run was not partitioned by this configuration (another "
+                "build's questions or settings): give the config that made it, or rerun "
+                "luigi --module pipelines CreateDataset",
+                path=str(pool.partition_stats),
+            )
+        inputs = plan.audit_inputs(name)
+        steps.audit(inputs, auditing(inputs, config, plan), pool, shard_count(pool))
+        lines.append(summary_line(name, read_audit(pool)))
+    return lines
+
+
+def run(argv: Sequence[str]) -> int:
+    """Parse the command line, audit, print each pool's figures."""
+    args = _parser().parse_args(argv)
+    config = build_config(args.run, args.config)
+    audit = config.audit
+    if args.sample is not None:
+        check_sample(args.sample)
+        audit = dataclasses.replace(audit, sample=args.sample)
+    elif not audit.on:
+        raise ConfigError("[audit] sample = 0 (no audit): give --sample")
+    if args.seed is not None:
+        audit = dataclasses.replace(audit, seed=args.seed)
+    for line in audit_run(dataclasses.replace(config, audit=audit), args.pool):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    from tipqa.core.cli import main
+
+    main(run)
