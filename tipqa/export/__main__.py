@@ -25,7 +25,7 @@ from tipqa.export.write import export_splits
 def parser() -> argparse.ArgumentParser:
     """The command line's argument parser."""
     parse = argparse.ArgumentParser(
-        prog="python -m tipqa.export",
+        prog=cli.prog("python -m tipqa.export"),
         description="Write a build's splits in another abstention benchmark's record format.",
     )
     parse.add_argument(

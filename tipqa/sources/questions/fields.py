@@ -31,6 +31,7 @@ from tipqa.core.settings import Settings, setting
 from tipqa.core.stats import StepStats
 from tipqa.sources.corpus.base import MISSING, get_field
 from tipqa.sources.corpus.paths import expand_paths
+from tipqa.sources.hf_datasets import load_dataset, local_files
 from tipqa.sources.questions.base import QuestionCollector, make_question
 from tipqa.sources.questions.jsonl import file_stem
 from tipqa.sources.questions.rows import is_row_file, iter_rows
@@ -54,6 +55,10 @@ class FieldQuestionsSettings(Settings):
     aliases_field: str = setting(
         "", doc="field of the aliases: a list or a JSON string of one (empty: the answer's)"
     )
+
+    def local_files(self) -> list[Path]:
+        """The files of `name` when it is a local dataset folder."""
+        return local_files(self.name) if self.name else []
 
 
 @dataclass(frozen=True)
@@ -136,11 +141,9 @@ class FieldQuestions:
                 yield origin, None, f"{origin}:{index}", f"{origin}:{index}", row
 
     def _hub_rows(self) -> Iterable[Any]:
-        import datasets
-
         s = self.settings
         try:
-            return datasets.load_dataset(s.name, s.config, split=s.split)
+            return load_dataset(s.name, s.config, split=s.split)
         except Exception as exc:
             raise InputError(
                 f"cannot load dataset: {type(exc).__name__}: {exc}", path=f"{s.name}:{s.split}"
