@@ -134,6 +134,8 @@ def run(argv: Sequence[str]) -> int:
         missing = result["predictions"]["missing_scored_as_refusals"]
         if missing:
             log.warning("questions without a prediction, scored as refusals: %d", missing)
+        for warning in result["warnings"]:
+            log.warning("%s", warning)
     sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
     return 0
 

@@ -35,7 +35,9 @@ def parser() -> argparse.ArgumentParser:
     )
     parse.add_argument("--format", required=True, choices=sorted(FORMATS), help="record format")
     parse.add_argument("--out", type=Path, help="output folder [RUN/export/<format>]")
-    parse.add_argument("--source", default="TIP-TriviaQA", help="the records' source name")
+    parse.add_argument(
+        "--source", help="the records' source name (TIP-TriviaQA, ...) [the run's name]"
+    )
     return parse
 
 

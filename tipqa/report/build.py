@@ -23,6 +23,7 @@ from tipqa.dataset.corpus_reading import CorpusReading
 from tipqa.dataset.match_bins import MATCH_BINS, UNKNOWN_BIN, match_bin
 from tipqa.dataset.provenance import REMEDY
 from tipqa.dataset.splits import SPLITS
+from tipqa.hub.card import rules_warning
 from tipqa.report.explorer.collect import TextSource
 
 TOKEN_OUTCOMES = ("answerable_token", "discarded_token", "undetermined_token")
@@ -98,6 +99,7 @@ def render_markdown(data: dict[str, Any]) -> str:
     )
     parts = [
         "# Build report",
+        *([data["rules_warning"]] if data.get("rules_warning") else []),
         "## Outcomes per stage",
         "Each pool's questions through the token stage (keyword search, at most k1 documents "
         "judged) and then the vector stage (k2 nearest chunks judged):",
@@ -194,6 +196,7 @@ def write_report(
         "matches": matches,
         "validation": info.get("validation"),
         "corpus": info.get("parameters", {}).get("corpus_reading"),
+        "rules_warning": rules_warning(info.get("parameters", {})),
     }
     out = run.report
     draw_funnel(funnel, out / "funnel.png")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from tipqa.core.errors import InputError
+from tipqa.core.fingerprint import folder_files
 
 
 class DatasetSplit(Protocol):
@@ -48,12 +49,7 @@ def local_files(name: str, data_files: Sequence[str] | None = None) -> list[Path
     """The files of a local dataset folder `name` (hidden ones left out), or the local files
     that `data_files` name, sorted; none for a dataset on the Hub."""
     if Path(name).is_dir():
-        found = [
-            path
-            for path in Path(name).rglob("*")
-            if path.is_file() and not any(part.startswith(".") for part in path.parts)
-        ]
-        return sorted(found)
+        return folder_files(name)
     named = [Path(match) for pattern in data_files or () for match in glob.glob(pattern)]
     return sorted({path for path in named if path.is_file()})
 

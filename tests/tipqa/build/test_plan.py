@@ -185,6 +185,17 @@ def test_a_local_dataset_folder_counts_by_its_files(inputs: dict[str, Path]) -> 
     }  # fmt: skip
 
 
+def test_a_model_in_a_local_folder_counts_by_its_files(inputs: dict[str, Path]) -> None:
+    model = inputs["corpus"].parent / "my-embedder"
+    model.mkdir()
+    (model / "model.safetensors").write_bytes(b"weights")
+    sections = {**base(inputs), "embedder": {"model": str(model)}}
+    before = fingerprints(sections)
+    (model / "model.safetensors").write_bytes(b"other weights")
+    changed = {s for s, fp in fingerprints(sections).items() if fp != before[s]}
+    assert VECTOR_INDEX in changed and TOKEN_INDEX not in changed
+
+
 def test_the_demo_questions_go_only_with_the_demo_corpus(inputs: dict[str, Path]) -> None:
     sections = {**base(inputs), "pool.dev": {"source": "demo"}}
     with pytest.raises(ConfigError, match=r"pool 'dev' is the demo's questions.*\[pool.NAME\]"):

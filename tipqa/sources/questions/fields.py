@@ -20,6 +20,7 @@ list).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,8 +34,10 @@ from tipqa.sources.corpus.base import MISSING, get_field
 from tipqa.sources.corpus.paths import expand_paths
 from tipqa.sources.hf_datasets import load_dataset, local_files
 from tipqa.sources.questions.base import QuestionCollector, make_question
-from tipqa.sources.questions.jsonl import file_stem
+from tipqa.sources.questions.jsonl import FOUNDRY_CONTEXT, file_stem
 from tipqa.sources.questions.rows import is_row_file, iter_rows
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -119,19 +122,32 @@ class FieldQuestions:
         )
 
     def load(self) -> list[Question]:
-        """Every row's question, in file then line order."""
+        """Every row's question, in file then line order.
+
+        Questions written as llm-foundry's prompt (`Question: ...\nAnswer:`) are counted
+        (`prompt_questions`) and warned about: `source = llm-foundry-jsonl` reads such rows.
+        """
         self.stats = StepStats("questions")
         collector = QuestionCollector(self.stats, duplicates="error")
         for where, line, default_id, source, row in self._rows():
             question = self.row_question(row, where, line, default_id, source)
             collector.add(question, path=where, line=line)
+            if FOUNDRY_CONTEXT.match(question.text):
+                self.stats.add("prompt_questions")
+        prompts = int(self.stats.counts.get("prompt_questions", 0))
+        if prompts:
+            log.warning(
+                "%d questions are written as a prompt ('Question: ...\\nAnswer:'), kept whole as "
+                "the question text; for llm-foundry's rows use source = llm-foundry-jsonl",
+                prompts,
+            )
         return collector.questions()
 
     def _rows(self) -> Iterator[tuple[str, int | None, str, str, dict[str, Any]]]:
         """(path, line, id when none is given, source, row) of every row."""
         for path in self.files:
             self.stats.add("files")
-            for line, row in iter_rows(path):
+            for line, row in iter_rows(path, stats=self.stats):
                 yield str(path), line, f"{file_stem(path)}:{line}", f"{path.name}:{line}", row
         if self.settings.name:
             origin = f"{self.settings.name}:{self.settings.split}"

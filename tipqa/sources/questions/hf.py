@@ -88,7 +88,7 @@ class HFRows:
         for path in self.files:
             self.stats.add("files")
             where = str(path)
-            for number, row in iter_rows(path, columns=COLUMNS):
+            for number, row in iter_rows(path, columns=COLUMNS, stats=self.stats):
                 question = row_to_question(
                     row, source=f"{path.name}:{number}", path=where, line=number, place="row"
                 )
