@@ -9,6 +9,7 @@ import luigi
 
 from pipelines.boundary import boundary_tasks
 from pipelines.config import current
+from pipelines.indexes import BuildTokenIndex
 from pipelines.partition import Partition
 from pipelines.publish import BuildHubFolder, BuildReport
 from pipelines.summary import announce
@@ -44,9 +45,11 @@ class CreateDataset(luigi.Task):
     )
 
     def requires(self) -> list[luigi.Task]:
+        """Every output of the build, the token index too (the explorer reads it): a build
+        that failed may have removed it after the steps that read it had finished."""
         names = current().pool_names
         pools = [Partition(pool=name) for name in names]
-        return [*pools, *boundary_tasks(names), BuildHubFolder(), BuildReport()]
+        return [*pools, *boundary_tasks(names), BuildHubFolder(), BuildReport(), BuildTokenIndex()]
 
     def complete(self) -> bool:
         return False

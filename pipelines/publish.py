@@ -9,6 +9,7 @@ import luigi
 from pipelines.base import Step
 from pipelines.boundary import boundary_tasks
 from pipelines.config import current, plan
+from pipelines.indexes import BuildTokenIndex
 from pipelines.partition import Partition
 from tipqa.build.assemble import hub_extension, token_index
 from tipqa.build.summary import undetermined_count
@@ -40,10 +41,11 @@ class MakeSplits(Step):
 
 
 class BuildHubFolder(Step):
-    """Parquet files per configuration and split, and the dataset card."""
+    """Parquet files per configuration and split, and the dataset card (and the explorer page,
+    whose window texts come from the token index: it is required too)."""
 
     def requires(self) -> list[luigi.Task]:
-        return [MakeSplits(), *boundary_tasks(self.plan.split_plan.used_pools)]
+        return [MakeSplits(), *boundary_tasks(self.plan.split_plan.used_pools), BuildTokenIndex()]
 
     def record(self) -> StepRecord:
         return self.plan.hub_folder
@@ -67,7 +69,7 @@ class BuildReport(Step):
     and the explorer page (window texts from the token index, which the splits came from)."""
 
     def requires(self) -> list[luigi.Task]:
-        return [MakeSplits(), *boundary_tasks(self.plan.split_plan.used_pools)]
+        return [MakeSplits(), *boundary_tasks(self.plan.split_plan.used_pools), BuildTokenIndex()]
 
     def record(self) -> StepRecord:
         return self.plan.report

@@ -3,14 +3,16 @@
 A local dataset folder is read as it is now. `datasets` keeps a copy of what it loads in its
 cache, and for a local folder the copy's key is made of the folder's name and configuration,
 not of its files: a second folder of the same name (every build's is `hub/`), or the same
-folder rebuilt, would be read from the first one's copy. So a local folder is streamed (its
-files read as they are, nothing cached), and its files are what identify it (`local_files`,
-which the build's fingerprints use).
+folder rebuilt, would be read from the first one's copy (and even a stream takes its columns
+from there). So a local folder is streamed (its files read as they are) with a cache of its
+own that is thrown away at once, and its files are what identify it (`local_files`, which the
+build's fingerprints use).
 """
 
 from __future__ import annotations
 
 import glob
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -55,13 +57,15 @@ def local_files(name: str, data_files: Sequence[str] | None = None) -> list[Path
 
 
 def load_dataset(name: str, config: str | None, **options: Any) -> Any:
-    """`datasets.load_dataset(name, config, **options)`; a local folder is streamed (see the
-    module: never read through a cached copy)."""
+    """`datasets.load_dataset(name, config, **options)`; a local folder is streamed with a
+    cache of its own, never read through another's copy (see the module)."""
     import datasets
 
-    if Path(name).is_dir():
-        options["streaming"] = True
-    return datasets.load_dataset(name, config, **options)
+    if not Path(name).is_dir():
+        return datasets.load_dataset(name, config, **options)
+    with tempfile.TemporaryDirectory(prefix="tipqa-dataset-") as cache:
+        local = {**options, "streaming": True, "cache_dir": cache}
+        return datasets.load_dataset(name, config, **local)
 
 
 def load_split(source: DatasetSplit, data_files: Sequence[str] | None = None) -> Any:

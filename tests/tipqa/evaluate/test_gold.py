@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from evaluate_support import labeled, write_split
 from partition_fixtures import DEV, build_splits
@@ -55,6 +57,10 @@ def test_a_hub_folder_is_read_as_it_holds_now(tmp_path: Path) -> None:
     build_hub_folder(rebuilt, settings, record)
     labels = [q.label for q in load_gold(rebuilt.hub, cache_dir=cache).questions]
     assert labels == ["answerable"] * 3
+    questions = next((rebuilt.hub / "questions").glob("test-*.parquet"))
+    table = pq.read_table(questions)
+    pq.write_table(table.append_column("added", pa.array([1] * table.num_rows)), questions)
+    assert len(load_gold(rebuilt.hub, cache_dir=cache).questions) == 3
 
 
 def test_schema_version_is_checked(tmp_path: Path) -> None:
