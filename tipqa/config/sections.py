@@ -7,8 +7,8 @@ every check here works for any declared family. A section that is not ours is le
 unless its name is a near miss of ours: a misspelled fixed name (`[judges]`), a family's name
 misspelled or with another separator (`[pools.dev]`, `[poo.dev]`, `[pool-dev]`, `[copus.web]`)
 or another case (`[Pool.dev]`). Such a section would otherwise be ignored without a word (a
-misspelled pool leaves the build with the demo's questions), so it is refused, with the name
-it was meant to be.
+misspelled pool leaves the build without its questions, a misspelled corpus group without its
+files), so it is refused, with the name it was meant to be.
 """
 
 from __future__ import annotations
