@@ -37,9 +37,11 @@ class StepTarget(luigi.LocalTarget):
 class Step(luigi.Task):
     """A task whose output is its stats file, complete when the fingerprint matches.
 
-    A failure is final for the run (`retry_count = 1`: the scheduler disables the task at once),
-    so clients that wait for other clients' tasks (`--worker-keep-alive`) stop instead of
-    waiting for a retry; running the command again retries it.
+    A step that starts removes the stats file of its last run (`_forget_last_run`): what that
+    file describes is about to be replaced, so a failure leaves no record that says the step
+    finished. A failure is final for the run (`retry_count = 1`: the scheduler disables the
+    task at once), so clients that wait for other clients' tasks (`--worker-keep-alive`) stop
+    instead of waiting for a retry; running the command again retries it.
     """
 
     retry_count = 1
@@ -77,3 +79,9 @@ class Step(luigi.Task):
     def layout(self) -> RunLayout:
         """The run's output tree."""
         return current().layout()
+
+
+@Step.event_handler(luigi.Event.START)
+def _forget_last_run(task: Step) -> None:
+    """Remove the stats file of the step's last run as the step starts (see `Step`)."""
+    task.stats_path().unlink(missing_ok=True)

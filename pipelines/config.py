@@ -17,6 +17,7 @@ import luigi.configuration
 
 from tipqa.build.plan import Plan
 from tipqa.config import Config, read_config
+from tipqa.config.files import parser_values
 
 RawSections = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
 
@@ -30,11 +31,8 @@ def _raw_sections() -> RawSections:
 @functools.lru_cache(maxsize=4)
 def _read_parser(parser_id: int, paths: tuple[str, ...]) -> RawSections:
     """The sections of the parser read from `paths` (the arguments are the cache's key)."""
-    parser = luigi.configuration.get_config()
-    return tuple(
-        (section, tuple((key, parser.get(section, key)) for key in parser.options(section)))
-        for section in parser.sections()
-    )
+    values = parser_values(luigi.configuration.get_config())
+    return tuple((section, tuple(items.items())) for section, items in values.items())
 
 
 @functools.lru_cache(maxsize=4)

@@ -10,6 +10,7 @@ import luigi
 from pipelines.audit import audit_tasks
 from pipelines.boundary import boundary_tasks
 from pipelines.config import current
+from pipelines.indexes import BuildTokenIndex
 from pipelines.partition import Partition
 from pipelines.publish import BuildHubFolder, BuildReport
 from pipelines.summary import announce
@@ -46,6 +47,8 @@ class CreateDataset(luigi.Task):
     )
 
     def requires(self) -> list[luigi.Task]:
+        """Every output of the build, the token index too (the explorer reads it): a build
+        that failed may have removed it after the steps that read it had finished."""
         names = current().pool_names
         pools = [Partition(pool=name) for name in names]
         return [
@@ -54,6 +57,7 @@ class CreateDataset(luigi.Task):
             *audit_tasks(names),
             BuildHubFolder(),
             BuildReport(),
+            BuildTokenIndex(),
         ]
 
     def complete(self) -> bool:

@@ -13,10 +13,13 @@ events, in the main process and in the forked worker processes) and decided at e
   code stands (30, 35, 20);
 - otherwise the root task ran to success in this client, or is complete: 0;
 - otherwise (another client's task failed, or the run stopped before the root could run):
-  `UNFINISHED` (25), whatever Luigi said.
+  `UNFINISHED` (25), whatever Luigi said;
+- stopped by Ctrl-C (SIGINT): `INTERRUPTED` (130), said in one line instead of a traceback.
 
 A run that scheduled nothing (`--help`, a bad command line, a taken process lock) keeps
-Luigi's code.
+Luigi's code. A run that failed or stopped before its root task itself ran leaves a
+`summary.md` that says so (`pipelines.summary.note_unfinished`), not the summary of an
+earlier build.
 """
 
 from __future__ import annotations
@@ -25,26 +28,34 @@ import atexit
 import logging
 import multiprocessing
 import os
+import signal
 import sys
+import threading
+from collections.abc import Callable
+from types import FrameType, TracebackType
 
 import luigi
 import luigi.configuration
 
-from pipelines.summary import print_messages
+from pipelines.summary import note_unfinished, print_messages
+from tipqa.core.cli import BAD_CONFIGURATION, INTERRUPTED
 
 EXIT_CODES = {
     "already_running": 10,
     "missing_data": 20,
     "not_run": 25,
     "task_failed": 30,
-    "scheduling_error": 35,
+    "scheduling_error": BAD_CONFIGURATION,
     "unhandled_exception": 40,
 }
 UNFINISHED = EXIT_CODES["not_run"]
+ExceptHook = Callable[[type[BaseException], BaseException, TracebackType | None], object]
 
 _MAIN_PID = os.getpid()
 _failed = multiprocessing.Value("b", 0, lock=False)
+_root_started = multiprocessing.Value("b", 0, lock=False)
 _root_done = multiprocessing.Value("b", 0, lock=False)
+_interrupted = multiprocessing.Value("b", 0, lock=False)
 _root: list[luigi.Task] = []
 
 
@@ -66,11 +77,31 @@ def _is_cli_run() -> bool:
 
 
 def _note_root() -> None:
-    """Note the root task of the `luigi` command (its first scheduling event)."""
+    """Note the root task of the `luigi` command (its first scheduling event), and from then
+    on take Ctrl-C as an interruption of the run (`_on_interrupt`)."""
     if not _root and _is_cli_run():
         from luigi.cmdline_parser import CmdlineParser
 
         _root.append(CmdlineParser.get_instance().get_task_obj())
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, _on_interrupt)
+            sys.excepthook = _quiet_interrupt(sys.excepthook)
+
+
+def _on_interrupt(signum: int, frame: FrameType | None) -> None:
+    """Note that the run was interrupted, then stop it as Python does (KeyboardInterrupt)."""
+    _interrupted.value = 1
+    signal.default_int_handler(signum, frame)
+
+
+def _quiet_interrupt(hook: ExceptHook) -> ExceptHook:
+    """`hook`, but silent on the KeyboardInterrupt of Ctrl-C: the run's exit says it instead."""
+
+    def quiet(kind: type[BaseException], error: BaseException, trace: TracebackType | None) -> None:
+        if not (issubclass(kind, KeyboardInterrupt) and _interrupted.value):
+            hook(kind, error, trace)
+
+    return quiet
 
 
 @luigi.Task.event_handler(luigi.Event.DEPENDENCY_DISCOVERED)
@@ -88,6 +119,12 @@ def _on_missing(task: luigi.Task) -> None:
     """A missing external input, or a `complete()` that raised: Luigi's code stands."""
     _note_root()
     _failed.value = 1
+
+
+@luigi.Task.event_handler(luigi.Event.START)
+def _on_start(task: luigi.Task) -> None:
+    if _root and task.task_id == _root[0].task_id:
+        _root_started.value = 1
 
 
 @luigi.Task.event_handler(luigi.Event.SUCCESS)
@@ -122,6 +159,17 @@ def _exit_with_outcome() -> None:
     """At the `luigi` command's exit, end with `finished_code()` when it decides one."""
     if os.getpid() != _MAIN_PID:
         return
+    stopped = bool(_failed.value or _interrupted.value)
+    if _root and not _root_started.value and (stopped or finished_code()):
+        note_unfinished(_root[0].task_family, interrupted=bool(_interrupted.value))
+    if _interrupted.value:
+        print_messages()
+        print(
+            f"tipqa: {_root[0].task_family} interrupted (Ctrl-C). What the finished steps "
+            "wrote is kept: run the same command again to resume.",
+            file=sys.stderr,
+        )
+        _end(INTERRUPTED)
     code = finished_code()
     if code is None:
         return
@@ -133,6 +181,11 @@ def _exit_with_outcome() -> None:
             "and the other clients' logs, then run the same command again to resume.",
             file=sys.stderr,
         )
+    _end(code)
+
+
+def _end(code: int) -> None:
+    """Flush the logs and the output, and exit with `code` at once."""
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()

@@ -8,7 +8,8 @@ from typing import Any
 import luigi
 
 from pipelines.base import Step
-from pipelines.inputs import PrepareQuestions
+from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
+from pipelines.inputs import PrepareQuestions, world_requirements
 from pipelines.shard_steps import VectorJudge
 from tipqa.build import steps
 from tipqa.build.inputs import shard_count
@@ -32,8 +33,12 @@ class Partition(Step):
         return self.layout.pool(self.pool).partition_stats
 
     def dynamic_requires(self) -> list[luigi.Task]:
+        """Every shard's last step; and the steps whose stats the partition's provenance is
+        read from (the index builds, the demo world), upstream of the shards already: a stats
+        file that a build which failed removed is made again before the partition reads it."""
         count = shard_count(self.layout.pool(self.pool))
-        return [VectorJudge(pool=self.pool, shard=i) for i in range(count)]
+        shards = [VectorJudge(pool=self.pool, shard=i) for i in range(count)]
+        return [*shards, *world_requirements(), BuildTokenIndex(), BuildVectorIndex()]
 
     def run(self) -> Any:
         yield self.dynamic_requires()

@@ -11,6 +11,7 @@ from pipelines.audit import CountVerbatim, audit_tasks
 from pipelines.base import Step
 from pipelines.boundary import boundary_tasks
 from pipelines.config import current, plan
+from pipelines.indexes import BuildTokenIndex
 from pipelines.partition import Partition
 from tipqa.build.assemble import hub_extension, token_index
 from tipqa.build.summary import undetermined_count
@@ -48,9 +49,9 @@ class MakeSplits(Step):
 
 def shown_tasks() -> list[luigi.Task]:
     """What the Hub folder and the report show beside the splits: the boundaries and audits of
-    the splits' pools."""
+    the splits' pools, and the token index (the explorer's window texts come from it)."""
     pools = plan().split_plan.used_pools
-    return [MakeSplits(), *boundary_tasks(pools), *audit_tasks(pools)]
+    return [MakeSplits(), *boundary_tasks(pools), *audit_tasks(pools), BuildTokenIndex()]
 
 
 def audited_pools() -> dict[str, str]:
@@ -63,7 +64,8 @@ def audited_pools() -> dict[str, str]:
 
 class BuildHubFolder(Step):
     """Parquet files per configuration and split, and the dataset card (with the audits, and
-    the judge's agreement with people once annotations are imported)."""
+    the judge's agreement with people once annotations are imported), and the explorer page,
+    whose window texts come from the token index: it is required too."""
 
     def requires(self) -> list[luigi.Task]:
         agreement = [AnnotationAgreement()] if self.plan.annotation_completed else []

@@ -11,6 +11,10 @@ to its error line.
 With `--workers N` every task runs in a forked process, which exits without running `atexit`:
 a message announced there is appended to a spool file named by the main process's id, and the
 main process prints the spool's messages with its own.
+
+A CreateDataset run that stopped before CreateDataset itself ran (a step failed, Ctrl-C)
+replaces the run's `summary.md` by a note that says so, with the run's messages
+(`note_unfinished`): the summary of an earlier build must not stand for this one.
 """
 
 from __future__ import annotations
@@ -27,7 +31,9 @@ from pathlib import Path
 import luigi
 import orjson
 
+from pipelines.config import current
 from tipqa.core.errors import CredentialsError, TipqaError
+from tipqa.core.jsonl import atomic_open
 
 _MAIN_PID = os.getpid()
 _messages: list[str] = []
@@ -82,13 +88,44 @@ def _spooled() -> list[str]:
     return [orjson.loads(line) for line in lines if line]
 
 
+def _collected() -> list[str]:
+    """The run's messages: the main process's and the spooled ones, each once."""
+    _messages[:] = list(dict.fromkeys([*_messages, *_spooled()]))
+    return _messages
+
+
 def print_messages() -> None:
     """Print the run's messages (the main process's and the spooled ones) once."""
     if os.getpid() != _MAIN_PID:
         return
-    for message in dict.fromkeys([*_messages, *_spooled()]):
+    for message in _collected():
         print(message, file=sys.stderr if message.startswith("tipqa: ") else sys.stdout)
     _messages.clear()
+
+
+def note_unfinished(task: str, *, interrupted: bool = False) -> None:
+    """Make `summary.md` say that this CreateDataset run did not finish, and why (see the
+    module). Nothing is written when the run's folder is unknown or was never made."""
+    if task != "CreateDataset":
+        return
+    try:
+        layout = current().layout()
+    except TipqaError:
+        return
+    if not layout.root.is_dir():
+        return
+    why = "it was interrupted (Ctrl-C)" if interrupted else "a step failed or did not run"
+    lines = [
+        f"# Build {layout.root.name}: not finished",
+        "",
+        f"The last run of CreateDataset stopped before its end: {why}.",
+        *(f"\n{message}" for message in _collected()),
+        "",
+        "What the finished steps wrote is kept: fix the cause, then run the same command "
+        "again to resume.",
+    ]
+    with atomic_open(layout.summary) as handle:
+        handle.write(("\n".join(lines) + "\n").encode())
 
 
 atexit.register(print_messages)

@@ -128,8 +128,11 @@ def test_max_chars_turns_an_enormous_line_into_a_counted_skip(tmp_path: Path) ->
 # the pipeline: corpus
 
 
-def corpus_config(tmp_path: Path, corpus: Path, **overrides: dict[str, str]) -> Path:
-    """A config whose corpus is the files under `corpus` and whose questions are one file."""
+def corpus_config(
+    tmp_path: Path, corpus: Path, reader: dict[str, str] | None = None, **overrides: dict[str, str]
+) -> Path:
+    """A config whose corpus is the files under `corpus` (read with `reader`'s keys) and whose
+    questions are one file."""
     questions = tmp_path / "questions.jsonl"
     if not questions.exists():
         questions.write_bytes(orjson.dumps(QUESTION) + b"\n")
@@ -138,7 +141,7 @@ def corpus_config(tmp_path: Path, corpus: Path, **overrides: dict[str, str]) -> 
         tmp_path,
         core=NO_LOCK,
         questions={"pools": json.dumps(pools)},
-        corpus={"source": "files", "paths": json.dumps([str(corpus)])},
+        corpus={"source": "files", "paths": json.dumps([str(corpus)]), **(reader or {})},
         **overrides,
     )
 
@@ -185,6 +188,27 @@ def test_bad_records_are_counted_in_the_index_stats(tmp_path: Path) -> None:
     assert stats["counts"]["documents"] == 2
     assert stats["counts"]["duplicates"] == 1
     assert stats["counts"]["corpus.duplicate_ids"] == 1
+
+
+@pytest.mark.slow
+def test_a_failed_index_build_leaves_no_finished_record_and_is_redone(tmp_path: Path) -> None:
+    """The build that failed removed the last build's index; its record must go with it, so
+    that going back to the last settings rebuilds the index, and the steps after it run."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.jsonl").write_bytes(doc(1) + b"not json\n" + doc(2))
+    index = tmp_path / "outputs" / "t" / "index"
+    build = corpus_config(tmp_path, corpus, splits={"train_pool": ""})
+    assert run_luigi(build, "CreateDataset").returncode == 0
+    failed = run_luigi(corpus_config(tmp_path, corpus, {"strict": "true"}), "BuildTokenIndex")
+    assert failed.returncode == 30 and "invalid JSON" in failed.stderr, failed.stderr[-2000:]
+    assert not (index / "token.stats.json").exists()
+    again = run_luigi(corpus_config(tmp_path, corpus, splits={"train_pool": ""}), "CreateDataset")
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert (index / "token.stats.json").is_file() and (index / "token").is_dir()
+    other_k1 = corpus_config(tmp_path, corpus, build={"k1": "5"})
+    searched = run_luigi(other_k1, "TokenSearch", "--pool", "dev", "--shard", "0")
+    assert searched.returncode == 0, searched.stderr[-2000:]
 
 
 # the pipeline: questions

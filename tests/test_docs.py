@@ -15,6 +15,7 @@ import yaml
 
 from tipqa.build import reruns as rerun_table
 from tipqa.config import reference as config_reference
+from tipqa.core.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -135,7 +136,7 @@ def test_each_kind_of_drift_fails_the_check(drift: str, tmp_path: Path) -> None:
 
 
 def test_a_page_without_its_markers_is_refused() -> None:
-    with pytest.raises(ValueError, match="marker"):
+    with pytest.raises(InputError, match="marker"):
         config_reference.in_page("# a page that lost its markers\n", "the reference")
 
 

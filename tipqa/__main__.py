@@ -94,12 +94,26 @@ def luigi_argv(argv: Sequence[str]) -> list[str]:
 
 
 def build(argv: Sequence[str]) -> NoReturn:
-    """Run the build through Luigi and exit with Luigi's code."""
+    """Run the build through Luigi and exit with Luigi's code.
+
+    The config files are checked before Luigi reads them (importing it does): one that it
+    cannot parse exits with the code of a bad configuration and one line.
+    """
+    from tipqa.config.files import check_config_files, luigi_files
+    from tipqa.core import cli
+    from tipqa.core.errors import ConfigError
+
+    command = luigi_argv(argv)
+    try:
+        check_config_files(luigi_files())
+    except ConfigError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        sys.exit(cli.BAD_CONFIGURATION)
     import luigi.retcodes
     from luigi.task_register import TaskClassNotFoundException
 
     try:
-        luigi.retcodes.run_with_retcodes(luigi_argv(argv))
+        luigi.retcodes.run_with_retcodes(command)
     except TaskClassNotFoundException as exc:
         missing = str(exc).split(".")[0]
         sys.stderr.write(f"error: {missing}: --task names a task of pipelines ({TASKS}, ...)\n")
@@ -130,6 +144,7 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     from tipqa.core import cli
 
     run = command_run(args.command)
+    cli.called_as("tipqa" if args.command in PREFIX else f"tipqa {args.command}")
     cli.main(lambda rest: run([*PREFIX.get(args.command, []), *rest]), args.args)
 
 

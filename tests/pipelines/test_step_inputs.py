@@ -2,7 +2,9 @@
 
 The plan (`tipqa.build.plan`) says what each step is made from; the tasks (`pipelines`) say what
 must run first. If a task required less, a step could run before its input exists; if it
-required more (or its record listed less), a change upstream would not rerun it. The walk
+required more (or its record listed less), a change upstream would not rerun it. A task may
+also require a step upstream of its inputs whose stats it reads (the partition reads the
+index builds' provenance): a change there reruns it already, through its inputs. The walk
 covers every task reachable from the entry points, for an embedded build with a demo world,
 one over files with the full vector index, a training order and annotation, and one whose
 indexes are built in parts in Elasticsearch (no cluster needed: nothing runs but the
@@ -78,6 +80,20 @@ def _inputs(task: Step) -> dict[str, Any]:
     return inputs
 
 
+def _upstream(fingerprints: set[str], steps: list[Step]) -> set[str]:
+    """The steps (as inputs) that those of `fingerprints` are made from, directly or not."""
+    by_input = {step.as_input(): step for step in steps}
+    known = set(by_input)
+    found: set[str] = set()
+    waiting = list(fingerprints)
+    while waiting:
+        step = by_input[waiting.pop()]
+        for value in set(_strings(_inputs(step))) & known - found - {step.as_input()}:
+            found.add(value)
+            waiting.append(value)
+    return found
+
+
 def _mismatches(roots: list[luigi.Task]) -> list[str]:
     steps = _graph(roots)
     known = {step.as_input() for step in steps}
@@ -88,6 +104,7 @@ def _mismatches(roots: list[luigi.Task]) -> list[str]:
         steps_first = [d for d in _dependencies(task) if isinstance(d, Step)]
         parts = [d for d in steps_first if own in set(_strings(d.record().inputs))]
         required = {d.as_input() for d in steps_first if d not in parts}
+        required -= _upstream(recorded, steps) - recorded
         if recorded != required:
             names = {step.as_input(): step.task_id for step in steps}
             found.append(

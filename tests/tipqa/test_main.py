@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -39,7 +41,7 @@ def test_every_command_has_its_help(name: str, capsys: pytest.CaptureFixture[str
         assert isinstance(code, str) and "python -m tipqa.report explore" in code
         return
     assert exit_code([name, "--help"]) == 0
-    assert "usage:" in capsys.readouterr().out
+    assert f"usage: tipqa {name} " in capsys.readouterr().out
 
 
 def test_an_unknown_command_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
@@ -52,6 +54,47 @@ def test_bad_input_of_a_command_exits_2_with_one_line(
 ) -> None:
     assert exit_code(["export", str(tmp_path), "--format", "kuq"]) == 2
     assert capsys.readouterr().err.startswith("error: ")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["config-reference", "--write", "{tmp}/page.md"],
+        ["config-reference", "--write-schemas", "{tmp}/absent.md"],
+        ["rerun-table", "--write", "{tmp}/absent.md"],
+    ],
+    ids=["no-markers", "no-page", "no-table-page"],
+)
+def test_a_write_to_a_page_it_cannot_write_is_one_line(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "page.md").write_text("# a page without the reference's markers\n")
+    assert exit_code([arg.format(tmp=tmp_path) for arg in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {tmp_path}/") and err.count("\n") == 1, err
+
+
+REPEATED = {
+    "section": "[build]\nname = t\n\n[judge]\nbackend = rules\n\n[judge]\nbackend = rules\n",
+    "key": "[build]\nname = t\nk1 = 20\nk1 = 30\n",
+}
+
+
+@pytest.mark.parametrize("repeated", sorted(REPEATED))
+def test_a_section_or_key_written_twice_is_one_line(repeated: str, tmp_path: Path) -> None:
+    """Luigi reads `luigi.cfg` as it is imported; tipqa's commands read it first."""
+    (tmp_path / "luigi.cfg").write_text(REPEATED[repeated])
+    tipqa = [sys.executable, "-m", "tipqa"]
+    env = {k: v for k, v in os.environ.items() if k != "LUIGI_CONFIG_PATH"}
+    for argv, status in (["build"], 35), (["explore", "outputs/t", "--config", "luigi.cfg"], 2):
+        out = subprocess.run(
+            [*tipqa, *argv], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+        )
+        assert out.returncode == status, out.stderr
+        assert out.stderr.startswith("error: luigi.cfg, line ") and out.stderr.count("\n") == 1
+        assert f"written twice in {'this file' if repeated == 'section' else '[build]'}" in (
+            out.stderr
+        )
 
 
 def test_the_help_imports_no_command() -> None:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from luigi.configuration import LuigiConfigParser
-
 from tipqa.audit.pool import AuditBackends
 from tipqa.boundary.hub import BoundaryHub
 from tipqa.build import indexing
@@ -18,6 +16,7 @@ from tipqa.build.plan import Plan
 from tipqa.build.step_inputs import AuditInputs
 from tipqa.build.steps import Judging, VectorSearching
 from tipqa.config import Choice, Config, read_config
+from tipqa.config.files import check_config_files, luigi_files, parser_values
 from tipqa.core.errors import ConfigError
 from tipqa.core.layout import AUDIT, TOKEN_INDEX, VECTOR_INDEX, TrainingIndexLayout
 from tipqa.core.records import Question, VectorCandidates
@@ -32,13 +31,19 @@ from tipqa.training_order.base import TRAINING_ORDERS, IndexedOrderSettings, Tra
 
 
 def load_config(*paths: str | Path) -> Config:
-    """The configuration in these config files, read as Luigi reads them (later files win)."""
-    parser = LuigiConfigParser()
+    """The configuration in these config files, read as Luigi reads them (later files win).
+
+    Importing Luigi reads its own config files, so they are checked first, with these.
+    """
     missing = [str(path) for path in paths if not Path(path).is_file()]
     if missing:
         raise ConfigError(f"no config file at {', '.join(missing)}")
+    check_config_files([*luigi_files(), *paths])
+    from luigi.configuration import LuigiConfigParser
+
+    parser = LuigiConfigParser()
     parser.read([str(path) for path in paths])
-    return read_config({name: dict(parser.items(name)) for name in parser.sections()})
+    return read_config(parser_values(parser))
 
 
 def index_place(step: str, config: Config, plan: Plan) -> IndexPlace:

@@ -8,8 +8,9 @@ removed first).
 
 Both builds read the whole corpus once and record the reader's counts (`corpus.*`, and its
 skips by kind as errors) in their stats; a build in parts sums those of its parts when it is
-finalized. The token index build logs each skipped record; the vector index build counts them
-and logs them at DEBUG only, so a build warns about a bad record once.
+finalized. The token index build logs each skipped record (on a line of its own, above the
+progress bar); the vector index build counts them and logs them at DEBUG only, so a build warns
+about a bad record once.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from tqdm import tqdm
+from tqdm.contrib.logging import logging_redirect_tqdm
 
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.fingerprint import StepRecord
@@ -135,7 +137,9 @@ def build_token_index(
 ) -> StepStats:
     """Index every document of `corpus` in one pass; write the stats (reader skips included)."""
     stats = StepStats(TOKEN_INDEX, provenance=record.provenance())
-    for name, value in index.build(iter(corpus)).items():
+    with logging_redirect_tqdm():
+        built = index.build(iter(corpus))
+    for name, value in built.items():
         stats.add(name, value)
     stats.merge(corpus.stats, prefix="corpus.")
     _no_documents(corpus, stats)
@@ -148,7 +152,9 @@ def index_token_shard(
 ) -> StepStats:
     """Index one part of the corpus into a sharded token index (the backend records it)."""
     stats = StepStats(f"{TOKEN_INDEX}_file", info={"file": shard}, provenance=record.provenance())
-    for name, value in index.build_shard(shard_documents(corpus, shard), shard).items():
+    with logging_redirect_tqdm():
+        built = index.build_shard(shard_documents(corpus, shard), shard)
+    for name, value in built.items():
         stats.add(name, value)
     stats.merge(corpus.stats, prefix="corpus.")
     stats.write(stats_path)

@@ -10,7 +10,8 @@ files, which are small). This module is the one table of "which setting affects 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -34,18 +35,33 @@ from tipqa.build.step_inputs import (
     VerbatimInputs,
 )
 from tipqa.config import Config
-from tipqa.config.pools import Pool
+from tipqa.config.pools import POOL_PREFIX, Pool
 from tipqa.core import layout as steps
-from tipqa.core.errors import ConfigError
+from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.fingerprint import StepRecord, content_hash, file_stat, files_stat
 from tipqa.dataset.splits import SplitPlan
 from tipqa.indexes.vector_index.base import CANDIDATES
 from tipqa.sources.corpus.base import ReadsFiles
 from tipqa.sources.demo.world import DEMO
+from tipqa.sources.hf_datasets import LocalDataset
 from tipqa.sources.questions.base import QUESTION_SOURCES, FromFiles
 from tipqa.training_order.base import IndexedOrderSettings, OrderSettings
 
 Inputs = TypeVar("Inputs", bound=ShardInputs)
+INDEX_BUILDS = "BuildTokenIndex and BuildVectorIndex"
+
+
+@contextmanager
+def reading(setting: str, step: str) -> Iterator[None]:
+    """An InputError about a step's input files said with the setting that names them, the
+    step that reads them, and where a relative path starts from."""
+    try:
+        yield
+    except InputError as exc:
+        raise InputError(
+            f"{setting}{exc} (read by {step}; a relative path is relative to the working "
+            f"folder, {Path.cwd()})"
+        ) from None
 
 
 class Plan:
@@ -81,7 +97,10 @@ class Plan:
             return {"source": DEMO, "world": self.world.fingerprint}
         identity = corpus.identity()
         if isinstance(corpus.settings, ReadsFiles):
-            identity["files"] = [file_stat(path) for path in corpus.settings.files()]
+            with reading("", INDEX_BUILDS):
+                identity["files"] = [file_stat(path) for path in corpus.settings.files()]
+        if isinstance(corpus.settings, LocalDataset) and (local := corpus.settings.local_files()):
+            identity["files"] = files_stat(local)
         return identity
 
     @property
@@ -141,14 +160,27 @@ class Plan:
         return self._questions[pool]
 
     def _pool_input(self, pool: Pool) -> Any:
-        """The pool's raw input: the demo world, its files by content, or a Hub dataset."""
+        """The pool's raw input: the demo world, its files by content, or a Hub dataset (a
+        local dataset folder's files by path, size and time)."""
         if pool.source == DEMO:
+            if self.config.corpus.backend != DEMO:
+                raise ConfigError(
+                    f"pool {pool.name!r} is the demo's questions, about the demo's own corpus, "
+                    f"but [corpus] source = {self.config.corpus.backend}: give your questions "
+                    f"in a [pool.NAME] section (docs/getting-started.md)"
+                )
             return {"world": self.world.fingerprint}
-        source = QUESTION_SOURCES.create(pool.source, pool.settings)
-        if not isinstance(source, FromFiles):
-            return {"dataset": pool.identity()}
-        files = source.files
-        return {"files": [{"path": str(path), "sha256": content_hash(path)} for path in files]}
+        with reading(f"[{POOL_PREFIX}{pool.name}] paths: ", f"PrepareQuestions(pool={pool.name})"):
+            source = QUESTION_SOURCES.create(pool.source, pool.settings)
+        found: dict[str, Any] = {}
+        if isinstance(source, FromFiles):
+            hashed = [{"path": str(path), "sha256": content_hash(path)} for path in source.files]
+            found["files"] = hashed
+        else:
+            found["dataset"] = pool.identity()
+        if isinstance(pool.settings, LocalDataset) and (local := pool.settings.local_files()):
+            found["dataset_files"] = files_stat(local)
+        return found
 
     def pool_step(self, pool: str, step: str) -> StepRecord:
         """A shard step of `pool`, for every shard at once (a shard adds only its number)."""
@@ -314,7 +346,8 @@ class Plan:
         if choice is None or not isinstance(choice.settings, IndexedOrderSettings):
             return None
         order = {"backend": choice.backend, **choice.settings.index_identity()}
-        stream = {"stream": files_stat(choice.settings.files())}
+        with reading("[training_order] path: ", "BuildTrainingIndex"):
+            stream = {"stream": files_stat(choice.settings.files())}
         return StepRecord(steps.TRAINING_INDEX, {"training_order": order}, stream)
 
     def boundary(self, pool: str) -> StepRecord:
@@ -334,7 +367,8 @@ class Plan:
             steps.TOKEN_INDEX: self.token_index.fingerprint,
         }
         if isinstance(choice.settings, OrderSettings):
-            inputs["training_order"] = choice.settings.inputs()
+            with reading("[training_order] paths: ", f"Boundary(pool={pool})"):
+                inputs["training_order"] = choice.settings.inputs()
         if self.training_index is not None:
             inputs[steps.TRAINING_INDEX] = self.training_index.fingerprint
         return StepRecord(steps.BOUNDARY, settings, inputs)

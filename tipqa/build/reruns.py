@@ -25,7 +25,7 @@ import numpy as np
 
 from tipqa.build.plan import Plan
 from tipqa.config import read_config
-from tipqa.config.reference import between
+from tipqa.config.reference import between, write_page
 from tipqa.core import cli
 from tipqa.core import layout as steps
 from tipqa.core.fingerprint import StepRecord
@@ -327,7 +327,7 @@ def in_page(text: str, block: str) -> str:
 def parser() -> argparse.ArgumentParser:
     """The command line's argument parser."""
     parse = argparse.ArgumentParser(
-        prog="python -m tipqa.build.reruns",
+        prog=cli.prog("python -m tipqa.build.reruns"),
         description="Print which setting change reruns which step, or write it into a page.",
     )
     parse.add_argument("--write", type=Path, metavar="PAGE", help="write the table into PAGE")
@@ -338,7 +338,7 @@ def run(argv: Sequence[str]) -> int:
     """Run the command line; return the exit status."""
     args = parser().parse_args(argv)
     if args.write is not None:
-        args.write.write_text(in_page(args.write.read_text(), table()))
+        write_page(args.write, lambda text: in_page(text, table()))
     else:
         sys.stdout.write(table())
     return 0

@@ -4,13 +4,13 @@
 raw key/value strings) and returns one frozen `Config`. Each seam's section names its backend
 (`backend`, or `source` for the corpus) and holds that backend's settings plus the step's own
 keys; question pools are `[pool.NAME]` sections or the JSON `[questions] pools`. An unknown
-key, a value of the wrong type, an unknown backend or section name close to a known one is a
-`ConfigError` naming section, key and value.
+key, a value of the wrong type, an unknown backend or a section name close to one of ours (a
+fixed name, or a member of a family of sections: `SECTION_FAMILIES`) is a `ConfigError` naming
+section, key and value.
 """
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +21,7 @@ from tipqa.annotation.settings import AnnotationSettings
 from tipqa.audit.settings import AuditSettings
 from tipqa.boundary.build import BoundarySettings
 from tipqa.config.pools import POOL_PREFIX, Pool, read_pools, selected
+from tipqa.config.sections import check_section_names, ours
 from tipqa.core.errors import ConfigError, MissingExtraError
 from tipqa.core.layout import RunLayout
 from tipqa.core.registry import Registry
@@ -225,14 +226,19 @@ SEAMS: dict[str, Seam] = {
     "training_order": Seam(TRAINING_ORDERS, "megatron"),
 }
 KNOWN_SECTIONS = {*SIMPLE_SECTIONS, *SEAMS, "corpus", "questions"}
-OUR_PREFIXES = (POOL_PREFIX, ANSWERER_SECTION, CORPUS_GROUP_PREFIX)
+SECTION_FAMILIES: dict[str, str] = {
+    POOL_PREFIX: "a question pool",
+    CORPUS_GROUP_PREFIX: "a group of corpus files",
+    ANSWERER_SECTION: "a model under evaluation",
+}
+"""The families of named sections (`[pool.NAME]`), by prefix, with what a member is."""
 
 
 def read_config(sections: Sections) -> Config:
     """The configuration of these config-file sections (strict: see the module docstring)."""
-    check_section_names(sections)
+    check_section_names(sections, KNOWN_SECTIONS, SECTION_FAMILIES)
     for name, values in sections.items():
-        if name in KNOWN_SECTIONS or name.startswith(OUR_PREFIXES):
+        if ours(name, KNOWN_SECTIONS, SECTION_FAMILIES):
             check_no_inline_comment(name, values)
 
     def section(cls: type[S], name: str) -> S:
@@ -299,19 +305,6 @@ def check_candidate_source(token_index: Choice, vector_index: Choice) -> None:
             "set [token_index] bm25 = true (it adds the text.bm25 field: a new token index), "
             "or embed the whole corpus with [vector_index] backend = elasticsearch or faiss"
         )
-
-
-def check_section_names(sections: Sections) -> None:
-    """Refuse a section whose name is a near miss of one of ours (`[judges]`, `[tokenindex]`).
-
-    Other sections (Luigi's own, other tasks' parameters) are left alone.
-    """
-    for name in sections:
-        if name in KNOWN_SECTIONS or name.startswith(OUR_PREFIXES):
-            continue
-        near = difflib.get_close_matches(name.lower(), KNOWN_SECTIONS, n=1, cutoff=0.8)
-        if near:
-            raise ConfigError(f"unknown section [{name}]; did you mean [{near[0]}]?")
 
 
 def read_seam(section: str, values: Mapping[str, Any]) -> Choice:

@@ -13,13 +13,14 @@ import argparse
 import dataclasses
 import sys
 import typing
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from tipqa.config import CORPUS_GROUP_PREFIX, SEAMS, SELECTOR, SIMPLE_SECTIONS
 from tipqa.config.pools import PoolLimit
 from tipqa.core import cli, records
+from tipqa.core.errors import InputError
 from tipqa.core.registry import Registry
 from tipqa.core.settings import Settings, keys, plain
 from tipqa.evaluate.settings import ANSWERER_SECTION
@@ -124,10 +125,18 @@ def record_schemas() -> str:
 def between(text: str, start: str, end: str, block: str) -> str:
     """`text` with `block` between its `start` and `end` markers (an error if one is missing)."""
     if text.count(start) != 1 or text.count(end) != 1:
-        raise ValueError(f"the page needs one {start} and one {end} marker")
+        raise InputError(f"the page needs one {start} and one {end} marker")
     head, _, rest = text.partition(start)
     _, _, tail = rest.partition(end)
     return f"{head}{start}\n{block}{end}{tail}"
+
+
+def write_page(page: Path, update: Callable[[str], str]) -> None:
+    """Write `update(text)` over the page's text; an InputError naming the page if it fails."""
+    try:
+        page.write_text(update(page.read_text(encoding="utf-8")), encoding="utf-8")
+    except InputError as exc:
+        raise InputError(str(exc), path=str(page)) from None
 
 
 def in_page(text: str, block: str) -> str:
@@ -143,7 +152,7 @@ def with_schemas(text: str) -> str:
 def parser() -> argparse.ArgumentParser:
     """The command line's argument parser."""
     parse = argparse.ArgumentParser(
-        prog="python -m tipqa.config.reference",
+        prog=cli.prog("python -m tipqa.config.reference"),
         description="Print the configuration reference, or write it (or the record schemas) "
         "between a page's markers.",
     )
@@ -159,9 +168,9 @@ def run(argv: Sequence[str]) -> int:
     """Run the command line; return the exit status."""
     args = parser().parse_args(argv)
     if args.write is not None:
-        args.write.write_text(in_page(args.write.read_text(), reference()))
+        write_page(args.write, lambda text: in_page(text, reference()))
     elif args.write_schemas is not None:
-        args.write_schemas.write_text(with_schemas(args.write_schemas.read_text()))
+        write_page(args.write_schemas, with_schemas)
     else:
         sys.stdout.write(reference() + "\n")
     return 0

@@ -46,6 +46,16 @@ def files_stat(paths: Iterable[str | os.PathLike[str]]) -> list[dict[str, Any]]:
     return [file_stat(path) for path in paths]
 
 
+def folder_files(folder: str | os.PathLike[str]) -> list[Path]:
+    """The files under `folder`, sorted; hidden ones, and those in hidden folders, left out."""
+    root = Path(folder)
+    return sorted(
+        path
+        for path in root.rglob("*")
+        if path.is_file() and not any(p.startswith(".") for p in path.relative_to(root).parts)
+    )
+
+
 def content_hash(path: str | os.PathLike[str]) -> str:
     """The SHA-256 of a file's content, computed once per process for each version of the file."""
     stat = file_stat(path)

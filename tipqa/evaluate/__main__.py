@@ -64,7 +64,7 @@ def parser_for(command: str) -> argparse.ArgumentParser:
     """The argument parser of `score` (the default command) or `compare`."""
     if command == "compare":
         parser = argparse.ArgumentParser(
-            prog="python -m tipqa.evaluate compare",
+            prog=cli.prog("python -m tipqa.evaluate compare"),
             description="Compare systems: scores and paired approximate randomization tests.",
         )
         _common(parser)
@@ -74,7 +74,7 @@ def parser_for(command: str) -> argparse.ArgumentParser:
         )
         return parser
     parser = argparse.ArgumentParser(
-        prog="python -m tipqa.evaluate",
+        prog=cli.prog("python -m tipqa.evaluate"),
         description="Score predictions on a TIP-style split (EM-F1, PM-F1, calibration).",
         epilog="python -m tipqa.evaluate compare GOLD A.jsonl B.jsonl ... compares systems; "
         "recall --run RUN --qrels QRELS scores a retriever; uabench GOLD PREDICTIONS scores "
@@ -134,6 +134,8 @@ def run(argv: Sequence[str]) -> int:
         missing = result["predictions"]["missing_scored_as_refusals"]
         if missing:
             log.warning("questions without a prediction, scored as refusals: %d", missing)
+        for warning in result["warnings"]:
+            log.warning("%s", warning)
     sys.stdout.write(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode() + "\n")
     return 0
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tipqa.core import cli
 from tipqa.core.jsonl import write_json
 from tipqa.core.stats import StepStats
 from tipqa.dataset.qrels import read_qrels
@@ -30,7 +31,7 @@ COMMANDS: tuple[str, ...] = ("recall", "uabench")
 def recall_parser() -> argparse.ArgumentParser:
     """The argument parser of `recall`."""
     parser = argparse.ArgumentParser(
-        prog="python -m tipqa.evaluate recall",
+        prog=cli.prog("python -m tipqa.evaluate recall"),
         description="Macro recall@k of a TREC run file against a build's qrels.",
     )
     parser.add_argument("--run", type=Path, required=True, help="TREC run file of a retriever")
@@ -45,7 +46,7 @@ def recall_parser() -> argparse.ArgumentParser:
 def uabench_parser() -> argparse.ArgumentParser:
     """The argument parser of `uabench`."""
     parser = argparse.ArgumentParser(
-        prog="python -m tipqa.evaluate uabench",
+        prog=cli.prog("python -m tipqa.evaluate uabench"),
         description="UA-Bench confusion matrix (per cent) of three-way predictions on a split.",
     )
     parser.add_argument(

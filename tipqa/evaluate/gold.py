@@ -3,11 +3,12 @@
 A gold source is one of: a split folder (`outputs/<run>/splits/<split>/`, its rows are
 `LabeledQuestion`s in `questions.jsonl`), the splits folder itself or the run's folder
 (`outputs/<run>`) with a split name, the Hub-ready folder (`outputs/<run>/hub`, read with
-`datasets.load_dataset`) with a split name, or a Hub dataset id (`owner/name`, its `questions`
-configuration). The schema version the split was written with is checked where it is recorded
-(the splits' stats file, read with `tipqa.core.stats.read_stats`; the Parquet files' metadata); a
-different version is an error. A split folder copied out of its run (no stats file beside it)
-is read with a warning that its version is unchecked.
+`datasets.load_dataset` as the files it holds now, never through a cached copy) with a split
+name, or a Hub dataset id (`owner/name`, its `questions` configuration). The schema version
+the split was written with is checked where it is recorded (the splits' stats file, read with
+`tipqa.core.stats.read_stats`; the Parquet files' metadata); a different version is an error.
+A split folder copied out of its run (no stats file beside it) is read with a warning that its
+version is unchecked.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from tipqa.core.layout import RunLayout, SplitsLayout
 from tipqa.core.records import SCHEMA_VERSION, Evidence, LabeledQuestion, RecordError
 from tipqa.core.stats import read_stats
 from tipqa.dataset.splits import SPLIT_LABELS
+from tipqa.sources.hf_datasets import load_dataset
 
 log = logging.getLogger(__name__)
 
@@ -145,10 +147,8 @@ def _card_text(name: str) -> str | None:
 
 def _load_rows(name: str, split: str, cache_dir: str | None) -> Any:
     """`datasets.load_dataset(name, "questions", split=split)`, its errors naming the source."""
-    import datasets
-
     try:
-        return datasets.load_dataset(name, HUB_CONFIG, split=split, cache_dir=cache_dir)
+        return load_dataset(name, HUB_CONFIG, split=split, cache_dir=cache_dir)
     except (ValueError, FileNotFoundError, ConnectionError) as exc:
         raise InputError(f"cannot load split {split!r}: {exc}", path=name) from exc
 

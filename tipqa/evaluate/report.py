@@ -201,6 +201,7 @@ def render_report(result: dict[str, Any], figures: Sequence[str]) -> str:
         f"{metrics['answerable']:,} answerable, {metrics['unanswerable']:,} unanswerable). "
         f"Predictions: `{result['predictions']['path']}`."
         + (f" Questions without a prediction, scored as refusals: {missing:,}." if missing else ""),
+        *(f"**Warning:** {warning}." for warning in result["warnings"]),
         "## Scores (percent; bootstrap 95% intervals)",
         _table(
             [

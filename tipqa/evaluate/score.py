@@ -132,8 +132,27 @@ def evaluate(
             predictions.path,
         ),
         "breakdowns": {"stage": by_stage(scored), "matches": by_matches(scored)},
+        "warnings": split_warnings(gold),
     }
     return result, scored
+
+
+def split_warnings(gold: GoldSet) -> list[str]:
+    """What makes the scores of this split say little: a label with no question at all."""
+    answerable = sum(question.label == "answerable" for question in gold.questions)
+    where = f"split {gold.split!r} of {gold.source}"
+    if not answerable:
+        return [
+            f"{where} has no answerable question: EM-F1, PM-F1, precision, recall and the "
+            "accuracy are 0 whatever the model answers (a build with the offline rules judge "
+            "finds little evidence in real text)"
+        ]
+    if answerable == len(gold.questions):
+        return [
+            f"{where} has no unanswerable question: the refusal rate on unanswerable questions "
+            "is undefined and a model that never refuses loses nothing"
+        ]
+    return []
 
 
 def score_file(

@@ -25,7 +25,7 @@ from tipqa.export.write import export_splits
 def parser() -> argparse.ArgumentParser:
     """The command line's argument parser."""
     parse = argparse.ArgumentParser(
-        prog="python -m tipqa.export",
+        prog=cli.prog("python -m tipqa.export"),
         description="Write a build's splits in another abstention benchmark's record format.",
     )
     parse.add_argument(
@@ -35,7 +35,9 @@ def parser() -> argparse.ArgumentParser:
     )
     parse.add_argument("--format", required=True, choices=sorted(FORMATS), help="record format")
     parse.add_argument("--out", type=Path, help="output folder [RUN/export/<format>]")
-    parse.add_argument("--source", default="TIP-TriviaQA", help="the records' source name")
+    parse.add_argument(
+        "--source", help="the records' source name (TIP-TriviaQA, ...) [the run's name]"
+    )
     return parse
 
 

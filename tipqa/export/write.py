@@ -60,14 +60,24 @@ def split_questions(source: Path) -> tuple[str, dict[str, Iterable[LabeledQuesti
     return str(layout.root), questions, info.get("pools", {})
 
 
+def benchmark_name(source: Path) -> str:
+    """The name a build's records carry unless told another: the run's (`[build] name`, its
+    folder's), or a Hub folder's own when it is no run's (one downloaded from the Hub)."""
+    source = Path(source).resolve()
+    run = RunLayout(source.parent)
+    return source.parent.name if source in (run.splits, run.hub) else source.name
+
+
 def export_splits(
-    source: Path, form: ExportFormat, out: Path, origin: str = "TIP-TriviaQA"
+    source: Path, form: ExportFormat, out: Path, origin: str | None = None
 ) -> dict[str, Any]:
     """Write every split of `source` in format `form` under `out`; return (and write) counts.
 
+    `origin` is the records' source name (the build's name by default: `benchmark_name`).
     Only answerable and unanswerable questions are in the splits; the pools' discarded and
     undetermined questions are counted under `left_out`, not exported.
     """
+    origin = origin or benchmark_name(source)
     root, splits, pools = split_questions(source)
     result: dict[str, Any] = {"format": form.name, "source": root, "splits": {}}
     for split, questions in splits.items():

@@ -21,7 +21,8 @@ from tipqa.lmeval_task.task_files import CHECKPOINT, FOLDER, SPLIT, write_task_f
 def parser() -> argparse.ArgumentParser:
     """The command line's parser."""
     top = argparse.ArgumentParser(
-        prog="python -m tipqa.lmeval_task", description="lm-evaluation-harness tasks of tipqa."
+        prog=cli.prog("python -m tipqa.lmeval_task"),
+        description="lm-evaluation-harness tasks of tipqa.",
     )
     commands = top.add_subparsers(dest="command", required=True)
     predictions = commands.add_parser("predictions", help="lm-eval samples -> predictions")

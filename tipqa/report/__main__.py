@@ -12,7 +12,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from tipqa.core.cli import main
+from tipqa.core import cli
 from tipqa.core.errors import ConfigError
 from tipqa.core.layout import RunLayout
 from tipqa.report.explorer.collect import DEFAULT_TEXTS, TextSource
@@ -20,7 +20,7 @@ from tipqa.report.explorer.store import EXCERPTS, WHOLE
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m tipqa.report", description=__doc__)
+    parser = argparse.ArgumentParser(prog=cli.prog("python -m tipqa.report"), description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     explore = commands.add_parser("explore", help="write RUN/report/explorer/ (a static page)")
     explore.add_argument("run", type=Path, help="the run folder, e.g. outputs/demo")
@@ -79,4 +79,4 @@ def run(argv: Sequence[str]) -> int:
 
 
 if __name__ == "__main__":
-    main(run)
+    cli.main(run)

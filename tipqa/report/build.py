@@ -24,6 +24,7 @@ from tipqa.dataset.corpus_reading import CorpusReading
 from tipqa.dataset.match_bins import MATCH_BINS, UNKNOWN_BIN, match_bin
 from tipqa.dataset.provenance import REMEDY
 from tipqa.dataset.splits import SPLITS, read_audit
+from tipqa.hub.card import rules_warning
 from tipqa.report.explorer.collect import TextSource
 
 TOKEN_OUTCOMES = ("answerable_token", "discarded_token", "undetermined_token")
@@ -112,6 +113,7 @@ def render_markdown(data: dict[str, Any]) -> str:
     )
     parts = [
         "# Build report",
+        *([data["rules_warning"]] if data.get("rules_warning") else []),
         "## Outcomes per stage",
         "Each pool's questions through the token stage (keyword search, at most k1 documents "
         "judged) and then the vector stage (k2 nearest chunks judged):",
@@ -216,6 +218,7 @@ def write_report(
         "corpus": info.get("parameters", {}).get("corpus_reading"),
         "audit": {pool: read_audit(run.pool(pool), fp) for pool, fp in (audits or {}).items()},
         "verbatim": info.get("verbatim"),
+        "rules_warning": rules_warning(info.get("parameters", {})),
     }
     out = run.report
     draw_funnel(funnel, out / "funnel.png")

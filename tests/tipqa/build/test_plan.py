@@ -23,7 +23,7 @@ from plan_support import (
 
 from tipqa.build.plan import Plan
 from tipqa.config import read_config
-from tipqa.core.errors import ConfigError
+from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.layout import (
     ANNOTATION_EXPORT,
     COST_PREVIEW,
@@ -170,6 +170,50 @@ def test_question_files_count_by_content(inputs: dict[str, Path]) -> None:
     assert {s for s, fp in fingerprints(sections).items() if fp != before[s]} == {
         QUESTIONS, VERBATIM, *SHARD_STEPS_ON,
     }  # fmt: skip
+
+
+def test_a_local_dataset_folder_counts_by_its_files(inputs: dict[str, Path]) -> None:
+    folder = inputs["questions"].parent / "dataset"
+    (folder / "data").mkdir(parents=True)
+    rows = folder / "data" / "test.jsonl"
+    rows.write_text(inputs["questions"].read_text())
+    hub = {"source": "hub", "name": str(folder), "config": "", "split": "test"}
+    sections = {**base(inputs), "pool.dev": hub}
+    before = fingerprints(sections)
+    rows.write_text(rows.read_text() + rows.read_text().replace("q1", "q2"))
+    assert {s for s, fp in fingerprints(sections).items() if fp != before[s]} == {
+        QUESTIONS, *SHARD_STEPS_ON,
+    }  # fmt: skip
+
+
+def test_a_model_in_a_local_folder_counts_by_its_files(inputs: dict[str, Path]) -> None:
+    model = inputs["corpus"].parent / "my-embedder"
+    model.mkdir()
+    (model / "model.safetensors").write_bytes(b"weights")
+    sections = {**base(inputs), "embedder": {"model": str(model)}}
+    before = fingerprints(sections)
+    (model / "model.safetensors").write_bytes(b"other weights")
+    changed = {s for s, fp in fingerprints(sections).items() if fp != before[s]}
+    assert VECTOR_INDEX in changed and TOKEN_INDEX not in changed
+
+
+def test_the_demo_questions_go_only_with_the_demo_corpus(inputs: dict[str, Path]) -> None:
+    sections = {**base(inputs), "pool.dev": {"source": "demo"}}
+    with pytest.raises(ConfigError, match=r"pool 'dev' is the demo's questions.*\[pool.NAME\]"):
+        Plan(read_config(sections)).questions("dev")
+
+
+def test_a_missing_input_file_names_its_setting_and_the_step(inputs: dict[str, Path]) -> None:
+    pool = {"source": "tipqa-jsonl", "paths": "absent/questions.jsonl"}
+    with pytest.raises(InputError) as error:
+        Plan(read_config({**base(inputs), "pool.dev": pool})).questions("dev")
+    said = str(error.value)
+    assert said.startswith("[pool.dev] paths: absent/questions.jsonl: no such file")
+    assert f"read by PrepareQuestions(pool=dev); a relative path is relative to the working " \
+        f"folder, {Path.cwd()}" in said  # fmt: skip
+    groups = {"corpus": {"source": "files"}, "corpus.web": {"paths": "absent/*.jsonl"}}
+    with pytest.raises(InputError, match=r"^\[corpus.web\] paths: absent/\*.jsonl: the pattern "):
+        Plan(read_config({**base(inputs), **groups})).token_index  # noqa: B018
 
 
 def test_shards_differ_and_records_say_what_decided_them(inputs: dict[str, Path]) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from evaluate_support import labeled, write_split
 from partition_fixtures import DEV, build_splits
@@ -38,6 +40,27 @@ def test_split_folder_splits_folder_and_hub_folder_agree(tmp_path: Path) -> None
         InputError, match=r"no split 'dev' \(splits here: test, train, validation\)"
     ):
         load_gold(run.hub, "dev", cache_dir=cache)
+
+
+def test_a_hub_folder_is_read_as_it_holds_now(tmp_path: Path) -> None:
+    """Every run's Hub folder is called `hub`: neither another run's nor an earlier build's
+    copy in the datasets cache stands in for what the folder holds."""
+    cache = str(tmp_path / "cache")
+    settings, record = HubSettings(repo_id="someone/tip"), StepRecord(HUB_FOLDER, {})
+    first = build_splits(tmp_path / "a", train=False, dev_counts={"unanswerable": 4})
+    build_hub_folder(first, settings, record)
+    assert load_gold(first.hub, cache_dir=cache).questions == load_gold(first.splits).questions
+    other = build_splits(tmp_path / "b", train=False, dev_counts={"answerable": 2})
+    build_hub_folder(other, settings, record)
+    assert load_gold(other.hub, cache_dir=cache).questions == load_gold(other.splits).questions
+    rebuilt = build_splits(tmp_path / "a", train=False, dev_counts={"answerable": 3})
+    build_hub_folder(rebuilt, settings, record)
+    labels = [q.label for q in load_gold(rebuilt.hub, cache_dir=cache).questions]
+    assert labels == ["answerable"] * 3
+    questions = next((rebuilt.hub / "questions").glob("test-*.parquet"))
+    table = pq.read_table(questions)
+    pq.write_table(table.append_column("added", pa.array([1] * table.num_rows)), questions)
+    assert len(load_gold(rebuilt.hub, cache_dir=cache).questions) == 3
 
 
 def test_schema_version_is_checked(tmp_path: Path) -> None:

@@ -93,6 +93,20 @@ def test_without_confidences_no_calibration(tmp_path: Path, gold, rules_detector
     assert "no calibration measures" in (tmp_path / "out" / "report.md").read_text()
 
 
+def test_a_split_without_answerable_questions_is_warned_about(
+    tmp_path: Path, rules_detector: RefusalDetector
+) -> None:
+    unanswerable = [row for row in ROWS if row.label == "unanswerable"]
+    split = load_gold(write_split(tmp_path, unanswerable))
+    rows = [{"id": r.id, "prediction": "I don't know"} for r in unanswerable]
+    predictions = write_lines(tmp_path / "p.jsonl", rows)
+    result, scored = score_file(split, predictions, rules_detector, ScoringSettings(bootstrap=10))
+    assert result["metrics"]["em_f1"] == 0
+    assert "has no answerable question: EM-F1" in result["warnings"][0]
+    write_evaluation(result, scored, tmp_path / "out")
+    assert "**Warning:** split 'test' of" in (tmp_path / "out" / "report.md").read_text()
+
+
 def test_compare(tmp_path: Path, gold, rules_detector: RefusalDetector) -> None:
     oracle = [{"id": r.id, "prediction": r.answer if r.label == "answerable" else ""} for r in ROWS]
     everything = [{"id": r.id, "prediction": r.answer} for r in ROWS]

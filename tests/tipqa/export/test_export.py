@@ -133,7 +133,7 @@ def key(name: str, record: dict[str, Any]) -> Any:
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
 def test_each_format_field_by_field(demo_run: Path, tmp_path: Path, name: str) -> None:
-    result = export_splits(demo_run, FORMATS[name], tmp_path)
+    result = export_splits(demo_run, FORMATS[name], tmp_path, "TIP-TriviaQA")
     test = records(tmp_path / result["splits"]["test"]["file"])
     assert len(test) == DEV["answerable"] + DEV["unanswerable"]
     found = {key(name, r): r for r in test}
@@ -173,6 +173,14 @@ def test_selfaware_is_one_json_list_per_split(demo_run: Path, tmp_path: Path) ->
     assert json.loads((tmp_path / "test.json").read_text())[0]["question_id"] == ANSWERABLE
 
 
+def test_the_records_carry_the_build_s_name_unless_told(demo_run: Path, tmp_path: Path) -> None:
+    for source in (demo_run, demo_run / "splits"):
+        result = export_splits(source, FORMATS["kuq"], tmp_path)
+        assert {r["source"] for r in records(tmp_path / result["splits"]["test"]["file"])} == {
+            demo_run.name
+        }
+
+
 def test_a_folder_without_splits_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="neither a run, a splits nor a Hub folder"):
         export_splits(tmp_path, FORMATS["kuq"], tmp_path / "out")
@@ -192,8 +200,10 @@ def test_a_hub_folder_is_exported_as_its_splits(demo_run: Path, tmp_path: Path) 
     build_hub_folder(run_layout, HubSettings(repo_id="someone/tip"), StepRecord(HUB_FOLDER, {}))
     downloaded = tmp_path / "tip"
     shutil.copytree(run_layout.hub, downloaded)
-    from_hub = export_splits(downloaded, FORMATS["kuq"], tmp_path / "hub")
-    from_run = export_splits(demo_run, FORMATS["kuq"], tmp_path / "run")
+    assert export_splits(run_layout.hub, FORMATS["kuq"], tmp_path / "own")["splits"]
+    assert {r["source"] for r in records(tmp_path / "own" / "test.jsonl")} == {demo_run.name}
+    from_hub = export_splits(downloaded, FORMATS["kuq"], tmp_path / "hub", "TIP-demo")
+    from_run = export_splits(demo_run, FORMATS["kuq"], tmp_path / "run", "TIP-demo")
     assert from_hub["splits"] == from_run["splits"]
     for split in ("train", "validation", "test"):
         hub_rows = records(tmp_path / "hub" / f"{split}.jsonl")

@@ -58,7 +58,11 @@ def test_construction_parameters_and_citation(tmp_path: Path) -> None:
     corpus = tmp_path / "someone" / "pile" / "part-00.jsonl.zst"
     corpus.parent.mkdir(parents=True)
     corpus.write_bytes(b"")
-    sections = {**CONFIG, "corpus": {"source": "files", "paths": str(corpus)}}
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text('{"id": "q1", "text": "Q?", "answer": "A", "aliases": ["A"]}\n')
+    pool = {"source": "tipqa-jsonl", "paths": str(questions)}
+    files = {"corpus": {"source": "files", "paths": str(corpus)}, "pool.dev": pool}
+    sections = {**CONFIG, **files, "pool.train": pool}
     text = card(tmp_path / "run", build=provenance(sections))
     meta = yaml.safe_load(text.split("---\n")[1])
     assert meta["license"] == "apache-2.0"

@@ -87,6 +87,7 @@ def test_report_files(tmp_path: Path) -> None:
     assert "| dev | 16 | 6 | 2 | 0 | 8 | 3 | 4 | 1 |" in text
     assert "| test | 13 | 6 | 3 | 4 |" in text
     assert "![Outcomes per stage](funnel.png)" in text and "(matches.png)" in text
+    assert "**Warning: the judge of this build was offline rules" in text
     assert "Split `validation`:" in text
     assert read_json(out / "report.stats.json")["step"] == "report"
     assert data["corpus"] == reading.to_dict()

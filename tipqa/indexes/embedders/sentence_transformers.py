@@ -21,6 +21,7 @@ import numpy as np
 
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.extras import OPENVINO, Extra
+from tipqa.core.fingerprint import files_stat, folder_files
 from tipqa.core.settings import Settings, knob, search_only, setting
 from tipqa.indexes.embedders.base import Similarity
 
@@ -157,9 +158,13 @@ class SentenceTransformerSettings(Settings):
         return runtime, precision
 
     def identity(self) -> dict[str, Any]:
-        """The fingerprinted settings, with runtime and precision as "auto" resolves them."""
+        """The fingerprinted settings, with runtime and precision as "auto" resolves them, and
+        the files of a model in a local folder (a model saved again there is another model)."""
         runtime, precision = self.resolved()
-        return {**super().identity(), "runtime": runtime, "precision": precision}
+        identity = {**super().identity(), "runtime": runtime, "precision": precision}
+        if self.model.lower() not in PACKAGED_MODELS and Path(self.model).is_dir():
+            identity["model_files"] = files_stat(folder_files(self.model))
+        return identity
 
     def max_seq_length(self) -> int:
         """The model's maximum sequence length, from its configuration files (no weights)."""

@@ -25,6 +25,8 @@ from tipqa.sources.corpus.streams import file_format, is_supported, iter_lines
 PARQUET_BATCH_ROWS = 1024
 BadUtf8 = Literal["replace", "skip"]
 FileKind = Literal["auto", "text"]
+OWN_GROUP = "corpus"
+"""The name of the group of `[corpus]`'s own `paths`."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,7 @@ class FileCorpusSettings(FileGroupSettings):
     def file_groups(self) -> list[tuple[str, FileGroupSettings]]:
         """The groups of files by name: `[corpus]`'s own paths first, then each section's."""
         own = {name: getattr(self, name) for name in FileGroupSettings.field_names()}
-        head = [("corpus", FileGroupSettings(**own))] if self.paths else []
+        head = [(OWN_GROUP, FileGroupSettings(**own))] if self.paths else []
         return head + list(self.groups)
 
     def files(self) -> list[Path]:
@@ -96,7 +98,12 @@ def _grouped_files(
     owner: dict[Path, str] = {}
     found = []
     for number, (name, group) in enumerate(groups):
-        for path, root in group.rooted_files():
+        try:
+            rooted = group.rooted_files()
+        except InputError as exc:
+            section = OWN_GROUP if name == OWN_GROUP else f"corpus.{name}"
+            raise InputError(f"[{section}] paths: {exc}") from None
+        for path, root in rooted:
             key = path.resolve()
             if key in owner:
                 raise InputError(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
@@ -13,7 +14,7 @@ from tipqa.core.records import Document
 from tipqa.core.settings import Settings, knob, setting
 from tipqa.core.stats import StepStats
 from tipqa.sources.corpus.base import DocumentParser
-from tipqa.sources.hf_datasets import load_split
+from tipqa.sources.hf_datasets import load_split, local_files
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,10 @@ class HubCorpusSettings(Settings):
         super().__post_init__()
         if not self.name:
             raise ConfigError("[corpus] source = hub needs `name` (a dataset id or folder)")
+
+    def local_files(self) -> list[Path]:
+        """The local files of the dataset: `name`'s when a folder, or those of `data_files`."""
+        return local_files(self.name, self.data_files)
 
 
 class HubCorpus:

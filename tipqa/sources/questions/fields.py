@@ -20,6 +20,7 @@ list).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,9 +32,12 @@ from tipqa.core.settings import Settings, setting
 from tipqa.core.stats import StepStats
 from tipqa.sources.corpus.base import MISSING, get_field
 from tipqa.sources.corpus.paths import expand_paths
+from tipqa.sources.hf_datasets import load_dataset, local_files
 from tipqa.sources.questions.base import QuestionCollector, make_question
-from tipqa.sources.questions.jsonl import file_stem
+from tipqa.sources.questions.jsonl import FOUNDRY_CONTEXT, file_stem
 from tipqa.sources.questions.rows import is_row_file, iter_rows
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,10 @@ class FieldQuestionsSettings(Settings):
     aliases_field: str = setting(
         "", doc="field of the aliases: a list or a JSON string of one (empty: the answer's)"
     )
+
+    def local_files(self) -> list[Path]:
+        """The files of `name` when it is a local dataset folder."""
+        return local_files(self.name) if self.name else []
 
 
 @dataclass(frozen=True)
@@ -114,19 +122,32 @@ class FieldQuestions:
         )
 
     def load(self) -> list[Question]:
-        """Every row's question, in file then line order."""
+        """Every row's question, in file then line order.
+
+        Questions written as llm-foundry's prompt (`Question: ...\nAnswer:`) are counted
+        (`prompt_questions`) and warned about: `source = llm-foundry-jsonl` reads such rows.
+        """
         self.stats = StepStats("questions")
         collector = QuestionCollector(self.stats, duplicates="error")
         for where, line, default_id, source, row in self._rows():
             question = self.row_question(row, where, line, default_id, source)
             collector.add(question, path=where, line=line)
+            if FOUNDRY_CONTEXT.match(question.text):
+                self.stats.add("prompt_questions")
+        prompts = int(self.stats.counts.get("prompt_questions", 0))
+        if prompts:
+            log.warning(
+                "%d questions are written as a prompt ('Question: ...\\nAnswer:'), kept whole as "
+                "the question text; for llm-foundry's rows use source = llm-foundry-jsonl",
+                prompts,
+            )
         return collector.questions()
 
     def _rows(self) -> Iterator[tuple[str, int | None, str, str, dict[str, Any]]]:
         """(path, line, id when none is given, source, row) of every row."""
         for path in self.files:
             self.stats.add("files")
-            for line, row in iter_rows(path):
+            for line, row in iter_rows(path, stats=self.stats):
                 yield str(path), line, f"{file_stem(path)}:{line}", f"{path.name}:{line}", row
         if self.settings.name:
             origin = f"{self.settings.name}:{self.settings.split}"
@@ -136,11 +157,9 @@ class FieldQuestions:
                 yield origin, None, f"{origin}:{index}", f"{origin}:{index}", row
 
     def _hub_rows(self) -> Iterable[Any]:
-        import datasets
-
         s = self.settings
         try:
-            return datasets.load_dataset(s.name, s.config, split=s.split)
+            return load_dataset(s.name, s.config, split=s.split)
         except Exception as exc:
             raise InputError(
                 f"cannot load dataset: {type(exc).__name__}: {exc}", path=f"{s.name}:{s.split}"

@@ -16,7 +16,7 @@ from tipqa.core.stats import StepStats
 from tipqa.sources.corpus.base import MISSING, get_field
 from tipqa.sources.corpus.paths import expand_paths
 from tipqa.sources.corpus.streams import is_supported
-from tipqa.sources.hf_datasets import load_split
+from tipqa.sources.hf_datasets import load_split, local_files
 from tipqa.sources.questions.base import QuestionCollector, QuestionFilesSettings, make_question
 from tipqa.sources.questions.rows import iter_rows
 
@@ -88,7 +88,7 @@ class HFRows:
         for path in self.files:
             self.stats.add("files")
             where = str(path)
-            for number, row in iter_rows(path, columns=COLUMNS):
+            for number, row in iter_rows(path, columns=COLUMNS, stats=self.stats):
                 question = row_to_question(
                     row, source=f"{path.name}:{number}", path=where, line=number, place="row"
                 )
@@ -106,6 +106,10 @@ class HubQuestionSettings(Settings):
     revision: str | None = setting(None, doc="a branch, tag or commit of the dataset")
     streaming: bool = knob(False, doc="stream the rows instead of downloading the split")
     cache_dir: str | None = knob(None, doc="the datasets cache (empty: HF_DATASETS_CACHE)")
+
+    def local_files(self) -> list[Path]:
+        """The files of `name` when it is a local dataset folder."""
+        return local_files(self.name)
 
 
 class HubQuestions:

@@ -42,7 +42,7 @@ class _JsonlQuestions:
         collector = QuestionCollector(self.stats, duplicates="error")
         for path in self.files:
             self.stats.add("files")
-            for number, row in iter_rows(path):
+            for number, row in iter_rows(path, stats=self.stats):
                 question = self.row_question(row, path, number)
                 collector.add(question, path=str(path), line=number)
         return collector.questions()

@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from tipqa.core.errors import InputError
+from tipqa.core.stats import StepStats
 from tipqa.sources.corpus.streams import file_format, is_supported, iter_lines
 
 DELIMITED = {".csv": ",", ".tsv": "\t"}
@@ -20,12 +21,15 @@ def is_row_file(path: Path) -> bool:
     return is_supported(path) or path.suffix.lower() in DELIMITED
 
 
-def iter_rows(path: Path, columns: list[str] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_rows(
+    path: Path, columns: list[str] | None = None, *, stats: StepStats | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line or row number from 1, object) of a question file.
 
     For Parquet, only the `columns` that the file has are read (all when None).
-    Blank lines are passed over; anything else that is not a JSON object is an InputError
-    naming the file and line (a question file is small and must be read whole).
+    Blank lines are passed over, counted in `stats` (`blank_lines`); anything else that is not
+    a JSON object is an InputError naming the file and line (a question file is small and
+    must be read whole).
     """
     where = str(path)
     if path.suffix.lower() in DELIMITED:
@@ -36,6 +40,8 @@ def iter_rows(path: Path, columns: list[str] | None = None) -> Iterator[tuple[in
         return
     for number, raw in iter_lines(path):
         if not raw.strip():
+            if stats is not None:
+                stats.add("blank_lines")
             continue
         try:
             row = orjson.loads(raw)

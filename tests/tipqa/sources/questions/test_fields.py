@@ -149,3 +149,16 @@ def test_a_local_dataset_folder_through_datasets(tmp_path: Path, monkeypatch) ->
     questions = NQOpenQuestions(settings).load()
     assert [q.id for q in questions] == [f"{folder}:train:{i}" for i in range(3)]
     assert questions[1].answer == "1907"
+
+
+def test_prompts_read_as_questions_are_counted_and_warned_about(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    settings = FieldQuestionsSettings(
+        paths=(str(DATA / "llm-foundry.jsonl"),), question_field="context", aliases_field="aliases"
+    )
+    source = FieldQuestions(settings)
+    questions = source.load()
+    assert questions[0].text.startswith("Question: ")
+    assert source.stats.counts["prompt_questions"] == len(questions)
+    assert "use source = llm-foundry-jsonl" in caplog.text

@@ -36,6 +36,14 @@ def test_tipqa_records_round_trip(tmp_path: Path) -> None:
     assert TipqaJsonl(written).load() == questions
 
 
+def test_blank_lines_are_counted(tmp_path: Path) -> None:
+    path = tmp_path / "gaps.jsonl"
+    path.write_bytes(b"\n" + (DATA / "questions.jsonl").read_bytes().replace(b"\n", b"\n  \n", 1))
+    source = TipqaJsonl(path)
+    assert len(source.load()) == 2
+    assert source.stats.counts["blank_lines"] == 2
+
+
 def test_tipqa_duplicate_ids_are_an_error(tmp_path: Path) -> None:
     lines = (DATA / "questions.jsonl").read_bytes().splitlines()
     path = tmp_path / "dup.jsonl"
