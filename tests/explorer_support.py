@@ -141,7 +141,7 @@ def synthetic_run(
             if labelled.label in ("answerable", "unanswerable"):
                 test.append(labelled)
     for label, labelled in by_label.items():
-        write_records(pool.partition / f"{label}.jsonl", labelled)
+        write_records(pool.partition_files.labelled(label), labelled)
     write_records(run.splits / "test" / "questions.jsonl", test)
     counts = {label: len(rows) for label, rows in by_label.items()}
     by_stage = {
@@ -155,6 +155,7 @@ def synthetic_run(
         "splits": {"test": {"questions": len(test), "by_stage": by_stage, "pool": "dev"}},
         "parameters": PARAMETERS,
     }
+    StepStats("partition", info={"build": {}}).write(pool.partition_stats)
     StepStats("splits", info=info).write(run.splits_stats)
 
     def fetch(ids: list[str]) -> dict[str, Document]:

@@ -34,12 +34,11 @@ from tipqa.core.jsonl import iter_records, read_json, write_json, write_records
 from tipqa.core.layout import AUDIT, TOKEN_JUDGE, VECTOR_JUDGE, PoolLayout, ShardLayout
 from tipqa.core.records import Judgment, LabeledQuestion, Question
 from tipqa.core.stats import Counted, StepStats
-from tipqa.dataset.splits import AUDITED
+from tipqa.dataset.splits import AUDIT_SCHEMA_VERSION, AUDITED
 from tipqa.indexes.token_index.base import RanksText, TokenIndex
 from tipqa.llm.judges.base import RelevanceJudge
 from tipqa.stages.windows import WindowSettings
 
-AUDIT_SCHEMA_VERSION = 1
 PROMPT_TOKENS = ("prompt_tokens", "saved_prompt_tokens")
 """The counters of a judge's prompt tokens: those sent, and those its cache answered."""
 

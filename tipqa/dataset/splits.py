@@ -56,6 +56,9 @@ log = logging.getLogger(__name__)
 SPLITS: tuple[str, ...] = ("train", "validation", "test")
 SPLIT_LABELS: tuple[str, ...] = ("answerable", "unanswerable")
 LEFT_OUT: tuple[str, ...] = ("discarded", "undetermined")
+AUDIT_SCHEMA_VERSION = 1
+"""The version of `audit.json` this tipqa writes and reads."""
+
 AUDITED: tuple[str, ...] = ("unanswerable", "discarded")
 """The labels the audit reads (`tipqa.audit`): its findings move questions from these."""
 
@@ -229,7 +232,12 @@ def read_audit(pool: PoolLayout, fingerprint: str | None = None) -> dict[str, An
     if not pool.audit.is_file():
         raise InputError(f"the pool has not been audited: {REMEDY}", path=str(pool.audit))
     audit = read_json(pool.audit)
-    if not isinstance(audit, dict) or not isinstance(audit.get("found"), list):
+    if not isinstance(audit, dict) or audit.get("schema_version") != AUDIT_SCHEMA_VERSION:
+        raise InputError(
+            f"not a label audit of schema version {AUDIT_SCHEMA_VERSION} (this tipqa reads it)",
+            path=str(pool.audit),
+        )
+    if not isinstance(audit.get("found"), list):
         raise InputError("not an audit file", path=str(pool.audit))
     if fingerprint is not None and audit.get("fingerprint") != fingerprint:
         raise InputError(f"an audit made with other settings: {REMEDY}", path=str(pool.audit))

@@ -50,7 +50,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def run(argv: Sequence[str]) -> int:
     """Parse the command line and write the explorer."""
-    from tipqa.report.explorer.flips import flips_against
+    from tipqa.audit.compare import compare_runs
     from tipqa.report.explorer.write import write_explorer
 
     args = _parser().parse_args(argv)
@@ -69,7 +69,7 @@ def run(argv: Sequence[str]) -> int:
                 "([build] output_root and name)"
             )
         source.fetch = token_index(config, Plan(config)).get
-    compare = flips_against(layout, RunLayout(args.compare)) if args.compare else None
+    compare = compare_runs(args.run, args.compare) if args.compare else None
     form = EXCERPTS if args.excerpts else WHOLE
     counts = write_explorer(layout, source, args.out, layout.report, form, compare)
     out = args.out or layout.report / "explorer"

@@ -182,7 +182,7 @@ def test_a_local_dataset_folder_counts_by_its_files(inputs: dict[str, Path]) -> 
     before = fingerprints(sections)
     rows.write_text(rows.read_text() + rows.read_text().replace("q1", "q2"))
     assert {s for s, fp in fingerprints(sections).items() if fp != before[s]} == {
-        QUESTIONS, *SHARD_STEPS_ON,
+        QUESTIONS, VERBATIM, *SHARD_STEPS_ON,
     }  # fmt: skip
 
 

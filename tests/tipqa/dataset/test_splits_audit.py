@@ -19,7 +19,7 @@ from tipqa.core.records import (
     Verbatim,
 )
 from tipqa.dataset.qrels import QRELS_FILE, UNITS_FILE, read_qrels
-from tipqa.dataset.splits import SplitPlan, make_splits
+from tipqa.dataset.splits import AUDIT_SCHEMA_VERSION, SplitPlan, make_splits
 from tipqa.report.build import pool_funnel, split_funnel
 
 RECORD = StepRecord(SPLITS, {})
@@ -30,7 +30,8 @@ def audited(run: RunLayout, findings: list[AuditFinding]) -> None:
     """The pool's audit files: `audit.json` with these findings, and its judgments."""
     pool = run.pool("dev")
     found = [finding.to_dict() for finding in findings]
-    write_json(pool.audit, {"fingerprint": "f", "settings": {"audit": SETTINGS}, "found": found})
+    audit = {"fingerprint": "f", "settings": {"audit": SETTINGS}, "found": found}
+    write_json(pool.audit, {"schema_version": AUDIT_SCHEMA_VERSION, **audit})
     judgments = [
         Judgment(f.id, "audit", f.evidence.doc_id, f.evidence.unit_id, "yes", "yes", "perfect")
         for f in findings

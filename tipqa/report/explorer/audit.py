@@ -7,11 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tipqa.core.errors import InputError
-from tipqa.core.jsonl import read_json
 from tipqa.core.layout import PoolLayout
+from tipqa.dataset.splits import read_audit
 
-AUDIT_FILE = "audit.json"
-SCHEMA_VERSION = 1
 FIGURES = ("audited", "rate", "ci95", "judge_calls", "prompt_tokens", "build", "applied")
 """The pool-wide figures of an audit the build view shows (with its settings and labels)."""
 
@@ -25,17 +23,11 @@ class Audit:
     figures: dict[str, Any] = field(default_factory=dict)
 
 
-def read_audit(pool: PoolLayout) -> Audit | None:
+def pool_audit(pool: PoolLayout) -> Audit | None:
     """The pool's audit, or None where the build made none."""
-    path = pool.root / AUDIT_FILE
-    if not path.is_file():
+    if not pool.audit.is_file():
         return None
-    data = read_json(path)
-    if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
-        raise InputError(
-            f"not a label audit of schema version {SCHEMA_VERSION} (this tipqa reads that one)",
-            path=str(path),
-        )
+    data = read_audit(pool)
     try:
         audited = {i for ids in data["audited_ids"].values() for i in ids}
         found = {f["id"]: f for f in data["found"]}
@@ -44,5 +36,5 @@ def read_audit(pool: PoolLayout) -> Audit | None:
         figures["fingerprint"] = data.get("fingerprint")
         figures["by_label"] = data["by_label"]
     except (KeyError, TypeError, AttributeError) as exc:
-        raise InputError(f"a label audit without the field {exc}", path=str(path)) from exc
+        raise InputError(f"a label audit without the field {exc}", path=str(pool.audit)) from exc
     return Audit(audited, found, figures)

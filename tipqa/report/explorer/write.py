@@ -35,7 +35,7 @@ from tipqa.core.stats import read_stats
 from tipqa.dataset.provenance import REMEDY
 from tipqa.dataset.splits import SPLITS, SplitsLayout
 from tipqa.report.build import pool_funnel, split_funnel
-from tipqa.report.explorer.audit import Audit, read_audit
+from tipqa.report.explorer.audit import Audit, pool_audit
 from tipqa.report.explorer.collect import TextSource, collect_pool
 from tipqa.report.explorer.encode import FIELDS, Encoder
 from tipqa.report.explorer.store import WHOLE, TextForm, TextStore
@@ -181,8 +181,8 @@ def write_explorer(
 
     `out` defaults to the report's `explorer/` folder; the report's figures are copied from
     `figures_from` (the report folder) where they are there. `form` says how texts that are not
-    evidence are kept; `compare` is a comparison with another build (`flips_against`), whose
-    flips the page shows.
+    evidence are kept; `compare` is a comparison with another build
+    (`tipqa.audit.compare.compare_runs`), whose flips the page shows.
     """
     out = out if out is not None else run.report / "explorer"
     layout = SplitsLayout(run.splits)
@@ -200,7 +200,7 @@ def write_explorer(
     flips = {(f["pool"], f["id"]): f for f in (compare or {}).get("flips", [])}
     audits: dict[str, Any] = {}
     for name in pools:
-        audit = read_audit(run.pool(name))
+        audit = pool_audit(run.pool(name))
         if audit is not None:
             audits[name] = audit.figures
         for item in collect_pool(name, run.pool(name), members, source):

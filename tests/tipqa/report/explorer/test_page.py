@@ -21,8 +21,8 @@ from explorer_support import Page, synthetic_run, write_audit
 from tests_support import luigi_config, run_luigi
 from webdriver import Driver, headless_chromium
 
+from tipqa.audit.compare import compare_runs
 from tipqa.report.explorer.collect import TextSource
-from tipqa.report.explorer.flips import flips_against
 from tipqa.report.explorer.write import FIGURES, write_explorer
 
 pytestmark = [pytest.mark.slow]
@@ -130,16 +130,19 @@ def _png(path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Page:
-    """A 10,000-question page: hostile strings in its first 4 questions, an audit, flips
-    against another build, a figure."""
+    """A 10,000-question page: hostile strings in its first 4 questions, an audit, flips of its
+    first 20 questions against another build, a figure."""
     root = tmp_path_factory.mktemp("explorer")
     run, _ = synthetic_run(root / "run", QUESTIONS, HOSTILE, hostile_first=4, hostile_id=HOSTILE_ID)
+    same, _ = synthetic_run(root / "same", 20)  # the page's first 20 questions, as built
     other, _ = synthetic_run(root / "other", 20, relabel={8: "unanswerable", 14: "token"})
     write_audit(run, ["q000002", "q000006", "q000010", "q000014"], FOUND)
     report = root / "report"
     report.mkdir()
     _png(report / "funnel.png")
-    write_explorer(run, TextSource(), root / "page", report, compare=flips_against(run, other))
+    write_explorer(
+        run, TextSource(), root / "page", report, compare=compare_runs(same.root, other.root)
+    )
     return Page(root / "page")
 
 

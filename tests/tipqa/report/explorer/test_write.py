@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from explorer_support import Page, Sizes, synthetic_run, write_audit
 
+from tipqa.audit.compare import compare_runs
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.jsonl import read_records, write_json, write_records
 from tipqa.core.layout import RunLayout
 from tipqa.core.records import Judgment, LabeledQuestion
 from tipqa.report.__main__ import run as main_run
 from tipqa.report.explorer.collect import TextSource
-from tipqa.report.explorer.flips import flips_against
 from tipqa.report.explorer.store import EXCERPTS, utf16
 from tipqa.report.explorer.write import write_explorer
 
@@ -143,12 +143,14 @@ def test_an_audit_of_another_schema_is_an_input_error(tmp_path: Path) -> None:
 
 def test_flips_against_another_build_and_the_command_shows_them(tmp_path: Path) -> None:
     run, _ = synthetic_run(tmp_path / "run", 8)
-    other, _ = synthetic_run(tmp_path / "other", 9, relabel={0: "unanswerable", 2: "token"})
-    compare = flips_against(run, other)
-    assert compare["matrix"]["answerable"] == {"answerable": 3, "unanswerable": 1}
-    assert compare["matrix"]["unanswerable"] == {"unanswerable": 1, "answerable": 1}
+    other, _ = synthetic_run(tmp_path / "other", 8, relabel={0: "unanswerable", 2: "token"})
+    compare = compare_runs(run.root, other.root)
+    assert compare["matrix"]["answerable"] == {
+        "answerable": 3, "unanswerable": 1, "discarded": 0, "undetermined": 0,
+    }  # fmt: skip
+    assert compare["matrix"]["unanswerable"]["answerable"] == 1
     assert compare["flips_by_stage"] == {"token -> vector": 1, "vector -> token": 1}
-    assert compare["b"]["only"] == 1 and compare["a"]["questions"] == 8
+    assert compare["questions"] == 8
     [first, second] = compare["flips"]
     assert first["id"] == "q000000" and first["a"]["label"] == "answerable"
     assert first["a"]["evidence"]["doc_id"] == "d000000-0" and first["b"]["evidence"] is None
@@ -163,7 +165,7 @@ def test_flips_against_another_build_and_the_command_shows_them(tmp_path: Path) 
     flip = page.pages["q000002"]["flip"]
     assert flip["a"]["label"] == "unanswerable" and flip["b"]["label"] == "answerable"
     assert page.text(flip["b"]["evidence"]["text"])["marked"][-1] == ("Alias000002", 0)
-    with pytest.raises(InputError, match="no pool has a partition"):
+    with pytest.raises(InputError, match="no build here"):
         main_run(["explore", str(run.root), "--compare", str(tmp_path / "nothing")])
 
 
