@@ -14,7 +14,7 @@ from pathlib import Path
 
 import luigi
 
-from pipelines.base import Step
+from pipelines.base import StepTask
 from pipelines.indexes import BuildTokenIndex
 from pipelines.partition import Partition
 from tipqa.annotation.export import export_annotation
@@ -26,7 +26,7 @@ from tipqa.build.assemble import token_index
 from tipqa.core.fingerprint import StepRecord
 
 
-class AnnotationStep(Step):
+class AnnotationStep(StepTask):
     """A step of the human annotation of the `[annotation] pool`."""
 
     def annotation_layout(self) -> AnnotationLayout:

@@ -34,7 +34,7 @@ class StepTarget(luigi.LocalTarget):
         return recorded_fingerprint(self.path) == self.fingerprint
 
 
-class Step(luigi.Task):
+class StepTask(luigi.Task):
     """A task whose output is its stats file, complete when the fingerprint matches.
 
     A failure is final for the run (`retry_count = 1`: the scheduler disables the task at once),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import luigi
 
-from pipelines.base import Step
+from pipelines.base import StepTask
 from pipelines.config import current
 from pipelines.indexes import BuildTokenIndex
 from pipelines.partition import Partition
@@ -26,7 +26,7 @@ def boundary_tasks(pools: list[str]) -> list[luigi.Task]:
     return [Boundary(pool=pool) for pool in pools] if current().training_order else []
 
 
-class BuildTrainingIndex(Step):
+class BuildTrainingIndex(StepTask):
     """The one streaming pass over the training stream (resumable; reused by every build)."""
 
     def record(self) -> StepRecord:
@@ -45,7 +45,7 @@ class BuildTrainingIndex(Step):
         build_training_index(order, training_index_place(self.config, self.plan), self.record())
 
 
-class Boundary(Step):
+class Boundary(StepTask):
     """Date a pool's answerable questions; write its split as of every checkpoint."""
 
     pool = luigi.Parameter()

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import luigi
 
-from pipelines.base import Step
+from pipelines.base import StepTask
 from pipelines.publish import MakeSplits
 from tipqa.build.steps import evaluate, evaluation_layout
 from tipqa.core.fingerprint import StepRecord
 from tipqa.llm.answerers import ANSWERERS
 
 
-class Evaluate(Step):
+class Evaluate(StepTask):
     """Answer a built split's questions with a real model, then score the answers."""
 
     model_backend = luigi.ChoiceParameter(

@@ -13,22 +13,23 @@ from typing import Any
 
 import luigi
 
-from pipelines.base import Step
+from pipelines.base import StepTask
 from pipelines.inputs import world_requirements
 from tipqa.build import indexing
 from tipqa.build.assemble import builds_in_parts, token_index, vector_index
 from tipqa.build.inputs import open_corpus
 from tipqa.core.fingerprint import StepRecord
-from tipqa.core.layout import TOKEN_INDEX, VECTOR_INDEX, RunLayout
+from tipqa.core.layout import RunLayout
+from tipqa.core.steps import Step
 
 
-class IndexStep(Step):
-    """A step of an index build; `index` is TOKEN_INDEX or VECTOR_INDEX."""
+class IndexStep(StepTask):
+    """A step of an index build; `index` is Step.TOKEN_INDEX or Step.VECTOR_INDEX."""
 
-    index = luigi.ChoiceParameter(choices=[TOKEN_INDEX, VECTOR_INDEX])
+    index = luigi.ChoiceParameter(choices=[Step.TOKEN_INDEX, Step.VECTOR_INDEX])
 
     def _open(self) -> Any:
-        if self.index == TOKEN_INDEX:
+        if self.index == Step.TOKEN_INDEX:
             return token_index(self.config, self.plan)
         return vector_index(self.config, self.plan)[1]
 
@@ -70,7 +71,7 @@ class IndexFile(IndexStep):
     def run(self) -> None:
         corpus = open_corpus(self.config.corpus, self.layout)
         record, path = self.record(), self.stats_path()
-        if self.index == TOKEN_INDEX:
+        if self.index == Step.TOKEN_INDEX:
             index = token_index(self.config, self.plan)
             assert isinstance(index, indexing.ShardedTokenIndex)
             indexing.index_token_shard(corpus, self.file, index, path, record)
@@ -115,7 +116,7 @@ class BuildIndex(IndexStep):
             indexing.finalize_index(self._open(), files, self.index, path, record, parts)
             return
         _fresh(self.layout, self.index, record)
-        if self.index == TOKEN_INDEX:
+        if self.index == Step.TOKEN_INDEX:
             indexing.build_token_index(corpus, token_index(config, self.plan), path, record)
             return
         embedder, vectors = vector_index(config, self.plan)
@@ -125,17 +126,17 @@ class BuildIndex(IndexStep):
 
 def _fresh(layout: RunLayout, step: str, record: StepRecord) -> None:
     """Empty the embedded index's folder if it holds another build."""
-    folder = layout.token_index if step == TOKEN_INDEX else layout.vector_index
+    folder = layout.token_index if step == Step.TOKEN_INDEX else layout.vector_index
     indexing.fresh_folder(folder, record.fingerprint)
 
 
 class BuildTokenIndex(BuildIndex):
     """Index the corpus for phrase search: `luigi --module pipelines BuildTokenIndex`."""
 
-    index = TOKEN_INDEX
+    index = Step.TOKEN_INDEX
 
 
 class BuildVectorIndex(BuildIndex):
     """Chunk, embed and index the corpus for nearest-neighbour search."""
 
-    index = VECTOR_INDEX
+    index = Step.VECTOR_INDEX

@@ -6,20 +6,20 @@ from pathlib import Path
 
 import luigi
 
-from pipelines.base import Step
+from pipelines.base import StepTask
 from pipelines.config import current
 from tipqa.build.inputs import make_world, prepare_questions
 from tipqa.core.fingerprint import StepRecord
 
 
-class MakeDemoWorld(Step):
+class MakeDemoWorld(StepTask):
     """Generate the synthetic demo world (corpus files, questions, expected labels)."""
 
     def record(self) -> StepRecord:
         return self.plan.world
 
     def stats_path(self) -> Path:
-        return self.layout.world_stats
+        return self.layout.world.stats
 
     def run(self) -> None:
         make_world(self.plan.world_inputs, self.layout)
@@ -30,7 +30,7 @@ def world_requirements() -> list[luigi.Task]:
     return [MakeDemoWorld()] if current().uses_demo else []
 
 
-class PrepareQuestions(Step):
+class PrepareQuestions(StepTask):
     """Load one pool's questions; write them as one file and one file per shard."""
 
     pool = luigi.Parameter()

@@ -7,7 +7,7 @@ from typing import Any
 
 import luigi
 
-from pipelines.base import Step
+from pipelines.base import StepTask
 from pipelines.inputs import PrepareQuestions
 from pipelines.shard_steps import VectorJudge
 from tipqa.build import steps
@@ -17,7 +17,7 @@ from tipqa.dataset.partition import write_partition
 from tipqa.dataset.provenance import pool_provenance
 
 
-class Partition(Step):
+class Partition(StepTask):
     """Collect a pool's shard decisions into answerable / unanswerable / ... files."""
 
     pool = luigi.Parameter()

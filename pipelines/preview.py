@@ -8,7 +8,7 @@ from typing import Any
 
 import luigi
 
-from pipelines.base import Step
+from pipelines.base import StepTask
 from pipelines.inputs import PrepareQuestions, world_requirements
 from pipelines.shard_steps import ExtractKeywords
 from tipqa.build import steps
@@ -17,7 +17,7 @@ from tipqa.build.preview import preview_sample_pool
 from tipqa.core.fingerprint import StepRecord
 
 
-class PreviewCost(Step):
+class PreviewCost(StepTask):
     """Estimate a pool's judge prompts and tokens from a token index of a corpus sample.
 
     The sample is `[build] cost_sample` of the corpus's documents (seed `cost_seed`), indexed
@@ -46,7 +46,7 @@ class PreviewCost(Step):
         preview = preview_sample_pool(
             steps.pool_shards(pool, shard_count(pool)),
             open_corpus(self.config.corpus, self.layout),
-            self.layout.root / "index" / "token-sample",
+            self.layout.cost_sample_index,
             self.plan.cost_preview_inputs(self.pool),
             self.stats_path(),
         )

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import luigi
 
-from pipelines.base import Step
+from pipelines.base import StepTask
 from pipelines.boundary import boundary_tasks
 from pipelines.config import current, plan
 from pipelines.partition import Partition
@@ -23,7 +23,7 @@ from tipqa.report.explorer.collect import TextSource
 from tipqa.report.explorer.write import write_explorer
 
 
-class MakeSplits(Step):
+class MakeSplits(StepTask):
     """Train / validation / test from the configured pools' partitions."""
 
     def requires(self) -> list[luigi.Task]:
@@ -39,7 +39,7 @@ class MakeSplits(Step):
         make_splits(self.layout, self.plan.split_plan, self.record(), evaluation=write_task_folder)
 
 
-class BuildHubFolder(Step):
+class BuildHubFolder(StepTask):
     """Parquet files per configuration and split, and the dataset card."""
 
     def requires(self) -> list[luigi.Task]:
@@ -62,7 +62,7 @@ class BuildHubFolder(Step):
         return write_explorer(self.layout, texts, folder)["questions"]
 
 
-class BuildReport(Step):
+class BuildReport(StepTask):
     """The build report: outcome funnel and answerability by match count (PNG and Markdown),
     and the explorer page (window texts from the token index, which the splits came from)."""
 

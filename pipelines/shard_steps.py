@@ -6,7 +6,7 @@ from pathlib import Path
 
 import luigi
 
-from pipelines.base import Step
+from pipelines.base import StepTask
 from pipelines.gpus import GPU, configured_gpus, engine_gpus, on_gpu
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
 from pipelines.inputs import PrepareQuestions
@@ -15,13 +15,13 @@ from tipqa.build.assemble import judging, llm_cache, token_index, vector_searchi
 from tipqa.build.components import make_keyword_extractor
 from tipqa.build.step_inputs import ShardInputs
 from tipqa.config import Choice
-from tipqa.core import layout as names
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.layout import ShardLayout
 from tipqa.core.records import Question
+from tipqa.core.steps import Step
 
 
-class ShardTask(Step):
+class ShardTask(StepTask):
     """A step over one block of questions of a pool."""
 
     pool = luigi.Parameter()
@@ -74,7 +74,7 @@ class LLMShardTask(ShardTask):
 class ExtractKeywords(LLMShardTask):
     """Keywords of the shard's questions."""
 
-    step = names.KEYWORDS
+    step = Step.KEYWORDS
 
     def requires(self) -> luigi.Task:
         return PrepareQuestions(pool=self.pool)
@@ -92,7 +92,7 @@ class ExtractKeywords(LLMShardTask):
 class TokenSearch(ShardTask):
     """Token search: the first k1 documents with all keywords and any alias, and the total."""
 
-    step = names.TOKEN_SEARCH
+    step = Step.TOKEN_SEARCH
 
     def requires(self) -> list[luigi.Task]:
         return [self.previous(ExtractKeywords), BuildTokenIndex()]
@@ -106,7 +106,7 @@ class TokenSearch(ShardTask):
 class TokenJudge(LLMShardTask):
     """Judge token candidates with early exit; decide answerable, discarded or on to vectors."""
 
-    step = names.TOKEN_JUDGE
+    step = Step.TOKEN_JUDGE
 
     def requires(self) -> luigi.Task:
         return self.previous(TokenSearch)
@@ -124,7 +124,7 @@ class TokenJudge(LLMShardTask):
 class VectorSearch(ShardTask):
     """Vector search for the questions the token stage could not settle."""
 
-    step = names.VECTOR_SEARCH
+    step = Step.VECTOR_SEARCH
 
     def requires(self) -> list[luigi.Task]:
         on_demand = self.plan.vector_search(self.pool).token_index is not None
@@ -140,7 +140,7 @@ class VectorSearch(ShardTask):
 class VectorJudge(LLMShardTask):
     """Judge every vector candidate; decide answerable or unanswerable."""
 
-    step = names.VECTOR_JUDGE
+    step = Step.VECTOR_JUDGE
 
     def requires(self) -> luigi.Task:
         return self.previous(VectorSearch)

@@ -23,13 +23,8 @@ from tipqa.annotation.sampling import Sample, SamplingSettings
 from tipqa.build.plan import Plan
 from tipqa.config import read_config
 from tipqa.core.jsonl import read_json, read_records
-from tipqa.core.layout import (
-    ANNOTATION_AGREEMENT,
-    ANNOTATION_EXPORT,
-    ANNOTATION_PULL,
-    ANNOTATION_PUSH,
-)
 from tipqa.core.stats import StepStats
+from tipqa.core.steps import Step
 
 KEY = Path(__file__).resolve().parents[1] / "data" / "annotation" / "golden-key.jsonl"
 ANNOTATORS = ["annotator-01", "annotator-02", "annotator-03"]
@@ -49,7 +44,7 @@ def golden_export(config: Path) -> tuple[AnnotationLayout, list[AnnotationItem]]
     out = AnnotationLayout.of(config.parent / "outputs" / "t", "dev")
     write_exports(Sample(items, ANNOTATORS), SamplingSettings(8, 4, 3), out, StepStats("t"))
     record = plan_of(config).annotation_export
-    StepStats(ANNOTATION_EXPORT, provenance=record.provenance()).write(out.stats)
+    StepStats(Step.ANNOTATION_EXPORT, provenance=record.provenance()).write(out.stats)
     return out, items
 
 
@@ -85,7 +80,9 @@ def test_a_push_is_done_only_for_the_server_it_went_to(tmp_path: Path) -> None:
     here, elsewhere = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"
     record = plan_of(config).annotation_push
     info = {"url": here}
-    StepStats(ANNOTATION_PUSH, info=info, provenance=record.provenance()).write(layout.push_stats)
+    StepStats(Step.ANNOTATION_PUSH, info=info, provenance=record.provenance()).write(
+        layout.push_stats
+    )
     pushed = layout.push_stats.stat().st_mtime_ns
     token = {"LABEL_STUDIO_API_KEY": "feedface" * 4}
 
@@ -165,7 +162,7 @@ def test_push_pull_and_agreement_through_luigi(label_studio, tmp_path: Path) -> 
     luigi("PullAnnotation")
     completed = tmp_path / "completed"
     assert sorted(completed.iterdir()) == [completed / f"{a}.json" for a in ANNOTATORS]
-    assert read_json(layout.pull_stats)["step"] == ANNOTATION_PULL
+    assert read_json(layout.pull_stats)["step"] == Step.ANNOTATION_PULL
 
     luigi("AnnotationAgreement")
     agreement = read_json(layout.report_json)
@@ -186,7 +183,7 @@ def test_push_pull_and_agreement_through_luigi(label_studio, tmp_path: Path) -> 
     luigi("AnnotationAgreement")
     again = read_json(layout.report_json)
     assert again["llm_human"]["agreement"]["value"] == pytest.approx(100.0)
-    assert read_json(layout.report_stats)["step"] == ANNOTATION_AGREEMENT
+    assert read_json(layout.report_stats)["step"] == Step.ANNOTATION_AGREEMENT
     for text in [*outputs, layout.push_stats.read_text(), layout.pull_stats.read_text()]:
         assert label_studio.token not in text
 

@@ -19,7 +19,7 @@ from tipqa.boundary.checkpoints import answerable_shares, checkpoint_splits
 from tipqa.boundary.evidence import first_seen, token_evidence, vector_evidence
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import write_json, write_records
-from tipqa.core.layout import BOUNDARY, BoundaryLayout
+from tipqa.core.layout import BoundaryLayout
 from tipqa.core.records import (
     Evidence,
     Judgment,
@@ -30,6 +30,7 @@ from tipqa.core.records import (
 )
 from tipqa.core.settings import Settings, setting
 from tipqa.core.stats import Counted, StepStats
+from tipqa.core.steps import Step
 from tipqa.dataset.figures import draw_boundary
 from tipqa.indexes.token_index.base import FetchDocuments
 from tipqa.stages.windows import WindowSettings
@@ -111,7 +112,7 @@ def write_boundary(
     """Date the answerable questions' evidence and write the split as of each checkpoint."""
     steps = sorted(set(checkpoints))
     info = {"checkpoints": steps}
-    stats = StepStats(BOUNDARY, info=info, provenance=record.provenance())
+    stats = StepStats(Step.BOUNDARY, info=info, provenance=record.provenance())
     answerable = [r for r in rows if r.label == "answerable"]
     seen = first_seen({r.id: evidence.get(r.id, []) for r in answerable}, order, fetch, stats)
     write_records(out.first_seen, (seen[r.id] for r in answerable))

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from tipqa.boundary.build import relevant_evidence, write_boundary
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import iter_records, read_records
-from tipqa.core.layout import TRAINING_INDEX, BoundaryLayout, ShardLayout, TrainingIndexLayout
+from tipqa.core.layout import BoundaryLayout, ShardLayout, TrainingIndexLayout
 from tipqa.core.records import (
     Evidence,
     Judgment,
@@ -23,6 +23,7 @@ from tipqa.core.records import (
     VectorInstance,
 )
 from tipqa.core.stats import StepStats
+from tipqa.core.steps import Step
 from tipqa.dataset.partition import label_questions
 from tipqa.indexes.token_index.base import FetchDocuments
 from tipqa.stages.windows import WindowSettings
@@ -33,7 +34,7 @@ def build_training_index(
     order: BuildsIndex, out: TrainingIndexLayout, record: StepRecord
 ) -> StepStats:
     """Index the training stream (only the ranges not indexed yet); stats written last."""
-    stats = StepStats(TRAINING_INDEX, provenance=record.provenance())
+    stats = StepStats(Step.TRAINING_INDEX, provenance=record.provenance())
     built = order.build_index()
     stats.info.update(built.info)
     stats.merge(built)

@@ -17,7 +17,8 @@ from tipqa.build.plan import Plan
 from tipqa.build.steps import Judging, VectorSearching
 from tipqa.config import Choice, Config, read_config
 from tipqa.core.errors import ConfigError
-from tipqa.core.layout import TOKEN_INDEX, VECTOR_INDEX, TrainingIndexLayout
+from tipqa.core.layout import TrainingIndexLayout
+from tipqa.core.steps import Step
 from tipqa.indexes.embedders.base import Embedder
 from tipqa.indexes.place import IndexPlace
 from tipqa.indexes.token_index.base import TOKEN_INDEXES, TokenIndex
@@ -38,19 +39,19 @@ def load_config(*paths: str | Path) -> Config:
 def index_place(step: str, config: Config, plan: Plan) -> IndexPlace:
     """Where the index of `step` lives, and the fingerprint of the build it must hold."""
     layout = config.layout()
-    path = layout.token_index if step == TOKEN_INDEX else layout.vector_index
+    path = layout.token_index if step == Step.TOKEN_INDEX else layout.vector_index
     return IndexPlace(path, config.elasticsearch, plan.index(step).fingerprint)
 
 
 def token_index(config: Config, plan: Plan) -> TokenIndex:
     """The build's token index."""
-    return make_token_index(config.token_index, index_place(TOKEN_INDEX, config, plan))
+    return make_token_index(config.token_index, index_place(Step.TOKEN_INDEX, config, plan))
 
 
 def vector_index(config: Config, plan: Plan) -> tuple[Embedder, VectorIndex | EmbedsOnDemand]:
     """The build's embedder and vector index (loads the embedding model)."""
     embedder = make_embedder(config.embedder)
-    place = index_place(VECTOR_INDEX, config, plan)
+    place = index_place(Step.VECTOR_INDEX, config, plan)
     return embedder, make_vector_index(config.vector_index, place, embedder)
 
 
@@ -73,7 +74,7 @@ def vector_searching(config: Config, plan: Plan) -> VectorSearching:
 
 def builds_in_parts(step: str, config: Config) -> bool:
     """True when the configured backend of the index `step` builds in parts."""
-    if step == TOKEN_INDEX:
+    if step == Step.TOKEN_INDEX:
         return indexing.builds_in_parts(TOKEN_INDEXES.resolve(config.token_index.backend))
     return indexing.builds_in_parts(VECTOR_INDEXES.resolve(config.vector_index.backend))
 

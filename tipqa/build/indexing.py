@@ -24,9 +24,9 @@ from tqdm import tqdm
 
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.fingerprint import StepRecord
-from tipqa.core.layout import TOKEN_INDEX, VECTOR_INDEX
 from tipqa.core.records import Chunk, Document
 from tipqa.core.stats import StepStats, read_stats
+from tipqa.core.steps import Step
 from tipqa.dataset.provenance import REMEDY
 from tipqa.indexes.chunking import iter_chunks, make_splitter
 from tipqa.indexes.embedders.base import Embedder
@@ -134,7 +134,7 @@ def build_token_index(
     corpus: Corpus, index: TokenIndex, stats_path: Path, record: StepRecord
 ) -> StepStats:
     """Index every document of `corpus` in one pass; write the stats (reader skips included)."""
-    stats = StepStats(TOKEN_INDEX, provenance=record.provenance())
+    stats = StepStats(Step.TOKEN_INDEX, provenance=record.provenance())
     for name, value in index.build(iter(corpus)).items():
         stats.add(name, value)
     stats.merge(corpus.stats, prefix="corpus.")
@@ -147,7 +147,9 @@ def index_token_shard(
     corpus: Corpus, shard: str, index: ShardedTokenIndex, stats_path: Path, record: StepRecord
 ) -> StepStats:
     """Index one part of the corpus into a sharded token index (the backend records it)."""
-    stats = StepStats(f"{TOKEN_INDEX}_file", info={"file": shard}, provenance=record.provenance())
+    stats = StepStats(
+        f"{Step.TOKEN_INDEX}_file", info={"file": shard}, provenance=record.provenance()
+    )
     for name, value in index.build_shard(shard_documents(corpus, shard), shard).items():
         stats.add(name, value)
     stats.merge(corpus.stats, prefix="corpus.")
@@ -192,7 +194,7 @@ def build_vector_index(
     running totals: they replace those it gave at its last checkpoint.
     """
     stats = StepStats(
-        VECTOR_INDEX, info={"embedder": embedder.name}, provenance=record.provenance()
+        Step.VECTOR_INDEX, info={"embedder": embedder.name}, provenance=record.provenance()
     )
     if isinstance(index, EmbedsOnDemand):
         with skips_logged_at_debug():
@@ -222,7 +224,7 @@ def index_vector_shard(
 ) -> StepStats:
     """Chunk, embed and index one part of the corpus, then record it as done."""
     info = {"file": shard, "embedder": embedder.name}
-    stats = StepStats(f"{VECTOR_INDEX}_file", info=info, provenance=record.provenance())
+    stats = StepStats(f"{Step.VECTOR_INDEX}_file", info=info, provenance=record.provenance())
     with skips_logged_at_debug():
         _embed(shard_documents(corpus, shard), embedder, index, stats, overlap_tokens)
     index.record_shard(shard, dict(stats.counts))

@@ -11,8 +11,9 @@ from tipqa.config.pools import Pool
 from tipqa.core.errors import InputError
 from tipqa.core.fingerprint import StepInputs
 from tipqa.core.jsonl import write_records
-from tipqa.core.layout import QUESTIONS, TOKEN_INDEX, VECTOR_INDEX, WORLD, PoolLayout, RunLayout
+from tipqa.core.layout import PoolLayout, RunLayout
 from tipqa.core.stats import StepStats, read_stats
+from tipqa.core.steps import Step
 from tipqa.sources.corpus.base import CORPUS_READERS, Corpus
 from tipqa.sources.demo.world import DEMO, DemoSettings, WorldSpec, write_world
 from tipqa.sources.questions.base import QUESTION_SOURCES, FromFiles, QuestionSource
@@ -22,7 +23,7 @@ from tipqa.sources.questions.base import QUESTION_SOURCES, FromFiles, QuestionSo
 class WorldInputs(StepInputs):
     """The demo world: its settings, and k1 (it sizes the discarded cases)."""
 
-    step: ClassVar[str] = WORLD
+    step: ClassVar[str] = Step.WORLD
     demo: DemoSettings
     k1: int
 
@@ -34,7 +35,7 @@ class WorldInputs(StepInputs):
 class QuestionsInputs(StepInputs):
     """A pool's questions: the pool's settings and raw input (`source`), and the shard size."""
 
-    step: ClassVar[str] = QUESTIONS
+    step: ClassVar[str] = Step.QUESTIONS
     pool: Pool
     shard_size: int
     source: Any
@@ -62,7 +63,7 @@ class IndexInputs(StepInputs):
 class TokenIndexInputs(IndexInputs):
     """The token index: the index backend's build settings, over the corpus."""
 
-    step: ClassVar[str] = TOKEN_INDEX
+    step: ClassVar[str] = Step.TOKEN_INDEX
     token_index: Choice
 
     def settings(self) -> dict[str, Any]:
@@ -73,7 +74,7 @@ class TokenIndexInputs(IndexInputs):
 class VectorIndexInputs(IndexInputs):
     """The vector index: the embedder (passages), the index and the chunking, over the corpus."""
 
-    step: ClassVar[str] = VECTOR_INDEX
+    step: ClassVar[str] = Step.VECTOR_INDEX
     embedder: Choice
     vector_index: Choice
     chunking: VectorStepSettings
@@ -88,19 +89,19 @@ class VectorIndexInputs(IndexInputs):
 
 def make_world(inputs: WorldInputs, layout: RunLayout) -> StepStats:
     """Write the demo world for these settings (its discarded cases sized to k1)."""
-    stats = StepStats(WORLD, provenance=inputs.record.provenance())
+    stats = StepStats(Step.WORLD, provenance=inputs.record.provenance())
     demo = inputs.demo
     spec = WorldSpec(documents=demo.documents, seed=demo.seed, k1=inputs.k1, files=demo.files)
-    for name, value in write_world(spec, layout.world).items():
+    for name, value in write_world(spec, layout.world.root).items():
         stats.add(name, value)
-    stats.write(layout.world_stats)
+    stats.write(layout.world.stats)
     return stats
 
 
 def open_corpus(choice: Choice, layout: RunLayout, *, progress: bool | None = None) -> Corpus:
     """The configured corpus reader; `demo` reads the demo world's corpus files."""
     if choice.backend == DEMO:
-        settings = CORPUS_READERS.parse("files", "corpus", {"paths": [str(layout.world_corpus)]})
+        settings = CORPUS_READERS.parse("files", "corpus", {"paths": [str(layout.world.corpus)]})
         return CORPUS_READERS.create("files", settings, progress=progress)
     return CORPUS_READERS.create(choice.backend, choice.settings, progress=progress)
 
@@ -108,7 +109,7 @@ def open_corpus(choice: Choice, layout: RunLayout, *, progress: bool | None = No
 def question_source(pool: Pool, layout: RunLayout) -> QuestionSource:
     """The configured question source of a pool; `demo` reads the demo world's questions."""
     if pool.source == DEMO:
-        paths = {"paths": [str(layout.world_questions)]}
+        paths = {"paths": [str(layout.world.questions)]}
         return QUESTION_SOURCES.create(
             "tipqa-jsonl", QUESTION_SOURCES.parse("tipqa-jsonl", "", paths)
         )
@@ -134,7 +135,7 @@ def prepare_questions(inputs: QuestionsInputs, layout: RunLayout) -> StepStats:
         )
     out = layout.pool(pool.name)
     info = {"source": pool.source}
-    stats = StepStats(QUESTIONS, info=info, provenance=inputs.record.provenance())
+    stats = StepStats(Step.QUESTIONS, info=info, provenance=inputs.record.provenance())
     stats.merge(source.stats)
     stats.add("written", len(questions))
     shutil.rmtree(out.shards, ignore_errors=True)

@@ -30,9 +30,9 @@ from tipqa.build.step_inputs import (
 )
 from tipqa.config import Config
 from tipqa.config.pools import Pool
-from tipqa.core import layout as steps
 from tipqa.core.errors import ConfigError
 from tipqa.core.fingerprint import StepRecord, content_hash, file_stat, files_stat
+from tipqa.core.steps import Step
 from tipqa.dataset.splits import SplitPlan
 from tipqa.indexes.vector_index.base import CANDIDATES
 from tipqa.sources.corpus.base import ReadsFiles
@@ -109,9 +109,9 @@ class Plan:
 
     def index(self, step: str) -> StepRecord:
         """The token or the vector index build (`TOKEN_INDEX` or `VECTOR_INDEX`)."""
-        if step not in (steps.TOKEN_INDEX, steps.VECTOR_INDEX):
+        if step not in (Step.TOKEN_INDEX, Step.VECTOR_INDEX):
             raise ValueError(f"not an index step: {step!r}")
-        return self.token_index if step == steps.TOKEN_INDEX else self.vector_index
+        return self.token_index if step == Step.TOKEN_INDEX else self.vector_index
 
     def index_start(self, step: str) -> StepRecord:
         """Starting an index built in parts (creating it in build mode)."""
@@ -155,11 +155,11 @@ class Plan:
     def shard_inputs(self, pool: str, step: str) -> ShardInputs:
         """The inputs of a shard step of `pool` (`at(shard)` gives one shard's)."""
         steps_of = {
-            steps.KEYWORDS: self.keywords,
-            steps.TOKEN_SEARCH: self.token_search,
-            steps.TOKEN_JUDGE: self.token_judge,
-            steps.VECTOR_SEARCH: self.vector_search,
-            steps.VECTOR_JUDGE: self.vector_judge,
+            Step.KEYWORDS: self.keywords,
+            Step.TOKEN_SEARCH: self.token_search,
+            Step.TOKEN_JUDGE: self.token_judge,
+            Step.VECTOR_SEARCH: self.vector_search,
+            Step.VECTOR_JUDGE: self.vector_judge,
         }
         if step not in steps_of:
             raise ValueError(f"not a shard step: {step!r}")
@@ -167,14 +167,14 @@ class Plan:
 
     def keywords(self, pool: str) -> KeywordsInputs:
         """Keyword extraction over the pool's questions."""
-        return self._inputs(steps.KEYWORDS, pool, self._keywords)
+        return self._inputs(Step.KEYWORDS, pool, self._keywords)
 
     def _keywords(self, pool: str) -> KeywordsInputs:
         return KeywordsInputs(self.config.keywords, self.questions(pool).fingerprint)
 
     def token_search(self, pool: str) -> TokenSearchInputs:
         """Token search: k1 and the token index, over the pool's keywords."""
-        return self._inputs(steps.TOKEN_SEARCH, pool, self._token_search)
+        return self._inputs(Step.TOKEN_SEARCH, pool, self._token_search)
 
     def _token_search(self, pool: str) -> TokenSearchInputs:
         keywords = self.keywords(pool).record.fingerprint
@@ -183,7 +183,7 @@ class Plan:
 
     def token_judge(self, pool: str) -> TokenJudgeInputs:
         """Token judging: the judge, its windows and early exit, over the token search."""
-        return self._inputs(steps.TOKEN_JUDGE, pool, self._token_judge)
+        return self._inputs(Step.TOKEN_JUDGE, pool, self._token_judge)
 
     def _token_judge(self, pool: str) -> TokenJudgeInputs:
         config = self.config
@@ -192,7 +192,7 @@ class Plan:
 
     def vector_search(self, pool: str) -> VectorSearchInputs:
         """Vector search: k2, the embedder and the vector index, over the token decisions."""
-        return self._inputs(steps.VECTOR_SEARCH, pool, self._vector_search)
+        return self._inputs(Step.VECTOR_SEARCH, pool, self._vector_search)
 
     def _vector_search(self, pool: str) -> VectorSearchInputs:
         config = self.config
@@ -208,7 +208,7 @@ class Plan:
 
     def vector_judge(self, pool: str) -> VectorJudgeInputs:
         """Vector judging: the judge, over the vector candidates."""
-        return self._inputs(steps.VECTOR_JUDGE, pool, self._vector_judge)
+        return self._inputs(Step.VECTOR_JUDGE, pool, self._vector_judge)
 
     def _vector_judge(self, pool: str) -> VectorJudgeInputs:
         return VectorJudgeInputs(self.config.judge, self.vector_search(pool).record.fingerprint)
@@ -221,14 +221,14 @@ class Plan:
 
     def partition(self, pool: str) -> StepRecord:
         """A pool's partition: every shard's decisions."""
-        return self._once((steps.PARTITION, pool), lambda: self._partition(pool))
+        return self._once((Step.PARTITION, pool), lambda: self._partition(pool))
 
     def _partition(self, pool: str) -> StepRecord:
         inputs = {
-            steps.QUESTIONS: self.questions(pool).fingerprint,
-            steps.VECTOR_JUDGE: self.pool_step(pool, steps.VECTOR_JUDGE).fingerprint,
+            Step.QUESTIONS: self.questions(pool).fingerprint,
+            Step.VECTOR_JUDGE: self.pool_step(pool, Step.VECTOR_JUDGE).fingerprint,
         }
-        return StepRecord(steps.PARTITION, {"pool": pool}, inputs)
+        return StepRecord(Step.PARTITION, {"pool": pool}, inputs)
 
     @functools.cached_property
     def split_plan(self) -> SplitPlan:
@@ -239,7 +239,7 @@ class Plan:
     def splits(self) -> StepRecord:
         """The splits: the partitions of the pools they use, and [splits]."""
         inputs = {name: self.partition(name).fingerprint for name in self.split_plan.used_pools}
-        return StepRecord(steps.SPLITS, {"splits": self.config.splits.identity()}, inputs)
+        return StepRecord(Step.SPLITS, {"splits": self.config.splits.identity()}, inputs)
 
     @functools.cached_property
     def training_index(self) -> StepRecord | None:
@@ -253,11 +253,11 @@ class Plan:
             return None
         order = {"backend": choice.backend, **choice.settings.index_identity()}
         stream = {"stream": files_stat(choice.settings.files())}
-        return StepRecord(steps.TRAINING_INDEX, {"training_order": order}, stream)
+        return StepRecord(Step.TRAINING_INDEX, {"training_order": order}, stream)
 
     def boundary(self, pool: str) -> StepRecord:
         """A pool's boundary over training time: its partition, dated by the training order."""
-        return self._once((steps.BOUNDARY, pool), lambda: self._boundary(pool))
+        return self._once((Step.BOUNDARY, pool), lambda: self._boundary(pool))
 
     def _boundary(self, pool: str) -> StepRecord:
         choice = self.config.training_order
@@ -268,34 +268,34 @@ class Plan:
             "checkpoints": list(self.config.boundary.steps()),
         }
         inputs: dict[str, Any] = {
-            steps.PARTITION: self.partition(pool).fingerprint,
-            steps.TOKEN_INDEX: self.token_index.fingerprint,
+            Step.PARTITION: self.partition(pool).fingerprint,
+            Step.TOKEN_INDEX: self.token_index.fingerprint,
         }
         if isinstance(choice.settings, OrderSettings):
             inputs["training_order"] = choice.settings.inputs()
         if self.training_index is not None:
-            inputs[steps.TRAINING_INDEX] = self.training_index.fingerprint
-        return StepRecord(steps.BOUNDARY, settings, inputs)
+            inputs[Step.TRAINING_INDEX] = self.training_index.fingerprint
+        return StepRecord(Step.BOUNDARY, settings, inputs)
 
     def _boundaries(self) -> dict[str, str]:
         """The used pools' boundary fingerprints, when a training order is configured."""
         if self.config.training_order is None:
             return {}
         pools = self.split_plan.used_pools
-        return {f"{steps.BOUNDARY}.{pool}": self.boundary(pool).fingerprint for pool in pools}
+        return {f"{Step.BOUNDARY}.{pool}": self.boundary(pool).fingerprint for pool in pools}
 
     @functools.cached_property
     def hub_folder(self) -> StepRecord:
         """The Hub-ready folder: the splits (and boundaries) and what the card says."""
         settings = {"hub": self.config.hub.identity()}
-        inputs = {steps.SPLITS: self.splits.fingerprint, **self._boundaries()}
-        return StepRecord(steps.HUB_FOLDER, settings, inputs)
+        inputs = {Step.SPLITS: self.splits.fingerprint, **self._boundaries()}
+        return StepRecord(Step.HUB_FOLDER, settings, inputs)
 
     @functools.cached_property
     def report(self) -> StepRecord:
         """The build report: the splits (and boundaries)."""
-        inputs = {steps.SPLITS: self.splits.fingerprint, **self._boundaries()}
-        return StepRecord(steps.REPORT, {}, inputs)
+        inputs = {Step.SPLITS: self.splits.fingerprint, **self._boundaries()}
+        return StepRecord(Step.REPORT, {}, inputs)
 
     def cost_preview(self, pool: str) -> StepRecord:
         """PreviewCost: the corpus and its sample, the keywords, the judge's windows and prompt,
@@ -310,7 +310,7 @@ class Plan:
             build.k1, build.k2, build.cost_sample, build.cost_seed,
             config.token_index, config.embedder, config.corpus,
             self.questions(pool).fingerprint,
-            self.pool_step(pool, steps.KEYWORDS).fingerprint,
+            self.pool_step(pool, Step.KEYWORDS).fingerprint,
             self.corpus,
         )  # fmt: skip
 
@@ -320,37 +320,37 @@ class Plan:
         annotation = self.config.annotation
         settings = {"annotation": annotation.identity()}
         inputs = {
-            steps.PARTITION: self.partition(annotation.pool).fingerprint,
-            steps.TOKEN_INDEX: self.token_index.fingerprint,
+            Step.PARTITION: self.partition(annotation.pool).fingerprint,
+            Step.TOKEN_INDEX: self.token_index.fingerprint,
         }
-        return StepRecord(steps.ANNOTATION_EXPORT, settings, inputs)
+        return StepRecord(Step.ANNOTATION_EXPORT, settings, inputs)
 
     def annotation_agreement(self, completed: list[str]) -> StepRecord:
         """The agreement report: the export and the completed annotation files."""
         settings = {"annotation": self.config.annotation.identity()}
         inputs = {
-            steps.ANNOTATION_EXPORT: self.annotation_export.fingerprint,
+            Step.ANNOTATION_EXPORT: self.annotation_export.fingerprint,
             "completed": [file_stat(path) for path in completed],
         }
-        return StepRecord(steps.ANNOTATION_AGREEMENT, settings, inputs)
+        return StepRecord(Step.ANNOTATION_AGREEMENT, settings, inputs)
 
     @functools.cached_property
     def annotation_push(self) -> StepRecord:
         """The Label Studio projects: the export, the project prefix and the labelling config."""
         settings = {"labelstudio": self.config.labelstudio.identity()}
-        inputs = {steps.ANNOTATION_EXPORT: self.annotation_export.fingerprint}
-        return StepRecord(steps.ANNOTATION_PUSH, settings, inputs)
+        inputs = {Step.ANNOTATION_EXPORT: self.annotation_export.fingerprint}
+        return StepRecord(Step.ANNOTATION_PUSH, settings, inputs)
 
     @functools.cached_property
     def annotation_pull(self) -> StepRecord:
         """A pull from Label Studio (it runs whenever asked: people's work is not an input)."""
         settings = {"labelstudio": self.config.labelstudio.identity()}
-        inputs = {steps.ANNOTATION_PUSH: self.annotation_push.fingerprint}
-        return StepRecord(steps.ANNOTATION_PULL, settings, inputs)
+        inputs = {Step.ANNOTATION_PUSH: self.annotation_push.fingerprint}
+        return StepRecord(Step.ANNOTATION_PULL, settings, inputs)
 
     def predictions(self, backend: str, split: str) -> StepRecord:
         """A model's predictions on a split: the answerer's settings (knobs out), the splits."""
-        key = (steps.PREDICTIONS, backend, split)
+        key = (Step.PREDICTIONS, backend, split)
         return self._once(key, lambda: self._predictions(backend, split))
 
     def _predictions(self, backend: str, split: str) -> StepRecord:
@@ -361,11 +361,11 @@ class Plan:
                 f"{', '.join(made)}; train and validation need [splits] train_pool)"
             )
         settings = {"answerer": self.config.answerer(backend).identity(), "split": split}
-        return StepRecord(steps.PREDICTIONS, settings, {steps.SPLITS: self.splits.fingerprint})
+        return StepRecord(Step.PREDICTIONS, settings, {Step.SPLITS: self.splits.fingerprint})
 
     def evaluate(self, backend: str, split: str) -> StepRecord:
         """The scores of those predictions: [evaluate], and the embedder when it reads refusals."""
-        key = (steps.EVALUATE, backend, split)
+        key = (Step.EVALUATE, backend, split)
         return self._once(key, lambda: self._evaluate(backend, split))
 
     def _evaluate(self, backend: str, split: str) -> StepRecord:
@@ -373,5 +373,5 @@ class Plan:
         settings: dict[str, Any] = {"evaluate": evaluate.identity()}
         if evaluate.embedding:
             settings["embedder"] = self.config.embedder.identity()
-        inputs = {steps.PREDICTIONS: self.predictions(backend, split).fingerprint}
-        return StepRecord(steps.EVALUATE, settings, inputs)
+        inputs = {Step.PREDICTIONS: self.predictions(backend, split).fingerprint}
+        return StepRecord(Step.EVALUATE, settings, inputs)

@@ -15,17 +15,7 @@ from tipqa.build.components import window_settings
 from tipqa.config import Choice
 from tipqa.core.errors import ConfigError
 from tipqa.core.fingerprint import StepInputs
-from tipqa.core.layout import (
-    COST_PREVIEW,
-    KEYWORDS,
-    QUESTIONS,
-    TOKEN_INDEX,
-    TOKEN_JUDGE,
-    TOKEN_SEARCH,
-    VECTOR_INDEX,
-    VECTOR_JUDGE,
-    VECTOR_SEARCH,
-)
+from tipqa.core.steps import Step
 from tipqa.core.text import word_count
 from tipqa.indexes.embedders.base import KnowsSequenceLength
 from tipqa.llm.judges.base import JUDGES, Prompted
@@ -57,7 +47,7 @@ class ShardInputs(StepInputs):
 class KeywordsInputs(ShardInputs):
     """Keyword extraction: the extractor, over the pool's questions."""
 
-    step: ClassVar[str] = KEYWORDS
+    step: ClassVar[str] = Step.KEYWORDS
     keywords: Choice
     questions: str
 
@@ -65,14 +55,14 @@ class KeywordsInputs(ShardInputs):
         return {"keywords": self.keywords.identity()}
 
     def reads(self) -> dict[str, Any]:
-        return {QUESTIONS: self.questions}
+        return {Step.QUESTIONS: self.questions}
 
 
 @dataclass(frozen=True)
 class TokenSearchInputs(ShardInputs):
     """Token search: k1 and the token index's search settings, over the keywords."""
 
-    step: ClassVar[str] = TOKEN_SEARCH
+    step: ClassVar[str] = Step.TOKEN_SEARCH
     k1: int
     token_index: Choice
     keywords: str
@@ -82,7 +72,7 @@ class TokenSearchInputs(ShardInputs):
         return {"k1": self.k1, "token_index": self.token_index.identity()}
 
     def reads(self) -> dict[str, Any]:
-        return {KEYWORDS: self.keywords, TOKEN_INDEX: self.index_build}
+        return {Step.KEYWORDS: self.keywords, Step.TOKEN_INDEX: self.index_build}
 
 
 def judge_all_setting(judge_all: bool) -> dict[str, Any]:
@@ -94,7 +84,7 @@ def judge_all_setting(judge_all: bool) -> dict[str, Any]:
 class TokenJudgeInputs(ShardInputs):
     """Token judging: the judge, its windows and early exit, over the token search (its k1)."""
 
-    step: ClassVar[str] = TOKEN_JUDGE
+    step: ClassVar[str] = Step.TOKEN_JUDGE
     judge: Choice
     windows: WindowStepSettings
     judge_all: bool
@@ -114,7 +104,7 @@ class TokenJudgeInputs(ShardInputs):
         return {**identity, **judge_all_setting(self.judge_all)}
 
     def reads(self) -> dict[str, Any]:
-        return {TOKEN_SEARCH: self.search.record.fingerprint}
+        return {Step.TOKEN_SEARCH: self.search.record.fingerprint}
 
 
 @dataclass(frozen=True)
@@ -125,7 +115,7 @@ class VectorSearchInputs(ShardInputs):
     token candidates on demand (`[vector_index] backend = candidates`), else None.
     """
 
-    step: ClassVar[str] = VECTOR_SEARCH
+    step: ClassVar[str] = Step.VECTOR_SEARCH
     k2: int
     embedder: Choice
     vector_index: Choice
@@ -141,15 +131,15 @@ class VectorSearchInputs(ShardInputs):
         }
 
     def reads(self) -> dict[str, Any]:
-        found = {TOKEN_JUDGE: self.judged, VECTOR_INDEX: self.index_build}
-        return found if self.token_index is None else {**found, TOKEN_INDEX: self.token_index}
+        found = {Step.TOKEN_JUDGE: self.judged, Step.VECTOR_INDEX: self.index_build}
+        return found if self.token_index is None else {**found, Step.TOKEN_INDEX: self.token_index}
 
 
 @dataclass(frozen=True)
 class VectorJudgeInputs(ShardInputs):
     """Vector judging: the judge, over the vector candidates."""
 
-    step: ClassVar[str] = VECTOR_JUDGE
+    step: ClassVar[str] = Step.VECTOR_JUDGE
     judge: Choice
     search: str
 
@@ -157,7 +147,7 @@ class VectorJudgeInputs(ShardInputs):
         return {"judge": self.judge.identity()}
 
     def reads(self) -> dict[str, Any]:
-        return {VECTOR_SEARCH: self.search}
+        return {Step.VECTOR_SEARCH: self.search}
 
 
 @dataclass(frozen=True)
@@ -165,7 +155,7 @@ class PreviewInputs(StepInputs):
     """PreviewCost: the judge and its windows, k1 and k2, the corpus sample (share and seed),
     the token index and embedder, over a pool's questions and keywords and the corpus."""
 
-    step: ClassVar[str] = COST_PREVIEW
+    step: ClassVar[str] = Step.COST_PREVIEW
     judge: Choice
     windows: WindowStepSettings
     judge_all: bool
@@ -194,7 +184,7 @@ class PreviewInputs(StepInputs):
         }
 
     def upstream(self) -> dict[str, Any]:
-        return {QUESTIONS: self.questions, KEYWORDS: self.keywords, "corpus": self.corpus}
+        return {Step.QUESTIONS: self.questions, Step.KEYWORDS: self.keywords, "corpus": self.corpus}
 
     def window_limits(self) -> WindowSettings:
         """The judge-window limits (`max_words` from the judge's context when unset)."""

@@ -1,10 +1,9 @@
 """One function per step of a build: read the step's inputs, run the stage, write its outputs.
 
 These are what the Luigi tasks call. Each writes its data files atomically and its stats file
-last, with the step's provenance (`tipqa.build.plan.StepRecord`): a step whose stats file records
-the
-fingerprint the current settings give has finished, and a failure leaves nothing that looks
-finished.
+last, with the step's provenance (`tipqa.core.fingerprint.StepRecord`): a step whose stats file
+records the fingerprint the current settings give has finished, and a failure leaves nothing
+that looks finished.
 """
 
 from __future__ import annotations
@@ -24,16 +23,7 @@ from tipqa.build.step_inputs import (
 )
 from tipqa.config import Config
 from tipqa.core.jsonl import read_records, write_records
-from tipqa.core.layout import (
-    KEYWORDS,
-    TOKEN_JUDGE,
-    TOKEN_SEARCH,
-    VECTOR_JUDGE,
-    VECTOR_SEARCH,
-    EvaluationLayout,
-    PoolLayout,
-    ShardLayout,
-)
+from tipqa.core.layout import EvaluationLayout, PoolLayout, ShardLayout
 from tipqa.core.records import (
     Decision,
     Keywords,
@@ -42,9 +32,10 @@ from tipqa.core.records import (
     VectorCandidates,
 )
 from tipqa.core.stats import Counted, StepStats
+from tipqa.core.steps import Step
 from tipqa.evaluate.pipeline import evaluate_model
 from tipqa.evaluate.refusal import RefusalDetector
-from tipqa.evaluate.sampling import CONFIDENCE_FILE, read_rated
+from tipqa.evaluate.sampling import read_rated
 from tipqa.indexes.embedders.base import Embedder
 from tipqa.indexes.token_index.base import FetchDocuments, TokenIndex
 from tipqa.indexes.vector_index.base import EmbedsOnDemand, VectorIndex
@@ -102,7 +93,7 @@ def extract_keywords(
 ) -> StepStats:
     """Keywords of every question of the shard."""
     info = {"extractor": extractor.name}
-    stats = StepStats(KEYWORDS, info=info, provenance=inputs.record.provenance())
+    stats = StepStats(Step.KEYWORDS, info=info, provenance=inputs.record.provenance())
     results = extractor.extract(questions)
     for result in results:
         stats.add("questions")
@@ -113,7 +104,7 @@ def extract_keywords(
             stats.add("no_keywords")
     write_records(out.keywords, results)
     _usage(stats, extractor)
-    stats.write(out.stats(KEYWORDS))
+    stats.write(out.stats(Step.KEYWORDS))
     return stats
 
 
@@ -122,13 +113,13 @@ def token_search(
 ) -> StepStats:
     """Token search for the shard's questions whose keywords were extracted."""
     k1 = inputs.k1
-    stats = StepStats(TOKEN_SEARCH, info={"k1": k1}, provenance=inputs.record.provenance())
+    stats = StepStats(Step.TOKEN_SEARCH, info={"k1": k1}, provenance=inputs.record.provenance())
     keywords = {k.question_id: k for k in read_records(out.keywords, Keywords)}
     usable = [q for q in questions if not keywords[q.id].error]
     stats.add("skipped_keyword_error", len(questions) - len(usable))
     candidates = search_tokens(usable, keywords, index, k1, stats)
     write_records(out.token_candidates, candidates)
-    stats.write(out.stats(TOKEN_SEARCH))
+    stats.write(out.stats(Step.TOKEN_SEARCH))
     return stats
 
 
@@ -147,7 +138,7 @@ def token_judge(
     info = {"k1": k1, "judge": judge.name, **dataclasses.asdict(windows)}
     if judge_all:
         info["judge_all_candidates"] = True
-    stats = StepStats(TOKEN_JUDGE, info=info, provenance=inputs.record.provenance())
+    stats = StepStats(Step.TOKEN_JUDGE, info=info, provenance=inputs.record.provenance())
     keywords = {k.question_id: k for k in read_records(out.keywords, Keywords)}
     candidates = {c.question_id: c for c in read_records(out.token_candidates, TokenCandidates)}
     searched = [q for q in questions if q.id in candidates]
@@ -162,7 +153,7 @@ def token_judge(
     write_records(out.token_judgments, judgments)
     write_records(out.token_decisions, decisions)
     _usage(stats, judge)
-    stats.write(out.stats(TOKEN_JUDGE))
+    stats.write(out.stats(Step.TOKEN_JUDGE))
     return stats
 
 
@@ -183,13 +174,13 @@ def vector_search(
     """Vector search for the questions the token stage passed on."""
     embedder, k2 = backends.embedder, inputs.k2
     info = {"k2": k2, "embedder": embedder.name}
-    stats = StepStats(VECTOR_SEARCH, info=info, provenance=inputs.record.provenance())
+    stats = StepStats(Step.VECTOR_SEARCH, info=info, provenance=inputs.record.provenance())
     pending = _to_vector(questions, out)
     candidates = search_vectors(
         pending, embedder, backends.index, k2, stats, token_index=backends.token_index
     )
     write_records(out.vector_candidates, candidates)
-    stats.write(out.stats(VECTOR_SEARCH))
+    stats.write(out.stats(Step.VECTOR_SEARCH))
     return stats
 
 
@@ -199,7 +190,7 @@ def vector_judge(
     """Judge every vector candidate and decide the remaining questions."""
     judge = backends.judge
     info = {"judge": judge.name}
-    stats = StepStats(VECTOR_JUDGE, info=info, provenance=inputs.record.provenance())
+    stats = StepStats(Step.VECTOR_JUDGE, info=info, provenance=inputs.record.provenance())
     pending = _to_vector(questions, out)
     keywords = {k.question_id: k for k in read_records(out.keywords, Keywords)}
     candidates = {c.question_id: c for c in read_records(out.vector_candidates, VectorCandidates)}
@@ -210,7 +201,7 @@ def vector_judge(
     write_records(out.vector_decisions, decisions)
     write_records(out.instances, instances)
     _usage(stats, judge)
-    stats.write(out.stats(VECTOR_JUDGE))
+    stats.write(out.stats(Step.VECTOR_JUDGE))
     return stats
 
 
@@ -237,7 +228,7 @@ def evaluate(config: Config, plan: Plan, backend: str, split: str) -> dict[str, 
     fit_on = None
     if config.evaluate.temperature_scaling and split != VALIDATION:
         evaluate(config, plan, backend, VALIDATION)
-        fit_on = read_rated(evaluation_layout(config, backend, VALIDATION).root / CONFIDENCE_FILE)
+        fit_on = read_rated(evaluation_layout(config, backend, VALIDATION).confidence)
     layout = config.layout()
     choice = config.answerer(backend)
     refusal = config.evaluate.refusal()

@@ -15,7 +15,8 @@ from collections import Counter
 from pathlib import Path
 
 from tipqa.core.jsonl import read_json
-from tipqa.core.layout import SHARD_STEPS, PoolLayout, RunLayout, ShardLayout
+from tipqa.core.layout import PoolLayout, RunLayout, ShardLayout
+from tipqa.core.steps import SHARD_STEPS
 
 STEPS = list(SHARD_STEPS)
 FAILURE_PREFIXES = ("judgment_", "extraction_failed")

@@ -16,9 +16,10 @@ from typing import Any
 from tipqa.core.errors import InputError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import atomic_open, iter_records, write_json
-from tipqa.core.layout import REPORT, RunLayout, SplitsLayout
+from tipqa.core.layout import RunLayout, SplitsLayout
 from tipqa.core.records import LabeledQuestion
 from tipqa.core.stats import StepStats, read_stats
+from tipqa.core.steps import Step
 from tipqa.dataset.corpus_reading import CorpusReading
 from tipqa.dataset.match_bins import MATCH_BINS, UNKNOWN_BIN, match_bin
 from tipqa.dataset.provenance import REMEDY
@@ -177,7 +178,7 @@ def write_report(
     info = read_stats(layout.stats, REMEDY).get("info")
     if not isinstance(info, dict) or "splits" not in info or "pools" not in info:
         raise InputError("not a split statistics file", path=str(layout.stats))
-    stats = StepStats(REPORT, provenance=record.provenance())
+    stats = StepStats(Step.REPORT, provenance=record.provenance())
     names = [s for s in SPLITS if s in info["splits"]]
     matches = {}
     for name in names:

@@ -13,9 +13,9 @@ import pytest
 from tipqa.build import indexing
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json
-from tipqa.core.layout import TOKEN_INDEX
 from tipqa.core.records import Document
 from tipqa.core.stats import StepStats
+from tipqa.core.steps import Step
 from tipqa.indexes.vector_index.faiss import MANIFEST, FaissVectorIndex
 from tipqa.sources.corpus.files import FileCorpus
 
@@ -80,15 +80,15 @@ def test_sharded_build_started_once_then_finalized(tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path / "corpus")
     index = LedgerIndex()
     assert isinstance(index, indexing.ShardedTokenIndex)
-    record = StepRecord(TOKEN_INDEX, {})
-    indexing.start_index(index, tmp_path / "start.stats.json", TOKEN_INDEX, record)
+    record = StepRecord(Step.TOKEN_INDEX, {})
+    indexing.start_index(index, tmp_path / "start.stats.json", Step.TOKEN_INDEX, record)
     shards = indexing.corpus_shards(corpus)
     for number, shard in enumerate(shards):
         path = tmp_path / f"file-{number}.stats.json"
         indexing.index_token_shard(corpus, shard, index, path, record)
         assert read_json(path)["info"] == {"file": shard}
     stats_path = tmp_path / "token.stats.json"
-    stats = indexing.finalize_index(index, shards, TOKEN_INDEX, stats_path, record)
+    stats = indexing.finalize_index(index, shards, Step.TOKEN_INDEX, stats_path, record)
     assert index.started == 1
     assert index.finalized == shards and set(index.documents) == {"a", "b", "c"}
     assert read_json(stats_path)["counts"] == stats.to_dict()["counts"]
@@ -125,13 +125,13 @@ def test_a_build_in_parts_sums_the_reader_counts_of_its_parts(tmp_path: Path) ->
     with open(corpus.files[1], "a") as handle:
         handle.write('{"id": "d", "text": \n{"id": "a", "text": "a again"}\n')
     corpus = FileCorpus.of(corpus.files)
-    index, record = LedgerIndex(), StepRecord(TOKEN_INDEX, {})
+    index, record = LedgerIndex(), StepRecord(Step.TOKEN_INDEX, {})
     shards = indexing.corpus_shards(corpus)
     parts = [tmp_path / f"file-{number}.stats.json" for number in range(len(shards))]
     for shard, path in zip(shards, parts, strict=True):
         indexing.index_token_shard(FileCorpus.of(corpus.files), shard, index, path, record)
     stats_path = tmp_path / "token.stats.json"
-    indexing.finalize_index(index, shards, TOKEN_INDEX, stats_path, record, parts)
+    indexing.finalize_index(index, shards, Step.TOKEN_INDEX, stats_path, record, parts)
     written = read_json(stats_path)
     assert written["counts"]["corpus.documents"] == 4
     assert written["counts"]["corpus.files"] == 2
@@ -195,7 +195,7 @@ def test_the_vector_build_reads_once_says_nothing_twice_and_counts_what_the_mani
     lines.append('{"id": "d1", "text": "A second document with the id of another."}')
     path.write_text("\n".join(lines) + "\n")
     corpus = CountedPasses(FileCorpus.of(path))
-    record = StepRecord(TOKEN_INDEX, {})
+    record = StepRecord(Step.TOKEN_INDEX, {})
     with caplog.at_level(logging.DEBUG, logger="tipqa.sources.corpus.base"):
         indexing.build_token_index(corpus, ReadAll(), tmp_path / "token.stats.json", record)
         assert len(skip_warnings(caplog)) == 1 and corpus.passes == 1

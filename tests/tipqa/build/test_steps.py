@@ -27,13 +27,7 @@ from tipqa.build.steps import (
 )
 from tipqa.config import read_config
 from tipqa.core.jsonl import read_json, read_records, write_records
-from tipqa.core.layout import (
-    KEYWORDS,
-    TOKEN_JUDGE,
-    VECTOR_JUDGE,
-    PoolLayout,
-    ShardLayout,
-)
+from tipqa.core.layout import PoolLayout, ShardLayout
 from tipqa.core.records import (
     Decision,
     Document,
@@ -46,6 +40,7 @@ from tipqa.core.records import (
     VectorInstance,
 )
 from tipqa.core.stats import StepStats
+from tipqa.core.steps import Step
 from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
 from tipqa.llm.judges.rules import RuleJudge
 from tipqa.llm.keywords.rules import RuleKeywordExtractor
@@ -124,7 +119,7 @@ def test_keyword_and_token_steps(tmp_path: Path, index: TantivyTokenIndex) -> No
     assert [k.keywords for k in keywords] == [
         ["Kellan Dusk"], ["Orla Venn"], ["Quillmere Trading Company"], [],
     ]  # fmt: skip
-    written = read_json(shard.stats(KEYWORDS))
+    written = read_json(shard.stats(Step.KEYWORDS))
     assert written["info"] == {"extractor": "broken-for-one"}
     assert written["fingerprint"] == KEYWORDS_INPUTS.record.fingerprint
     assert written["provenance"]["settings"] == {"keywords": CONFIG.keywords.identity()}
@@ -149,7 +144,7 @@ def test_keyword_and_token_steps(tmp_path: Path, index: TantivyTokenIndex) -> No
     assert [(j.question_id, j.label) for j in judgments] == [("born", "yes"), ("apart", "no")]
     assert stats.counts["CountingJudge.requests"] == 2
     assert stats.counts["outcome_undetermined"] == 1
-    assert read_json(shard.stats(TOKEN_JUDGE))["info"]["max_words"] == 30_000
+    assert read_json(shard.stats(Step.TOKEN_JUDGE))["info"]["max_words"] == 30_000
 
 
 class OneHotEmbedder:
@@ -215,4 +210,4 @@ def test_vector_steps_take_only_questions_passed_on(tmp_path: Path) -> None:
     ]
     instances = read_records(shard.instances, VectorInstance)
     assert [(i.question_id, i.relevant) for i in instances] == [("apart", True), ("none", False)]
-    assert read_json(shard.stats(VECTOR_JUDGE))["counts"]["prompts"] == 2
+    assert read_json(shard.stats(Step.VECTOR_JUDGE))["counts"]["prompts"] == 2

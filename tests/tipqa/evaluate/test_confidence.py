@@ -26,7 +26,7 @@ from tipqa.evaluate.confidence import (
 )
 from tipqa.evaluate.pipeline import evaluate_model
 from tipqa.evaluate.refusal import RefusalDetector
-from tipqa.evaluate.sampling import CONFIDENCE_FILE, read_rated
+from tipqa.evaluate.sampling import read_rated
 from tipqa.evaluate.score import ScoringSettings
 from tipqa.evaluate.settings import EvaluateSettings
 from tipqa.evaluate.temperature import fit_temperature, scale
@@ -118,7 +118,7 @@ def test_a_scripted_model_gives_exact_agreement_entropy_and_p_true(tmp_path: Pat
                 folder,
                 cache_path=tmp_path / "cache.sqlite",
                 confidence=settings,
-                fit_on=read_rated(folder.root / CONFIDENCE_FILE) if folder.root.exists() else None,
+                fit_on=read_rated(folder.confidence) if folder.root.exists() else None,
             )
 
         result = run()
@@ -128,7 +128,7 @@ def test_a_scripted_model_gives_exact_agreement_entropy_and_p_true(tmp_path: Pat
         server.reset()
         rescored = run()  # every answer, sample and P(True) comes from the cache
         assert server.calls == 0
-    by_id = {row["id"]: row for row in map(json.loads, (folder.root / CONFIDENCE_FILE).open())}
+    by_id = {row["id"]: row for row in map(json.loads, folder.confidence.open())}
     assert by_id["a1"]["agreement"] == 1.0 and by_id["a1"]["semantic_entropy"] == 0.0
     assert by_id["a2"]["agreement"] == 0.5
     assert by_id["a2"]["semantic_entropy"] == pytest.approx(1.5 * math.log(2))
@@ -176,7 +176,7 @@ def test_the_step_fits_temperatures_on_the_validation_split(tmp_path: Path) -> N
         )
         result = evaluate(config, Plan(config), "openai", "test")
     validation = run.evaluation("openai", "half", "validation")
-    assert validation.stats.is_file() and (validation.root / CONFIDENCE_FILE).is_file()
+    assert validation.stats.is_file() and validation.confidence.is_file()
     block = result["confidence_methods"]["sequence_probability"]
     assert block["fitted_on_questions"] == 6 and block["temperature"] > 0
     assert block["ece_equal_width_scaled"] is not None

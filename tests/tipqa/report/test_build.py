@@ -11,8 +11,9 @@ from partition_fixtures import DEV, INFO, build_splits
 from tipqa.core.errors import InputError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json
-from tipqa.core.layout import REPORT, RunLayout
+from tipqa.core.layout import RunLayout
 from tipqa.core.records import LabeledQuestion
+from tipqa.core.steps import Step
 from tipqa.dataset.corpus_reading import CorpusReading
 from tipqa.report.build import (
     MATCH_BINS,
@@ -72,7 +73,7 @@ def test_report_files(tmp_path: Path) -> None:
     reading = CorpusReading(120, {"invalid_json": 1, "missing_text": 2}, duplicate_ids=1)
     run = build_splits(tmp_path, per_label=3, build={**INFO, "corpus_reading": reading.to_dict()})
     out = run.report
-    stats = write_report(run, StepRecord(REPORT, {}))
+    stats = write_report(run, StepRecord(Step.REPORT, {}))
     assert stats.counts["test.questions"] == DEV["answerable"] + DEV["unanswerable"]
     for name in ("funnel.png", "matches.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -97,7 +98,7 @@ def test_report_files(tmp_path: Path) -> None:
 
 
 def test_report_needs_the_splits(tmp_path: Path) -> None:
-    record = StepRecord(REPORT, {})
+    record = StepRecord(Step.REPORT, {})
     with pytest.raises(InputError, match="no stats file"):
         write_report(RunLayout(tmp_path / "nowhere"), record)
     bad = RunLayout(tmp_path / "bad")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tipqa.annotation.texts import FETCH_BATCH, window_settings
+from tipqa.annotation.texts import FETCH_BATCH, recorded_windows
 from tipqa.core.errors import InputError
 from tipqa.core.jsonl import iter_records
 from tipqa.core.layout import PoolLayout, ShardLayout
@@ -247,7 +247,7 @@ def _attach_texts(
                     source.counts["texts_left_out"] += 1
     if not wanted or source.fetch is None:
         return
-    settings = window_settings(shard.root)
+    settings = recorded_windows(shard)
     doc_ids = sorted({document["doc"] for _, _, document, _ in wanted})
     documents: dict[str, Document] = {}
     for start in range(0, len(doc_ids), FETCH_BATCH):
