@@ -119,7 +119,7 @@ def time_new(run: RunLayout, shards: int) -> dict[str, float]:
         VectorJudge,
         VectorSearch,
     )
-    from tipqa.build.steps import shard_questions
+    from tipqa.build.inputs import shard_questions
 
     started = time.perf_counter()
     tasks = [PrepareQuestions(pool="dev"), BuildTokenIndex(), BuildVectorIndex()]

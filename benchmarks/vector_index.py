@@ -4,7 +4,7 @@ latency; chunking and embedding throughput against plain `SentenceTransformer.en
     python -m benchmarks.vector_index [--sizes 10000 100000] [--large] [--embed-chunks 512]
 
 Embedding: the first `--embed-chunks` chunks of the smallest world, embedded by the pipeline's
-path (`tipqa.build.indexing.embed_chunks` + `SentenceTransformerEmbedder` into a flat index) and by
+path (`tipqa.build.indexes.embed_chunks` + `SentenceTransformerEmbedder` into a flat index) and by
 plain `SentenceTransformer.encode` (same batch size, same precision), in fp32 and bf16.
 
 Index: real embeddings of the chunks of the smallest world (`embeddings-<size>.npy` in the work
@@ -34,7 +34,7 @@ from benchmarks.common import (
     table,
     world_questions,
 )
-from tipqa.build.indexing import embed_chunks
+from tipqa.build.indexes import embed_chunks
 from tipqa.core.records import Chunk
 from tipqa.indexes.chunking import iter_chunks, make_splitter
 from tipqa.indexes.vector_index.faiss import FaissSettings, FaissVectorIndex

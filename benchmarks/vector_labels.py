@@ -1,9 +1,9 @@
 """Demo labels under the default vector index and under exact search (library steps, rule judge).
 
-The demo world's questions go through the pipeline's own step functions (`tipqa.build.steps`): rule
-keywords, the tantivy token index, token search and judging, then vector search and judging
-twice, once with the shipped `FaissVectorIndex` defaults and once with a flat (exact) index,
-both holding the same cached vectors of the world's chunks.
+The demo world's questions go through the pipeline's own step functions
+(`tipqa.build.shard_steps`): rule keywords, the tantivy token index, token search and judging,
+then vector search and judging twice, once with the shipped `FaissVectorIndex` defaults and
+once with a flat (exact) index, both holding the same cached vectors of the world's chunks.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common import K1, corpus_files, world_questions
-from tipqa.build import steps
+from tipqa.build import shard_steps
+from tipqa.build.shard_steps import Judging, VectorSearching
 from tipqa.build.step_inputs import (
     KeywordsInputs,
     TokenJudgeInputs,
@@ -23,7 +24,6 @@ from tipqa.build.step_inputs import (
     VectorJudgeInputs,
     VectorSearchInputs,
 )
-from tipqa.build.steps import Judging, VectorSearching
 from tipqa.config import read_config
 from tipqa.core.jsonl import read_records
 from tipqa.core.layout import ShardLayout
@@ -75,15 +75,15 @@ def label_changes(
     token.build(iter(FileCorpus.of(corpus_files(world), progress=False)))
     out = ShardLayout(root / "shard")
     keywords = KeywordsInputs(CONFIG.keywords, "questions")
-    steps.extract_keywords(questions, keywords, RuleKeywordExtractor(), out)
-    steps.token_search(questions, SEARCH, token, out)
-    steps.token_judge(questions, JUDGING, Judging(RuleJudge(), token.get), out)
+    shard_steps.extract_keywords(questions, keywords, RuleKeywordExtractor(), out)
+    shard_steps.token_search(questions, SEARCH, token, out)
+    shard_steps.token_judge(questions, JUDGING, Judging(RuleJudge(), token.get), out)
     labels: dict[str, dict[str, str]] = {}
     hits: dict[str, dict[str, list[str]]] = {}
     for name, settings in (("default", FaissSettings()), ("exact", FaissSettings(kind="flat"))):
         index = _index(root / name, settings, chunks, vectors)
-        steps.vector_search(questions, VECTORS, VectorSearching(embedder, index), out)
-        steps.vector_judge(
+        shard_steps.vector_search(questions, VECTORS, VectorSearching(embedder, index), out)
+        shard_steps.vector_judge(
             questions, VectorJudgeInputs(CONFIG.judge, "search"), Judging(RuleJudge()), out
         )
         index.close()

@@ -12,10 +12,9 @@ from pipelines.config import current
 from pipelines.indexes import BuildTokenIndex
 from pipelines.partition import Partition
 from tipqa.boundary.steps import build_training_index, pool_boundary
-from tipqa.build import steps
 from tipqa.build.assemble import token_index, training_index_place, training_order
 from tipqa.build.components import window_settings
-from tipqa.build.inputs import shard_count
+from tipqa.build.inputs import pool_shards, shard_count
 from tipqa.core.errors import ConfigError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.training_order.base import BuildsIndex
@@ -64,7 +63,7 @@ class Boundary(StepTask):
         config = self.config
         pool = self.layout.pool(self.pool)
         pool_boundary(
-            steps.pool_shards(pool, shard_count(pool)),
+            pool_shards(pool, shard_count(pool)),
             token_index(config, self.plan).get,
             window_settings(config.windows, config.judge),
             training_order(config, self.plan),

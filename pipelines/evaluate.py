@@ -14,7 +14,7 @@ import luigi
 
 from pipelines.base import StepTask
 from pipelines.publish import MakeSplits
-from tipqa.build.steps import evaluate, evaluation_layout
+from tipqa.build.evaluate import evaluate, evaluation_layout
 from tipqa.core.fingerprint import StepRecord
 from tipqa.llm.answerers import ANSWERERS
 

@@ -15,7 +15,7 @@ import luigi
 
 from pipelines.base import StepTask
 from pipelines.inputs import world_requirements
-from tipqa.build import indexing
+from tipqa.build import indexes
 from tipqa.build.assemble import builds_in_parts, token_index, vector_index
 from tipqa.build.inputs import open_corpus
 from tipqa.core.fingerprint import StepRecord
@@ -51,7 +51,7 @@ class StartIndex(IndexStep):
         return self.layout.index_start_stats(self.index)
 
     def run(self) -> None:
-        indexing.start_index(self._open(), self.stats_path(), self.index, self.record())
+        indexes.start_index(self._open(), self.stats_path(), self.index, self.record())
 
 
 class IndexFile(IndexStep):
@@ -73,13 +73,13 @@ class IndexFile(IndexStep):
         record, path = self.record(), self.stats_path()
         if self.index == Step.TOKEN_INDEX:
             index = token_index(self.config, self.plan)
-            assert isinstance(index, indexing.ShardedTokenIndex)
-            indexing.index_token_shard(corpus, self.file, index, path, record)
+            assert isinstance(index, indexes.ShardedTokenIndex)
+            indexes.index_token_shard(corpus, self.file, index, path, record)
             return
         embedder, vectors = vector_index(self.config, self.plan)
-        assert isinstance(vectors, indexing.ShardedVectorIndex)
+        assert isinstance(vectors, indexes.ShardedVectorIndex)
         overlap = self.plan.vector_index_inputs.chunking.chunk_overlap_tokens
-        indexing.index_vector_shard(corpus, self.file, embedder, vectors, path, record, overlap)
+        indexes.index_vector_shard(corpus, self.file, embedder, vectors, path, record, overlap)
 
 
 class BuildIndex(IndexStep):
@@ -102,7 +102,7 @@ class BuildIndex(IndexStep):
     def _parts(self) -> list[IndexFile]:
         if not builds_in_parts(self.index, self.config):
             return []
-        files = indexing.corpus_shards(open_corpus(self.config.corpus, self.layout))
+        files = indexes.corpus_shards(open_corpus(self.config.corpus, self.layout))
         return [IndexFile(index=self.index, file=name) for name in files]
 
     def run(self) -> Any:
@@ -113,21 +113,21 @@ class BuildIndex(IndexStep):
             yield tasks
             files = [task.file for task in tasks]
             parts = [self.layout.index_file_stats(self.index, name) for name in files]
-            indexing.finalize_index(self._open(), files, self.index, path, record, parts)
+            indexes.finalize_index(self._open(), files, self.index, path, record, parts)
             return
         _fresh(self.layout, self.index, record)
         if self.index == Step.TOKEN_INDEX:
-            indexing.build_token_index(corpus, token_index(config, self.plan), path, record)
+            indexes.build_token_index(corpus, token_index(config, self.plan), path, record)
             return
         embedder, vectors = vector_index(config, self.plan)
         overlap = self.plan.vector_index_inputs.chunking.chunk_overlap_tokens
-        indexing.build_vector_index(corpus, embedder, vectors, path, record, overlap)
+        indexes.build_vector_index(corpus, embedder, vectors, path, record, overlap)
 
 
 def _fresh(layout: RunLayout, step: str, record: StepRecord) -> None:
     """Empty the embedded index's folder if it holds another build."""
     folder = layout.token_index if step == Step.TOKEN_INDEX else layout.vector_index
-    indexing.fresh_folder(folder, record.fingerprint)
+    indexes.fresh_folder(folder, record.fingerprint)
 
 
 class BuildTokenIndex(BuildIndex):

@@ -10,8 +10,7 @@ import luigi
 from pipelines.base import StepTask
 from pipelines.inputs import PrepareQuestions
 from pipelines.shard_steps import VectorJudge
-from tipqa.build import steps
-from tipqa.build.inputs import shard_count
+from tipqa.build.inputs import pool_shards, shard_count
 from tipqa.core.fingerprint import StepRecord
 from tipqa.dataset.partition import write_partition
 from tipqa.dataset.provenance import pool_provenance
@@ -40,4 +39,4 @@ class Partition(StepTask):
         pool = self.layout.pool(self.pool)
         count = shard_count(pool)
         build = pool_provenance(self.layout, self.pool, count)
-        write_partition(steps.pool_shards(pool, count), pool.partition_files, self.record(), build)
+        write_partition(pool_shards(pool, count), pool.partition_files, self.record(), build)

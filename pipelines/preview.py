@@ -11,8 +11,7 @@ import luigi
 from pipelines.base import StepTask
 from pipelines.inputs import PrepareQuestions, world_requirements
 from pipelines.shard_steps import ExtractKeywords
-from tipqa.build import steps
-from tipqa.build.inputs import open_corpus, shard_count
+from tipqa.build.inputs import open_corpus, pool_shards, shard_count
 from tipqa.build.preview import preview_sample_pool
 from tipqa.core.fingerprint import StepRecord
 
@@ -44,7 +43,7 @@ class PreviewCost(StepTask):
         yield self.dynamic_requires()
         pool = self.layout.pool(self.pool)
         preview = preview_sample_pool(
-            steps.pool_shards(pool, shard_count(pool)),
+            pool_shards(pool, shard_count(pool)),
             open_corpus(self.config.corpus, self.layout),
             self.layout.cost_sample_index,
             self.plan.cost_preview_inputs(self.pool),

@@ -10,9 +10,10 @@ from pipelines.base import StepTask
 from pipelines.gpus import GPU, configured_gpus, engine_gpus, on_gpu
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
 from pipelines.inputs import PrepareQuestions
-from tipqa.build import steps
+from tipqa.build import shard_steps
 from tipqa.build.assemble import judging, llm_cache, token_index, vector_searching
 from tipqa.build.components import make_keyword_extractor
+from tipqa.build.inputs import shard_questions
 from tipqa.build.step_inputs import ShardInputs
 from tipqa.config import Choice
 from tipqa.core.fingerprint import StepRecord
@@ -48,7 +49,7 @@ class ShardTask(StepTask):
 
     def questions(self) -> list[Question]:
         """The shard's questions (only this shard's file is read)."""
-        return steps.shard_questions(self.shard_layout())
+        return shard_questions(self.shard_layout())
 
     def previous(self, task: type[ShardTask]) -> ShardTask:
         """The same shard's task of an earlier step."""
@@ -86,7 +87,7 @@ class ExtractKeywords(LLMShardTask):
         inputs = self.plan.keywords(self.pool).at(self.shard)
         extractor = make_keyword_extractor(inputs.keywords, llm_cache(self.config))
         with on_gpu(self.config, self.llm()):
-            steps.extract_keywords(self.questions(), inputs, extractor, self.shard_layout())
+            shard_steps.extract_keywords(self.questions(), inputs, extractor, self.shard_layout())
 
 
 class TokenSearch(ShardTask):
@@ -100,7 +101,7 @@ class TokenSearch(ShardTask):
     def run(self) -> None:
         inputs = self.plan.token_search(self.pool).at(self.shard)
         index = token_index(self.config, self.plan)
-        steps.token_search(self.questions(), inputs, index, self.shard_layout())
+        shard_steps.token_search(self.questions(), inputs, index, self.shard_layout())
 
 
 class TokenJudge(LLMShardTask):
@@ -118,7 +119,7 @@ class TokenJudge(LLMShardTask):
         inputs = self.plan.token_judge(self.pool).at(self.shard)
         backends = judging(inputs.judge, self.config, self.plan)
         with on_gpu(self.config, self.llm()):
-            steps.token_judge(self.questions(), inputs, backends, self.shard_layout())
+            shard_steps.token_judge(self.questions(), inputs, backends, self.shard_layout())
 
 
 class VectorSearch(ShardTask):
@@ -134,7 +135,7 @@ class VectorSearch(ShardTask):
     def run(self) -> None:
         inputs = self.plan.vector_search(self.pool).at(self.shard)
         backends = vector_searching(self.config, self.plan)
-        steps.vector_search(self.questions(), inputs, backends, self.shard_layout())
+        shard_steps.vector_search(self.questions(), inputs, backends, self.shard_layout())
 
 
 class VectorJudge(LLMShardTask):
@@ -152,4 +153,4 @@ class VectorJudge(LLMShardTask):
         inputs = self.plan.vector_judge(self.pool).at(self.shard)
         backends = judging(inputs.judge, self.config, self.plan)
         with on_gpu(self.config, self.llm()):
-            steps.vector_judge(self.questions(), inputs, backends, self.shard_layout())
+            shard_steps.vector_judge(self.questions(), inputs, backends, self.shard_layout())

@@ -11,10 +11,10 @@ from pathlib import Path
 from luigi.configuration import LuigiConfigParser
 
 from tipqa.boundary.hub import BoundaryHub
-from tipqa.build import indexing
+from tipqa.build import indexes
 from tipqa.build.components import make_embedder, make_judge, make_token_index, make_vector_index
 from tipqa.build.plan import Plan
-from tipqa.build.steps import Judging, VectorSearching
+from tipqa.build.shard_steps import Judging, VectorSearching
 from tipqa.config import Choice, Config, read_config
 from tipqa.core.errors import ConfigError
 from tipqa.core.layout import TrainingIndexLayout
@@ -75,8 +75,8 @@ def vector_searching(config: Config, plan: Plan) -> VectorSearching:
 def builds_in_parts(step: str, config: Config) -> bool:
     """True when the configured backend of the index `step` builds in parts."""
     if step == Step.TOKEN_INDEX:
-        return indexing.builds_in_parts(TOKEN_INDEXES.resolve(config.token_index.backend))
-    return indexing.builds_in_parts(VECTOR_INDEXES.resolve(config.vector_index.backend))
+        return indexes.builds_in_parts(TOKEN_INDEXES.resolve(config.token_index.backend))
+    return indexes.builds_in_parts(VECTOR_INDEXES.resolve(config.vector_index.backend))
 
 
 def training_index_place(config: Config, plan: Plan) -> TrainingIndexLayout:

@@ -1,90 +1,21 @@
-"""The run's inputs from configuration: the demo world, the corpus, and the question pools."""
+"""The run's inputs: the demo world, the corpus, and the question pools and their shards."""
 
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
-from typing import Any, ClassVar
 
-from tipqa.config import Choice, VectorStepSettings
+from tipqa.build.step_inputs import QuestionsInputs, WorldInputs
+from tipqa.config import Choice
 from tipqa.config.pools import Pool
 from tipqa.core.errors import InputError
-from tipqa.core.fingerprint import StepInputs
-from tipqa.core.jsonl import write_records
-from tipqa.core.layout import PoolLayout, RunLayout
+from tipqa.core.jsonl import read_records, write_records
+from tipqa.core.layout import PoolLayout, RunLayout, ShardLayout
+from tipqa.core.records import Question
 from tipqa.core.stats import StepStats, read_stats
 from tipqa.core.steps import Step
 from tipqa.sources.corpus.base import CORPUS_READERS, Corpus
-from tipqa.sources.demo.world import DEMO, DemoSettings, WorldSpec, write_world
+from tipqa.sources.demo.world import DEMO, WorldSpec, write_world
 from tipqa.sources.questions.base import QUESTION_SOURCES, FromFiles, QuestionSource
-
-
-@dataclass(frozen=True)
-class WorldInputs(StepInputs):
-    """The demo world: its settings, and k1 (it sizes the discarded cases)."""
-
-    step: ClassVar[str] = Step.WORLD
-    demo: DemoSettings
-    k1: int
-
-    def settings(self) -> dict[str, Any]:
-        return {"demo": self.demo.identity(), "k1": self.k1}
-
-
-@dataclass(frozen=True)
-class QuestionsInputs(StepInputs):
-    """A pool's questions: the pool's settings and raw input (`source`), and the shard size."""
-
-    step: ClassVar[str] = Step.QUESTIONS
-    pool: Pool
-    shard_size: int
-    source: Any
-
-    def settings(self) -> dict[str, Any]:
-        return {"pool": self.pool.identity(), "shard_size": self.shard_size}
-
-    def upstream(self) -> dict[str, Any]:
-        return {"source": self.source}
-
-
-@dataclass(frozen=True)
-class IndexInputs(StepInputs):
-    """An index build's corpus (and, for Elasticsearch, the cluster's identity)."""
-
-    corpus: dict[str, Any]
-    elasticsearch: dict[str, Any] | None
-
-    def upstream(self) -> dict[str, Any]:
-        cluster = {} if self.elasticsearch is None else {"elasticsearch": self.elasticsearch}
-        return {"corpus": self.corpus, **cluster}
-
-
-@dataclass(frozen=True)
-class TokenIndexInputs(IndexInputs):
-    """The token index: the index backend's build settings, over the corpus."""
-
-    step: ClassVar[str] = Step.TOKEN_INDEX
-    token_index: Choice
-
-    def settings(self) -> dict[str, Any]:
-        return {"token_index": self.token_index.build_identity()}
-
-
-@dataclass(frozen=True)
-class VectorIndexInputs(IndexInputs):
-    """The vector index: the embedder (passages), the index and the chunking, over the corpus."""
-
-    step: ClassVar[str] = Step.VECTOR_INDEX
-    embedder: Choice
-    vector_index: Choice
-    chunking: VectorStepSettings
-
-    def settings(self) -> dict[str, Any]:
-        return {
-            "embedder": self.embedder.build_identity(),
-            "vector_index": self.vector_index.build_identity(),
-            "chunking": self.chunking.identity(),
-        }
 
 
 def make_world(inputs: WorldInputs, layout: RunLayout) -> StepStats:
@@ -157,3 +88,13 @@ def shard_count(pool: PoolLayout) -> int:
             "records no shard count: prepare the questions again", path=str(pool.questions_stats)
         )
     return int(shards)
+
+
+def shard_questions(shard: ShardLayout) -> list[Question]:
+    """The questions of one shard (written when the pool's questions were prepared)."""
+    return read_records(shard.questions, Question)
+
+
+def pool_shards(pool: PoolLayout, count: int) -> list[tuple[list[Question], ShardLayout]]:
+    """Every shard of a pool with its questions."""
+    return [(shard_questions(pool.shard(i)), pool.shard(i)) for i in range(count)]

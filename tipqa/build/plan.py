@@ -13,20 +13,18 @@ import functools
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
-from tipqa.build.inputs import (
-    QuestionsInputs,
-    TokenIndexInputs,
-    VectorIndexInputs,
-    WorldInputs,
-)
 from tipqa.build.step_inputs import (
     KeywordsInputs,
     PreviewInputs,
+    QuestionsInputs,
     ShardInputs,
+    TokenIndexInputs,
     TokenJudgeInputs,
     TokenSearchInputs,
+    VectorIndexInputs,
     VectorJudgeInputs,
     VectorSearchInputs,
+    WorldInputs,
 )
 from tipqa.config import Config
 from tipqa.config.pools import Pool
@@ -154,7 +152,7 @@ class Plan:
 
     def shard_inputs(self, pool: str, step: str) -> ShardInputs:
         """The inputs of a shard step of `pool` (`at(shard)` gives one shard's)."""
-        steps_of = {
+        steps_of: dict[str, Callable[[str], ShardInputs]] = {
             Step.KEYWORDS: self.keywords,
             Step.TOKEN_SEARCH: self.token_search,
             Step.TOKEN_JUDGE: self.token_judge,
@@ -224,7 +222,7 @@ class Plan:
         return self._once((Step.PARTITION, pool), lambda: self._partition(pool))
 
     def _partition(self, pool: str) -> StepRecord:
-        inputs = {
+        inputs: dict[str, Any] = {
             Step.QUESTIONS: self.questions(pool).fingerprint,
             Step.VECTOR_JUDGE: self.pool_step(pool, Step.VECTOR_JUDGE).fingerprint,
         }
@@ -319,7 +317,7 @@ class Plan:
         """The annotation sample: the pool's partition and the sampling settings."""
         annotation = self.config.annotation
         settings = {"annotation": annotation.identity()}
-        inputs = {
+        inputs: dict[str, Any] = {
             Step.PARTITION: self.partition(annotation.pool).fingerprint,
             Step.TOKEN_INDEX: self.token_index.fingerprint,
         }
@@ -328,7 +326,7 @@ class Plan:
     def annotation_agreement(self, completed: list[str]) -> StepRecord:
         """The agreement report: the export and the completed annotation files."""
         settings = {"annotation": self.config.annotation.identity()}
-        inputs = {
+        inputs: dict[str, Any] = {
             Step.ANNOTATION_EXPORT: self.annotation_export.fingerprint,
             "completed": [file_stat(path) for path in completed],
         }
@@ -338,14 +336,14 @@ class Plan:
     def annotation_push(self) -> StepRecord:
         """The Label Studio projects: the export, the project prefix and the labelling config."""
         settings = {"labelstudio": self.config.labelstudio.identity()}
-        inputs = {Step.ANNOTATION_EXPORT: self.annotation_export.fingerprint}
+        inputs: dict[str, Any] = {Step.ANNOTATION_EXPORT: self.annotation_export.fingerprint}
         return StepRecord(Step.ANNOTATION_PUSH, settings, inputs)
 
     @functools.cached_property
     def annotation_pull(self) -> StepRecord:
         """A pull from Label Studio (it runs whenever asked: people's work is not an input)."""
         settings = {"labelstudio": self.config.labelstudio.identity()}
-        inputs = {Step.ANNOTATION_PUSH: self.annotation_push.fingerprint}
+        inputs: dict[str, Any] = {Step.ANNOTATION_PUSH: self.annotation_push.fingerprint}
         return StepRecord(Step.ANNOTATION_PULL, settings, inputs)
 
     def predictions(self, backend: str, split: str) -> StepRecord:
@@ -373,5 +371,5 @@ class Plan:
         settings: dict[str, Any] = {"evaluate": evaluate.identity()}
         if evaluate.embedding:
             settings["embedder"] = self.config.embedder.identity()
-        inputs = {Step.PREDICTIONS: self.predictions(backend, split).fingerprint}
+        inputs: dict[str, Any] = {Step.PREDICTIONS: self.predictions(backend, split).fingerprint}
         return StepRecord(Step.EVALUATE, settings, inputs)

@@ -262,7 +262,7 @@ def rerun_rows() -> list[Row]:
 def _place(row: Row) -> tuple[int, str]:
     """Where a row goes: at the first step it decides after the demo world."""
     first = next((step for step in row.decides if step != Step.WORLD), Step.WORLD)
-    return list(Step).index(first), row.changed
+    return list(Step).index(Step(first)), row.changed
 
 
 def _key(key: str) -> str:

@@ -1,4 +1,4 @@
-"""What each shard step of Algorithm 1 reads, declared once (the plan builds these records).
+"""What each step of a build reads, declared once (the plan builds these records).
 
 A record holds the settings that decide the step's output and the fingerprints of the steps it
 reads; its `record` is the step's `StepRecord`. A pool's record has no shard; `at(shard)` gives
@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self, cast
 
 from tipqa.build.components import window_settings
-from tipqa.config import Choice
+from tipqa.config import Choice, VectorStepSettings
+from tipqa.config.pools import Pool
 from tipqa.core.errors import ConfigError
 from tipqa.core.fingerprint import StepInputs
 from tipqa.core.steps import Step
@@ -20,7 +21,76 @@ from tipqa.core.text import word_count
 from tipqa.indexes.embedders.base import KnowsSequenceLength
 from tipqa.llm.judges.base import JUDGES, Prompted
 from tipqa.llm.prompts import load_template
+from tipqa.sources.demo.world import DemoSettings
 from tipqa.stages.windows import WindowSettings, WindowStepSettings
+
+
+@dataclass(frozen=True)
+class WorldInputs(StepInputs):
+    """The demo world: its settings, and k1 (it sizes the discarded cases)."""
+
+    step: ClassVar[str] = Step.WORLD
+    demo: DemoSettings
+    k1: int
+
+    def settings(self) -> dict[str, Any]:
+        return {"demo": self.demo.identity(), "k1": self.k1}
+
+
+@dataclass(frozen=True)
+class QuestionsInputs(StepInputs):
+    """A pool's questions: the pool's settings and raw input (`source`), and the shard size."""
+
+    step: ClassVar[str] = Step.QUESTIONS
+    pool: Pool
+    shard_size: int
+    source: Any
+
+    def settings(self) -> dict[str, Any]:
+        return {"pool": self.pool.identity(), "shard_size": self.shard_size}
+
+    def upstream(self) -> dict[str, Any]:
+        return {"source": self.source}
+
+
+@dataclass(frozen=True)
+class IndexInputs(StepInputs):
+    """An index build's corpus (and, for Elasticsearch, the cluster's identity)."""
+
+    corpus: dict[str, Any]
+    elasticsearch: dict[str, Any] | None
+
+    def upstream(self) -> dict[str, Any]:
+        cluster = {} if self.elasticsearch is None else {"elasticsearch": self.elasticsearch}
+        return {"corpus": self.corpus, **cluster}
+
+
+@dataclass(frozen=True)
+class TokenIndexInputs(IndexInputs):
+    """The token index: the index backend's build settings, over the corpus."""
+
+    step: ClassVar[str] = Step.TOKEN_INDEX
+    token_index: Choice
+
+    def settings(self) -> dict[str, Any]:
+        return {"token_index": self.token_index.build_identity()}
+
+
+@dataclass(frozen=True)
+class VectorIndexInputs(IndexInputs):
+    """The vector index: the embedder (passages), the index and the chunking, over the corpus."""
+
+    step: ClassVar[str] = Step.VECTOR_INDEX
+    embedder: Choice
+    vector_index: Choice
+    chunking: VectorStepSettings
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "embedder": self.embedder.build_identity(),
+            "vector_index": self.vector_index.build_identity(),
+            "chunking": self.chunking.identity(),
+        }
 
 
 @dataclass(frozen=True)
@@ -131,7 +201,7 @@ class VectorSearchInputs(ShardInputs):
         }
 
     def reads(self) -> dict[str, Any]:
-        found = {Step.TOKEN_JUDGE: self.judged, Step.VECTOR_INDEX: self.index_build}
+        found: dict[str, Any] = {Step.TOKEN_JUDGE: self.judged, Step.VECTOR_INDEX: self.index_build}
         return found if self.token_index is None else {**found, Step.TOKEN_INDEX: self.token_index}
 
 

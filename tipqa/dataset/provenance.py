@@ -12,12 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import tipqa
 from tipqa.core.errors import InputError
 from tipqa.core.layout import RunLayout
 from tipqa.core.records import SCHEMA_VERSION
 from tipqa.core.stats import read_stats
 from tipqa.core.steps import SHARD_STEPS, Step
+from tipqa.core.version import __version__
 from tipqa.dataset.corpus_reading import CorpusReading
 from tipqa.sources.demo.world import DEMO
 
@@ -57,7 +57,7 @@ def pool_provenance(run: RunLayout, pool: str, shards: int) -> dict[str, Any]:
         steps[Step.WORLD] = recorded(run.world.stats)
     reading = CorpusReading.from_index_stats(read_stats(run.index_stats(Step.TOKEN_INDEX), REMEDY))
     return {
-        "tipqa_version": tipqa.__version__,
+        "tipqa_version": __version__,
         "schema_version": SCHEMA_VERSION,
         "steps": steps,
         "corpus_reading": reading.to_dict(),

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from tipqa.boundary.hub import shown_steps, split_shares
 from tipqa.core.errors import InputError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import atomic_open, iter_records, write_json
@@ -21,13 +22,13 @@ from tipqa.core.records import LabeledQuestion
 from tipqa.core.stats import StepStats, read_stats
 from tipqa.core.steps import Step
 from tipqa.dataset.corpus_reading import CorpusReading
+from tipqa.dataset.figures import draw_boundary, draw_funnel, draw_matches
 from tipqa.dataset.match_bins import MATCH_BINS, UNKNOWN_BIN, match_bin
 from tipqa.dataset.provenance import REMEDY
 from tipqa.dataset.splits import SPLITS
 from tipqa.report.explorer.collect import TextSource
-
-TOKEN_OUTCOMES = ("answerable_token", "discarded_token", "undetermined_token")
-VECTOR_OUTCOMES = ("answerable_vector", "unanswerable_vector", "undetermined_vector")
+from tipqa.report.explorer.write import write_explorer
+from tipqa.report.funnel import TOKEN_OUTCOMES, VECTOR_OUTCOMES, pool_funnel, split_funnel
 
 
 def match_shares(rows: Iterable[LabeledQuestion]) -> list[dict[str, Any]]:
@@ -48,23 +49,6 @@ def match_shares(rows: Iterable[LabeledQuestion]) -> list[dict[str, Any]]:
             {"bin": label, "answerable": answerable, "unanswerable": unanswerable, "share": share}
         )
     return out
-
-
-def pool_funnel(summary: dict[str, Any]) -> dict[str, int]:
-    """A pool's questions through the token stage, then through the vector stage."""
-    stages = summary["by_stage"]
-    funnel = {"questions": summary["questions"]}
-    funnel.update({name: stages.get(name, 0) for name in TOKEN_OUTCOMES})
-    funnel["to_vector"] = summary["questions"] - sum(funnel[n] for n in TOKEN_OUTCOMES)
-    funnel.update({name: stages.get(name, 0) for name in VECTOR_OUTCOMES})
-    return funnel
-
-
-def split_funnel(summary: dict[str, Any]) -> dict[str, int]:
-    """A split's questions by deciding stage and label."""
-    stages = summary["by_stage"]
-    names = ("answerable_token", "answerable_vector", "unanswerable_vector")
-    return {"questions": summary["questions"], **{n: stages.get(n, 0) for n in names}}
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> str:
@@ -134,8 +118,6 @@ def render_markdown(data: dict[str, Any]) -> str:
 
 def boundary_markdown(shares: dict[str, list[dict[str, Any]]]) -> list[str]:
     """The report's section on the answerable share against the training step."""
-    from tipqa.boundary.hub import shown_steps
-
     names = list(shares)
     steps = [entry["step"] for entry in next(iter(shares.values()), [])]
     shown = set(shown_steps(steps))
@@ -171,9 +153,6 @@ def write_report(
     every split as of each checkpoint (`boundary.png`, from the pools' boundary files). The
     explorer's window texts come from `texts` (none recomputed without).
     """
-    from tipqa.dataset.figures import draw_boundary, draw_funnel, draw_matches
-    from tipqa.report.explorer.write import write_explorer
-
     layout = SplitsLayout(run.splits)
     info = read_stats(layout.stats, REMEDY).get("info")
     if not isinstance(info, dict) or "splits" not in info or "pools" not in info:
@@ -201,8 +180,6 @@ def write_report(
     draw_matches(matches, out / "matches.png")
     stats.add("figures", 2)
     if boundary_steps:
-        from tipqa.boundary.hub import split_shares
-
         shares = split_shares(run, info, boundary_steps)
         data["boundary"] = shares
         draw_boundary(shares, out / "boundary.png")

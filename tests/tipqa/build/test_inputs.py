@@ -8,13 +8,12 @@ import orjson
 import pytest
 
 from tipqa.build.inputs import (
-    QuestionsInputs,
-    WorldInputs,
     make_world,
     open_corpus,
     prepare_questions,
     shard_count,
 )
+from tipqa.build.step_inputs import QuestionsInputs, WorldInputs
 from tipqa.config import read_config
 from tipqa.config.pools import Pool
 from tipqa.core.errors import InputError

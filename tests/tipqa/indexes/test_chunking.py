@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tipqa.build.indexing import embed_chunks
+from tipqa.build.indexes import embed_chunks
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.records import Document
 from tipqa.core.stats import StepStats

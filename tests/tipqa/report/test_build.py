@@ -19,7 +19,6 @@ from tipqa.report.build import (
     MATCH_BINS,
     match_bin,
     match_shares,
-    pool_funnel,
     render_markdown,
     write_report,
 )
@@ -50,23 +49,6 @@ def test_answerable_share_per_bin() -> None:
     assert match_shares([row("answerable", None)])[-1] == {
         "bin": "unknown", "answerable": 1, "unanswerable": 0, "share": 1.0
     }  # fmt: skip
-
-
-def test_pool_funnel_passes_the_rest_to_the_vector_stage() -> None:
-    summary = {
-        "questions": 10,
-        "by_stage": {"answerable_token": 4, "discarded_token": 1, "unanswerable_vector": 3,
-                     "answerable_vector": 1, "undetermined_vector": 1},
-    }  # fmt: skip
-    funnel = pool_funnel(summary)
-    assert (
-        funnel["to_vector"]
-        == 5
-        == sum(
-            funnel[k] for k in ("answerable_vector", "unanswerable_vector", "undetermined_vector")
-        )
-    )
-    assert funnel["undetermined_token"] == 0
 
 
 def test_report_files(tmp_path: Path) -> None:

@@ -7,23 +7,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tipqa.build.inputs import pool_shards, shard_questions
+from tipqa.build.shard_steps import (
+    Judging,
+    VectorSearching,
+    extract_keywords,
+    token_judge,
+    token_search,
+    vector_judge,
+    vector_search,
+)
 from tipqa.build.step_inputs import (
     KeywordsInputs,
     TokenJudgeInputs,
     TokenSearchInputs,
     VectorJudgeInputs,
     VectorSearchInputs,
-)
-from tipqa.build.steps import (
-    Judging,
-    VectorSearching,
-    extract_keywords,
-    pool_shards,
-    shard_questions,
-    token_judge,
-    token_search,
-    vector_judge,
-    vector_search,
 )
 from tipqa.config import read_config
 from tipqa.core.jsonl import read_json, read_records, write_records

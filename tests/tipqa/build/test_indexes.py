@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tipqa.build import indexing
+from tipqa.build import indexes
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json
 from tipqa.core.records import Document
@@ -60,9 +60,9 @@ def write_corpus(folder: Path) -> FileCorpus:
 
 def test_shards_are_the_corpus_files_in_order(tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path / "corpus")
-    shards = indexing.corpus_shards(corpus)
+    shards = indexes.corpus_shards(corpus)
     assert [Path(s).name for s in shards] == ["part-0.jsonl", "part-1.jsonl"]
-    assert [d.id for d in indexing.shard_documents(corpus, shards[1])] == ["c"]
+    assert [d.id for d in indexes.shard_documents(corpus, shards[1])] == ["c"]
 
 
 def test_a_corpus_without_files_is_one_shard() -> None:
@@ -72,23 +72,23 @@ def test_a_corpus_without_files_is_one_shard() -> None:
         def __iter__(self):
             return iter([Document("x", "y")])
 
-    assert indexing.corpus_shards(Stream()) == [indexing.WHOLE_CORPUS]
-    assert [d.id for d in indexing.shard_documents(Stream(), indexing.WHOLE_CORPUS)] == ["x"]
+    assert indexes.corpus_shards(Stream()) == [indexes.WHOLE_CORPUS]
+    assert [d.id for d in indexes.shard_documents(Stream(), indexes.WHOLE_CORPUS)] == ["x"]
 
 
 def test_sharded_build_started_once_then_finalized(tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path / "corpus")
     index = LedgerIndex()
-    assert isinstance(index, indexing.ShardedTokenIndex)
+    assert isinstance(index, indexes.ShardedTokenIndex)
     record = StepRecord(Step.TOKEN_INDEX, {})
-    indexing.start_index(index, tmp_path / "start.stats.json", Step.TOKEN_INDEX, record)
-    shards = indexing.corpus_shards(corpus)
+    indexes.start_index(index, tmp_path / "start.stats.json", Step.TOKEN_INDEX, record)
+    shards = indexes.corpus_shards(corpus)
     for number, shard in enumerate(shards):
         path = tmp_path / f"file-{number}.stats.json"
-        indexing.index_token_shard(corpus, shard, index, path, record)
+        indexes.index_token_shard(corpus, shard, index, path, record)
         assert read_json(path)["info"] == {"file": shard}
     stats_path = tmp_path / "token.stats.json"
-    stats = indexing.finalize_index(index, shards, Step.TOKEN_INDEX, stats_path, record)
+    stats = indexes.finalize_index(index, shards, Step.TOKEN_INDEX, stats_path, record)
     assert index.started == 1
     assert index.finalized == shards and set(index.documents) == {"a", "b", "c"}
     assert read_json(stats_path)["counts"] == stats.to_dict()["counts"]
@@ -102,20 +102,20 @@ def test_which_backends_build_in_parts() -> None:
     from tipqa.indexes.vector_index.elasticsearch import ElasticsearchVectorIndex
     from tipqa.indexes.vector_index.faiss import FaissVectorIndex
 
-    assert not indexing.builds_in_parts(TantivyTokenIndex)
-    assert not indexing.builds_in_parts(FaissVectorIndex)
-    assert indexing.builds_in_parts(ElasticsearchTokenIndex)
-    assert indexing.builds_in_parts(ElasticsearchVectorIndex)
+    assert not indexes.builds_in_parts(TantivyTokenIndex)
+    assert not indexes.builds_in_parts(FaissVectorIndex)
+    assert indexes.builds_in_parts(ElasticsearchTokenIndex)
+    assert indexes.builds_in_parts(ElasticsearchVectorIndex)
 
 
 def test_a_folder_of_another_build_is_emptied(tmp_path: Path) -> None:
     folder = tmp_path / "index" / "vector"
-    indexing.fresh_folder(folder, "build-a")
+    indexes.fresh_folder(folder, "build-a")
     folder.mkdir()
     (folder / "part").write_text("of build a")
-    indexing.fresh_folder(folder, "build-a")
+    indexes.fresh_folder(folder, "build-a")
     assert (folder / "part").exists()
-    indexing.fresh_folder(folder, "build-b")
+    indexes.fresh_folder(folder, "build-b")
     assert not folder.exists()
     assert (tmp_path / "index" / "vector.build").read_text().strip() == "build-b"
 
@@ -126,12 +126,12 @@ def test_a_build_in_parts_sums_the_reader_counts_of_its_parts(tmp_path: Path) ->
         handle.write('{"id": "d", "text": \n{"id": "a", "text": "a again"}\n')
     corpus = FileCorpus.of(corpus.files)
     index, record = LedgerIndex(), StepRecord(Step.TOKEN_INDEX, {})
-    shards = indexing.corpus_shards(corpus)
+    shards = indexes.corpus_shards(corpus)
     parts = [tmp_path / f"file-{number}.stats.json" for number in range(len(shards))]
     for shard, path in zip(shards, parts, strict=True):
-        indexing.index_token_shard(FileCorpus.of(corpus.files), shard, index, path, record)
+        indexes.index_token_shard(FileCorpus.of(corpus.files), shard, index, path, record)
     stats_path = tmp_path / "token.stats.json"
-    indexing.finalize_index(index, shards, Step.TOKEN_INDEX, stats_path, record, parts)
+    indexes.finalize_index(index, shards, Step.TOKEN_INDEX, stats_path, record, parts)
     written = read_json(stats_path)
     assert written["counts"]["corpus.documents"] == 4
     assert written["counts"]["corpus.files"] == 2
@@ -197,11 +197,11 @@ def test_the_vector_build_reads_once_says_nothing_twice_and_counts_what_the_mani
     corpus = CountedPasses(FileCorpus.of(path))
     record = StepRecord(Step.TOKEN_INDEX, {})
     with caplog.at_level(logging.DEBUG, logger="tipqa.sources.corpus.base"):
-        indexing.build_token_index(corpus, ReadAll(), tmp_path / "token.stats.json", record)
+        indexes.build_token_index(corpus, ReadAll(), tmp_path / "token.stats.json", record)
         assert len(skip_warnings(caplog)) == 1 and corpus.passes == 1
         index = FaissVectorIndex.at(tmp_path / "vector", WordEmbedder.dimension, kind="flat")
         stats_path = tmp_path / "vector.stats.json"
-        indexing.build_vector_index(corpus, WordEmbedder(), index, stats_path, record)
+        indexes.build_vector_index(corpus, WordEmbedder(), index, stats_path, record)
     assert corpus.passes == 2, "the chunk size is calibrated on the pass that indexes"
     assert len(skip_warnings(caplog)) == 1, "the token index build has said it"
     debug = [r for r in caplog.records if r.levelno == logging.DEBUG]

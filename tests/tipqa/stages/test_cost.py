@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from tipqa.build.preview import (
+from tipqa.core.records import Document, Question, TokenCandidates, TokenHit
+from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
+from tipqa.stages.cost import (
     in_sample,
     preview_cost,
     preview_pool_from_sample,
     sample_documents,
 )
-from tipqa.core.records import Document, Question, TokenCandidates, TokenHit
-from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
 from tipqa.stages.windows import WindowSettings
 
 DOCS = {
