@@ -39,7 +39,7 @@ K2 = 10
 ADD = 20_000
 CONFIG = read_config({})  # the steps' stats files record these inputs; nothing reads them
 SEARCH = TokenSearchInputs(K1, CONFIG.token_index, "keywords", "token-index")
-JUDGING = TokenJudgeInputs(CONFIG.judge, CONFIG.windows, False, SEARCH)
+JUDGING = TokenJudgeInputs(CONFIG.judge, CONFIG.judging, False, SEARCH)
 VECTORS = VectorSearchInputs(K2, CONFIG.embedder, CONFIG.vector_index, "judged", "index", None)
 
 

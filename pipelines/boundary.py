@@ -65,7 +65,7 @@ class Boundary(StepTask):
         pool_boundary(
             pool_shards(pool, shard_count(pool)),
             token_index(config, self.plan).get,
-            window_settings(config.windows, config.judge),
+            window_settings(config.judging, config.judge),
             training_order(config, self.plan),
             config.boundary.steps(),
             pool.boundary,

@@ -66,20 +66,20 @@ class IndexFile(IndexStep):
         return self.plan.index_part(self.index, self.file)
 
     def stats_path(self) -> Path:
-        return self.layout.index_file_stats(self.index, self.file)
+        return self.layout.index_part_stats(self.index, self.file)
 
     def run(self) -> None:
         corpus = open_corpus(self.config.corpus, self.layout)
         record, path = self.record(), self.stats_path()
         if self.index == Step.TOKEN_INDEX:
             index = token_index(self.config, self.plan)
-            assert isinstance(index, indexes.ShardedTokenIndex)
-            indexes.index_token_shard(corpus, self.file, index, path, record)
+            assert isinstance(index, indexes.PartedTokenIndex)
+            indexes.index_token_part(corpus, self.file, index, path, record)
             return
         embedder, vectors = vector_index(self.config, self.plan)
-        assert isinstance(vectors, indexes.ShardedVectorIndex)
-        overlap = self.plan.vector_index_inputs.chunking.chunk_overlap_tokens
-        indexes.index_vector_shard(corpus, self.file, embedder, vectors, path, record, overlap)
+        assert isinstance(vectors, indexes.PartedVectorIndex)
+        overlap = self.plan.vector_index_inputs.vector_chunking.chunk_overlap_tokens
+        indexes.index_vector_part(corpus, self.file, embedder, vectors, path, record, overlap)
 
 
 class BuildIndex(IndexStep):
@@ -102,7 +102,7 @@ class BuildIndex(IndexStep):
     def _parts(self) -> list[IndexFile]:
         if not builds_in_parts(self.index, self.config):
             return []
-        files = indexes.corpus_shards(open_corpus(self.config.corpus, self.layout))
+        files = indexes.corpus_parts(open_corpus(self.config.corpus, self.layout))
         return [IndexFile(index=self.index, file=name) for name in files]
 
     def run(self) -> Any:
@@ -112,7 +112,7 @@ class BuildIndex(IndexStep):
             tasks = self._parts()
             yield tasks
             files = [task.file for task in tasks]
-            parts = [self.layout.index_file_stats(self.index, name) for name in files]
+            parts = [self.layout.index_part_stats(self.index, name) for name in files]
             indexes.finalize_index(self._open(), files, self.index, path, record, parts)
             return
         _fresh(self.layout, self.index, record)
@@ -120,7 +120,7 @@ class BuildIndex(IndexStep):
             indexes.build_token_index(corpus, token_index(config, self.plan), path, record)
             return
         embedder, vectors = vector_index(config, self.plan)
-        overlap = self.plan.vector_index_inputs.chunking.chunk_overlap_tokens
+        overlap = self.plan.vector_index_inputs.vector_chunking.chunk_overlap_tokens
         indexes.build_vector_index(corpus, embedder, vectors, path, record, overlap)
 
 

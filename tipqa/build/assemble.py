@@ -57,7 +57,7 @@ def vector_index(config: Config, plan: Plan) -> tuple[Embedder, VectorIndex | Em
 
 def llm_cache(config: Config) -> Path | None:
     """The build's LLM cache file, unless `[judge] cache` is off."""
-    return config.layout().llm_cache if config.windows.cache else None
+    return config.layout().llm_cache if config.judging.cache else None
 
 
 def judging(judge: Choice, config: Config, plan: Plan) -> Judging:

@@ -1,6 +1,6 @@
 """Index builds: the corpus into the token index, and its chunks into the vector index.
 
-Backends that build in parts (`ShardedIndex`, Elasticsearch: one part per corpus file, many
+Backends that build in parts (`PartedIndex`, Elasticsearch: one part per corpus file, many
 workers at once, a ledger of finished parts in the cluster) are started once, built part by
 part, and finalized once; embedded backends (tantivy, FAISS) are built in one pass into a
 folder that holds one build only (a folder left by a build with another fingerprint is
@@ -40,43 +40,43 @@ WHOLE_CORPUS = "all"
 
 
 @runtime_checkable
-class ShardedIndex(Protocol):
+class PartedIndex(Protocol):
     """An index built in named parts (corpus files) by many workers, then finalized once."""
 
     def start_build(self) -> None:
         """Create the index (or put it into build mode) once, before the first part."""
         ...
 
-    def shard_done(self, shard: str) -> bool:
-        """True when part `shard` has been indexed completely."""
+    def part_done(self, part: str) -> bool:
+        """True when part `part` has been indexed completely."""
         ...
 
-    def record_shard(self, shard: str, counts: dict[str, float]) -> None:
-        """Record that part `shard` has been indexed completely, with its counts."""
+    def record_part(self, part: str, counts: dict[str, float]) -> None:
+        """Record that part `part` has been indexed completely, with its counts."""
         ...
 
-    def finalize(self, shards: Sequence[str] = ()) -> dict[str, float]:
+    def finalize(self, parts: Sequence[str] = ()) -> dict[str, float]:
         """Check that every part is done and make the index searchable; return counts."""
         ...
 
 
 @runtime_checkable
-class ShardedTokenIndex(ShardedIndex, Protocol):
-    """A token index built in parts, each part indexed (and recorded) by `build_shard`."""
+class PartedTokenIndex(PartedIndex, Protocol):
+    """A token index built in parts, each part indexed (and recorded) by `build_part`."""
 
-    def build_shard(self, documents: Iterable[Document], shard: str) -> dict[str, float]:
+    def build_part(self, documents: Iterable[Document], part: str) -> dict[str, float]:
         """Index one part and record it as done; return its counts."""
         ...
 
 
 @runtime_checkable
-class ShardedVectorIndex(ShardedIndex, VectorIndex, Protocol):
+class PartedVectorIndex(PartedIndex, VectorIndex, Protocol):
     """A vector index built in parts: chunks are added per part, then the part recorded."""
 
 
 def builds_in_parts(backend: object) -> bool:
     """True for index backends that build in parts (one per corpus file) and finalize once."""
-    return isinstance(backend, type) and issubclass(backend, ShardedIndex)
+    return isinstance(backend, type) and issubclass(backend, PartedIndex)
 
 
 @runtime_checkable
@@ -90,18 +90,18 @@ class FileCorpus(Corpus, Protocol):
         ...
 
 
-def corpus_shards(corpus: Corpus) -> list[str]:
+def corpus_parts(corpus: Corpus) -> list[str]:
     """The parts of a build: the corpus's files, or the whole corpus when it has none."""
     if isinstance(corpus, FileCorpus) and corpus.files:
         return [str(path) for path in corpus.files]
     return [WHOLE_CORPUS]
 
 
-def shard_documents(corpus: Corpus, shard: str) -> Iterator[Document]:
+def part_documents(corpus: Corpus, part: str) -> Iterator[Document]:
     """The documents of one part."""
-    if shard == WHOLE_CORPUS or not isinstance(corpus, FileCorpus):
+    if part == WHOLE_CORPUS or not isinstance(corpus, FileCorpus):
         return iter(corpus)
-    return corpus.iter_file(shard)
+    return corpus.iter_file(part)
 
 
 def fresh_folder(path: Path, fingerprint: str) -> None:
@@ -143,14 +143,14 @@ def build_token_index(
     return stats
 
 
-def index_token_shard(
-    corpus: Corpus, shard: str, index: ShardedTokenIndex, stats_path: Path, record: StepRecord
+def index_token_part(
+    corpus: Corpus, part: str, index: PartedTokenIndex, stats_path: Path, record: StepRecord
 ) -> StepStats:
-    """Index one part of the corpus into a sharded token index (the backend records it)."""
+    """Index one part of the corpus into a token index built in parts (the backend records it)."""
     stats = StepStats(
-        f"{Step.TOKEN_INDEX}_file", info={"file": shard}, provenance=record.provenance()
+        f"{Step.TOKEN_INDEX}_file", info={"file": part}, provenance=record.provenance()
     )
-    for name, value in index.build_shard(shard_documents(corpus, shard), shard).items():
+    for name, value in index.build_part(part_documents(corpus, part), part).items():
         stats.add(name, value)
     stats.merge(corpus.stats, prefix="corpus.")
     stats.write(stats_path)
@@ -213,28 +213,28 @@ def build_vector_index(
     return stats
 
 
-def index_vector_shard(
+def index_vector_part(
     corpus: Corpus,
-    shard: str,
+    part: str,
     embedder: Embedder,
-    index: ShardedVectorIndex,
+    index: PartedVectorIndex,
     stats_path: Path,
     record: StepRecord,
     overlap_tokens: int = 0,
 ) -> StepStats:
     """Chunk, embed and index one part of the corpus, then record it as done."""
-    info = {"file": shard, "embedder": embedder.name}
+    info = {"file": part, "embedder": embedder.name}
     stats = StepStats(f"{Step.VECTOR_INDEX}_file", info=info, provenance=record.provenance())
     with skips_logged_at_debug():
-        _embed(shard_documents(corpus, shard), embedder, index, stats, overlap_tokens)
-    index.record_shard(shard, dict(stats.counts))
+        _embed(part_documents(corpus, part), embedder, index, stats, overlap_tokens)
+    index.record_part(part, dict(stats.counts))
     stats.merge(corpus.stats, prefix="corpus.")
     stats.write(stats_path)
     return stats
 
 
-def start_index(index: ShardedIndex, stats_path: Path, step: str, record: StepRecord) -> StepStats:
-    """Create a sharded index (or put it into build mode) once, before its first part."""
+def start_index(index: PartedIndex, stats_path: Path, step: str, record: StepRecord) -> StepStats:
+    """Create an index built in parts (or put it into build mode) once, before its first part."""
     stats = StepStats(f"{step}_start", provenance=record.provenance())
     index.start_build()
     stats.write(stats_path)
@@ -242,29 +242,29 @@ def start_index(index: ShardedIndex, stats_path: Path, step: str, record: StepRe
 
 
 def finalize_index(
-    index: ShardedIndex,
-    shards: list[str],
+    index: PartedIndex,
+    parts: list[str],
     step: str,
     stats_path: Path,
     record: StepRecord,
-    parts: Sequence[Path] = (),
+    part_stats: Sequence[Path] = (),
 ) -> StepStats:
-    """Finalize a sharded index once every part is done; write the stats.
+    """Finalize an index built in parts once every part is done; write the stats.
 
-    `parts` are the parts' stats files: the corpus reader's counts and skips they recorded
+    `part_stats` are the parts' stats files: the corpus reader's counts and skips they recorded
     are summed into the stats, as a build in one pass records them.
     """
     stats = StepStats(step, provenance=record.provenance())
-    for name, value in index.finalize(shards).items():
+    for name, value in index.finalize(parts).items():
         stats.add(name, value)
     if not stats.counts.get("documents"):
         raise InputError(f"{step}: the index holds no document once every corpus file is in")
-    for path in parts:
-        part = read_stats(path, REMEDY)
-        for name, value in part.get("counts", {}).items():
+    for path in part_stats:
+        recorded = read_stats(path, REMEDY)
+        for name, value in recorded.get("counts", {}).items():
             if name.startswith("corpus."):
                 stats.add(name, value)
-        stats.errors.update(part.get("errors", {}))
+        stats.errors.update(recorded.get("errors", {}))
     stats.write(stats_path)
     return stats
 

@@ -97,7 +97,7 @@ class Plan:
         """The vector index: the corpus, the embedder (passages), chunking and the index."""
         config = self.config
         return VectorIndexInputs(
-            self.corpus, self._cluster, config.embedder, config.vector_index, config.vector_build
+            self.corpus, self._cluster, config.embedder, config.vector_index, config.vector_chunking
         )
 
     @property
@@ -186,7 +186,7 @@ class Plan:
     def _token_judge(self, pool: str) -> TokenJudgeInputs:
         config = self.config
         judge_all = config.boundary.judge_all_candidates
-        return TokenJudgeInputs(config.judge, config.windows, judge_all, self.token_search(pool))
+        return TokenJudgeInputs(config.judge, config.judging, judge_all, self.token_search(pool))
 
     def vector_search(self, pool: str) -> VectorSearchInputs:
         """Vector search: k2, the embedder and the vector index, over the token decisions."""
@@ -304,7 +304,7 @@ class Plan:
         """PreviewCost's inputs (see `cost_preview`)."""
         config, build = self.config, self.config.build
         return PreviewInputs(
-            config.judge, config.windows, config.boundary.judge_all_candidates,
+            config.judge, config.judging, config.boundary.judge_all_candidates,
             build.k1, build.k2, build.cost_sample, build.cost_seed,
             config.token_index, config.embedder, config.corpus,
             self.questions(pool).fingerprint,

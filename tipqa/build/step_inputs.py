@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self, cast
 
 from tipqa.build.components import window_settings
-from tipqa.config import Choice, VectorStepSettings
+from tipqa.config import Choice, VectorChunkingSettings
 from tipqa.config.pools import Pool
 from tipqa.core.errors import ConfigError
 from tipqa.core.fingerprint import StepInputs
@@ -83,13 +83,13 @@ class VectorIndexInputs(IndexInputs):
     step: ClassVar[str] = Step.VECTOR_INDEX
     embedder: Choice
     vector_index: Choice
-    chunking: VectorStepSettings
+    vector_chunking: VectorChunkingSettings
 
     def settings(self) -> dict[str, Any]:
         return {
             "embedder": self.embedder.build_identity(),
             "vector_index": self.vector_index.build_identity(),
-            "chunking": self.chunking.identity(),
+            "chunking": self.vector_chunking.identity(),
         }
 
 

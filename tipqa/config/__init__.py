@@ -70,7 +70,7 @@ class BuildSettings(Settings):
 
 
 @dataclass(frozen=True)
-class VectorStepSettings(Settings):
+class VectorChunkingSettings(Settings):
     """[vector_index] keys of the index build itself, whatever the backend."""
 
     chunk_overlap_tokens: int = setting(0, doc="tokens shared by consecutive chunks")
@@ -107,10 +107,10 @@ class Config:
     token_index: Choice
     embedder: Choice
     vector_index: Choice
-    vector_build: VectorStepSettings
+    vector_chunking: VectorChunkingSettings
     keywords: Choice
     judge: Choice
-    windows: WindowStepSettings
+    judging: WindowStepSettings
     elasticsearch: EsConnection
     splits: SplitSettings
     hub: HubSettings
@@ -208,7 +208,7 @@ SELECTOR = "backend"
 SEAMS: dict[str, Seam] = {
     "token_index": Seam(TOKEN_INDEXES, "tantivy"),
     "embedder": Seam(EMBEDDERS, "sentence-transformers"),
-    "vector_index": Seam(VECTOR_INDEXES, "candidates", VectorStepSettings),
+    "vector_index": Seam(VECTOR_INDEXES, "candidates", VectorChunkingSettings),
     "keywords": Seam(KEYWORD_EXTRACTORS, "rules"),
     "judge": Seam(JUDGES, "rules", WindowStepSettings),
     "training_order": Seam(TRAINING_ORDERS, "megatron"),
@@ -246,10 +246,10 @@ def read_config(sections: Sections) -> Config:
         token_index=seams["token_index"],
         embedder=seams["embedder"],
         vector_index=seams["vector_index"],
-        vector_build=step(VectorStepSettings, "vector_index"),
+        vector_chunking=step(VectorChunkingSettings, "vector_index"),
         keywords=seams["keywords"],
         judge=seams["judge"],
-        windows=step(WindowStepSettings, "judge"),
+        judging=step(WindowStepSettings, "judge"),
         elasticsearch=section(EsConnection, "elasticsearch"),
         splits=splits,
         hub=section(HubSettings, "hub"),

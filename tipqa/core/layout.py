@@ -46,8 +46,8 @@ class RunLayout:
         """The stats file of starting an index built in parts (created in build mode)."""
         return self.root / "index" / f"{step}-files" / "start.stats.json"
 
-    def index_file_stats(self, step: str, corpus_file: str) -> Path:
-        """The stats file of one corpus file's part of a sharded index build."""
+    def index_part_stats(self, step: str, corpus_file: str) -> Path:
+        """The stats file of one corpus file's part of an index built in parts."""
         digest = hashlib.sha256(corpus_file.encode()).hexdigest()[:16]
         name = Path(corpus_file).name or "corpus"
         return self.root / "index" / f"{step}-files" / f"{name}.{digest}.stats.json"
@@ -395,7 +395,7 @@ class ShardLayout:
 
     @property
     def keywords(self) -> Path:
-        """The shard's the keywords of each question (`Keywords`)."""
+        """The shard's keywords of each question (`Keywords`)."""
         return self.data("keywords")
 
     @property

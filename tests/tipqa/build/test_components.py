@@ -75,16 +75,16 @@ def test_keyword_extractors(tmp_path: Path) -> None:
 
 def test_window_settings_from_max_words() -> None:
     built = config(judge={"max_words": "100", "max_windows": "3"})
-    assert window_settings(built.windows, built.judge) == WindowSettings(100, 3)
+    assert window_settings(built.judging, built.judge) == WindowSettings(100, 3)
     vllm = config(judge={"backend": "vllm", "max_words": "100", "max_model_len": "4096"})
-    assert window_settings(vllm.windows, vllm.judge).max_words == 100
+    assert window_settings(vllm.judging, vllm.judge).max_words == 100
 
 
 def test_window_settings_from_the_judge_context() -> None:
     rules = config(judge={"max_windows": "3"})
-    assert window_settings(rules.windows, rules.judge).max_words == DEFAULT_MAX_WORDS
+    assert window_settings(rules.judging, rules.judge).max_words == DEFAULT_MAX_WORDS
     vllm = config(judge={"backend": "vllm", "model": "m", "max_model_len": "4096"})
-    assert window_settings(vllm.windows, vllm.judge).max_words == max_window_words(4096)
+    assert window_settings(vllm.judging, vllm.judge).max_words == max_window_words(4096)
 
 
 def test_token_index_lives_at_its_place(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Index builds: one pass for embedded backends, shard by shard for sharded ones."""
+"""Index builds: one pass for embedded backends, part by part for sharded ones."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from tipqa.sources.corpus.files import FileCorpus
 
 
 class LedgerIndex:
-    """A sharded token index double: keeps documents and a ledger of finished shards."""
+    """A sharded token index double: keeps documents and a ledger of finished parts."""
 
     def __init__(self) -> None:
         self.documents: dict[str, str] = {}
@@ -32,22 +32,22 @@ class LedgerIndex:
     def start_build(self) -> None:
         self.started += 1
 
-    def build_shard(self, documents, shard: str) -> dict[str, float]:
+    def build_part(self, documents, part: str) -> dict[str, float]:
         for doc in documents:
             self.documents.setdefault(doc.id, doc.text)
-        self.record_shard(shard, {"documents": len(self.documents)})
-        return self.ledger[shard]
+        self.record_part(part, {"documents": len(self.documents)})
+        return self.ledger[part]
 
-    def shard_done(self, shard: str) -> bool:
-        return shard in self.ledger
+    def part_done(self, part: str) -> bool:
+        return part in self.ledger
 
-    def record_shard(self, shard: str, counts: dict) -> None:
-        self.ledger[shard] = counts
+    def record_part(self, part: str, counts: dict) -> None:
+        self.ledger[part] = counts
 
-    def finalize(self, shards: list[str]) -> dict[str, float]:
-        assert all(self.shard_done(s) for s in shards)
-        self.finalized = list(shards)
-        return {"documents": len(self.documents), "shards": len(shards)}
+    def finalize(self, parts: list[str]) -> dict[str, float]:
+        assert all(self.part_done(s) for s in parts)
+        self.finalized = list(parts)
+        return {"documents": len(self.documents), "parts": len(parts)}
 
 
 def write_corpus(folder: Path) -> FileCorpus:
@@ -58,39 +58,39 @@ def write_corpus(folder: Path) -> FileCorpus:
     return FileCorpus.of(str(folder))
 
 
-def test_shards_are_the_corpus_files_in_order(tmp_path: Path) -> None:
+def test_parts_are_the_corpus_files_in_order(tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path / "corpus")
-    shards = indexes.corpus_shards(corpus)
-    assert [Path(s).name for s in shards] == ["part-0.jsonl", "part-1.jsonl"]
-    assert [d.id for d in indexes.shard_documents(corpus, shards[1])] == ["c"]
+    parts = indexes.corpus_parts(corpus)
+    assert [Path(s).name for s in parts] == ["part-0.jsonl", "part-1.jsonl"]
+    assert [d.id for d in indexes.part_documents(corpus, parts[1])] == ["c"]
 
 
-def test_a_corpus_without_files_is_one_shard() -> None:
+def test_a_corpus_without_files_is_one_part() -> None:
     class Stream:
         stats = None
 
         def __iter__(self):
             return iter([Document("x", "y")])
 
-    assert indexes.corpus_shards(Stream()) == [indexes.WHOLE_CORPUS]
-    assert [d.id for d in indexes.shard_documents(Stream(), indexes.WHOLE_CORPUS)] == ["x"]
+    assert indexes.corpus_parts(Stream()) == [indexes.WHOLE_CORPUS]
+    assert [d.id for d in indexes.part_documents(Stream(), indexes.WHOLE_CORPUS)] == ["x"]
 
 
-def test_sharded_build_started_once_then_finalized(tmp_path: Path) -> None:
+def test_a_build_in_parts_is_started_once_then_finalized(tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path / "corpus")
     index = LedgerIndex()
-    assert isinstance(index, indexes.ShardedTokenIndex)
+    assert isinstance(index, indexes.PartedTokenIndex)
     record = StepRecord(Step.TOKEN_INDEX, {})
     indexes.start_index(index, tmp_path / "start.stats.json", Step.TOKEN_INDEX, record)
-    shards = indexes.corpus_shards(corpus)
-    for number, shard in enumerate(shards):
+    parts = indexes.corpus_parts(corpus)
+    for number, part in enumerate(parts):
         path = tmp_path / f"file-{number}.stats.json"
-        indexes.index_token_shard(corpus, shard, index, path, record)
-        assert read_json(path)["info"] == {"file": shard}
+        indexes.index_token_part(corpus, part, index, path, record)
+        assert read_json(path)["info"] == {"file": part}
     stats_path = tmp_path / "token.stats.json"
-    stats = indexes.finalize_index(index, shards, Step.TOKEN_INDEX, stats_path, record)
+    stats = indexes.finalize_index(index, parts, Step.TOKEN_INDEX, stats_path, record)
     assert index.started == 1
-    assert index.finalized == shards and set(index.documents) == {"a", "b", "c"}
+    assert index.finalized == parts and set(index.documents) == {"a", "b", "c"}
     assert read_json(stats_path)["counts"] == stats.to_dict()["counts"]
     assert read_json(stats_path)["fingerprint"] == record.fingerprint
     assert stats.counts["documents"] == 3
@@ -126,12 +126,12 @@ def test_a_build_in_parts_sums_the_reader_counts_of_its_parts(tmp_path: Path) ->
         handle.write('{"id": "d", "text": \n{"id": "a", "text": "a again"}\n')
     corpus = FileCorpus.of(corpus.files)
     index, record = LedgerIndex(), StepRecord(Step.TOKEN_INDEX, {})
-    shards = indexes.corpus_shards(corpus)
-    parts = [tmp_path / f"file-{number}.stats.json" for number in range(len(shards))]
-    for shard, path in zip(shards, parts, strict=True):
-        indexes.index_token_shard(FileCorpus.of(corpus.files), shard, index, path, record)
+    parts = indexes.corpus_parts(corpus)
+    part_stats = [tmp_path / f"file-{number}.stats.json" for number in range(len(parts))]
+    for part, path in zip(parts, part_stats, strict=True):
+        indexes.index_token_part(FileCorpus.of(corpus.files), part, index, path, record)
     stats_path = tmp_path / "token.stats.json"
-    indexes.finalize_index(index, shards, Step.TOKEN_INDEX, stats_path, record, parts)
+    indexes.finalize_index(index, parts, Step.TOKEN_INDEX, stats_path, record, part_stats)
     written = read_json(stats_path)
     assert written["counts"]["corpus.documents"] == 4
     assert written["counts"]["corpus.files"] == 2

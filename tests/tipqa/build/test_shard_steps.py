@@ -131,7 +131,7 @@ def test_keyword_and_token_steps(tmp_path: Path, index: TantivyTokenIndex) -> No
     assert (found["apart"].total, found["none"].total) == (1, 0)
 
     judge = CountingJudge()
-    inputs = TokenJudgeInputs(CONFIG.judge, CONFIG.windows, False, SEARCH_INPUTS)
+    inputs = TokenJudgeInputs(CONFIG.judge, CONFIG.judging, False, SEARCH_INPUTS)
     stats = token_judge(QUESTIONS, inputs, Judging(judge, index.get), shard)
     decisions = {d.question_id: d for d in read_records(shard.token_decisions, Decision)}
     assert {k: d.label for k, d in decisions.items()} == {
