@@ -3,7 +3,9 @@
 The model is `[evaluate.openai]`'s (an OpenAI-compatible server) or `[evaluate.vllm]`'s (the
 offline engine); refusal detection and scoring are `[evaluate]`'s. Writes
 `<run>/evaluate/<backend>-<model>/<split>/` (predictions, scores, report, figures); a rerun
-after a failure asks only for the questions still unanswered.
+after a failure asks only for the questions still unanswered. With `[evaluate]
+temperature_scaling` the validation split is evaluated first (its confidences fit the
+temperatures).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import luigi
 from pipelines.base import StepTask
 from pipelines.publish import MakeSplits
 from tipqa.build.evaluate import evaluate, evaluation_layout
-from tipqa.core.fingerprint import StepRecord
+from tipqa.build.step_inputs import EvaluateInputs
 from tipqa.llm.answerers import ANSWERERS
 
 
@@ -27,14 +29,20 @@ class Evaluate(StepTask):
     )
     split = luigi.Parameter(default="test", description="the split to evaluate on")
 
-    def requires(self) -> luigi.Task:
-        return MakeSplits()
+    def requires(self) -> list[luigi.Task]:
+        fit_on = self.inputs().fit_on
+        if fit_on is None:
+            return [MakeSplits()]
+        return [
+            MakeSplits(),
+            Evaluate(model_backend=self.model_backend, split=fit_on.predictions.split),
+        ]
 
-    def record(self) -> StepRecord:
+    def inputs(self) -> EvaluateInputs:
         return self.plan.evaluate(self.model_backend, self.split)
 
     def stats_path(self) -> Path:
-        return evaluation_layout(self.config, self.model_backend, self.split).stats
+        return evaluation_layout(self.inputs(), self.layout).stats
 
     def run(self) -> None:
-        evaluate(self.config, self.plan, self.model_backend, self.split)
+        evaluate(self.inputs(), self.layout)

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import luigi
 
 from pipelines.base import StepTask
 from pipelines.inputs import PrepareQuestions
 from pipelines.shard_steps import VectorJudge
-from tipqa.build.inputs import pool_shards, shard_count
-from tipqa.core.fingerprint import StepRecord
-from tipqa.dataset.partition import write_partition
-from tipqa.dataset.provenance import pool_provenance
+from tipqa.build.inputs import shard_count
+from tipqa.build.partition import partition_pool
+from tipqa.build.step_inputs import PartitionInputs
 
 
 class Partition(StepTask):
@@ -24,7 +23,7 @@ class Partition(StepTask):
     def requires(self) -> luigi.Task:
         return PrepareQuestions(pool=self.pool)
 
-    def record(self) -> StepRecord:
+    def inputs(self) -> PartitionInputs:
         return self.plan.partition(self.pool)
 
     def stats_path(self) -> Path:
@@ -34,9 +33,6 @@ class Partition(StepTask):
         count = shard_count(self.layout.pool(self.pool))
         return [VectorJudge(pool=self.pool, shard=i) for i in range(count)]
 
-    def run(self) -> Any:
+    def run(self) -> Iterator[list[luigi.Task]]:
         yield self.dynamic_requires()
-        pool = self.layout.pool(self.pool)
-        count = shard_count(pool)
-        build = pool_provenance(self.layout, self.pool, count)
-        write_partition(pool_shards(pool, count), pool.partition_files, self.record(), build)
+        partition_pool(self.inputs(), self.layout)

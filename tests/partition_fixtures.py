@@ -30,12 +30,13 @@ def provenance(sections: dict[str, dict[str, str]] | None = None) -> dict[str, A
     `tipqa.dataset.provenance.pool_provenance` reads back from the steps' stats files.
     """
     plan = Plan(read_config(sections or CONFIG))
-    steps: dict[str, Any] = {Step.QUESTIONS: plan.questions("dev").provenance()}
-    steps.update({step: {"settings": plan.pool_step("dev", step).settings} for step in SHARD_STEPS})
-    steps.update(
-        {Step.TOKEN_INDEX: plan.token_index.provenance(), Step.WORLD: plan.world.provenance()}
-    )
-    steps[Step.VECTOR_INDEX] = plan.vector_index.provenance()
+    steps: dict[str, Any] = {
+        Step.QUESTIONS: plan.questions("dev").record.provenance(),
+        Step.TOKEN_INDEX: plan.token_index.record.provenance(),
+        Step.VECTOR_INDEX: plan.vector_index.record.provenance(),
+        Step.WORLD: plan.world.record.provenance(),
+    }
+    steps.update({s: {"settings": plan.pool_step("dev", s).record.settings} for s in SHARD_STEPS})
     return {"tipqa_version": "0.1.0", "schema_version": SCHEMA_VERSION, "steps": steps}
 
 

@@ -74,7 +74,7 @@ def _inputs(task: StepTask) -> dict[str, Any]:
     if isinstance(task, pipelines.Evaluate):
         predictions = plan().predictions(task.model_backend, task.split)
         inputs.pop("predictions")
-        inputs.update(predictions.inputs)
+        inputs.update(predictions.record.inputs)
     return inputs
 
 

@@ -10,9 +10,8 @@ from tipqa.indexes.embedders.base import EMBEDDERS, Embedder
 from tipqa.indexes.place import IndexPlace
 from tipqa.indexes.token_index.base import TOKEN_INDEXES, TokenIndex
 from tipqa.indexes.vector_index.base import VECTOR_INDEXES, EmbedsOnDemand, VectorIndex
-from tipqa.llm.judges.base import JUDGES, CacheableJudge, KnowsContext, RelevanceJudge
+from tipqa.llm.judges.base import JUDGES, CacheableJudge, RelevanceJudge
 from tipqa.llm.keywords.base import KEYWORD_EXTRACTORS, CacheableExtractor, KeywordExtractor
-from tipqa.stages.windows import WindowSettings, WindowStepSettings
 
 
 def make_token_index(choice: Choice, place: IndexPlace) -> TokenIndex:
@@ -58,14 +57,3 @@ def make_judge(choice: Choice, cache: Path | None) -> RelevanceJudge:
     from tipqa.llm.judges.cached import CachedJudge
 
     return CachedJudge(cast(CacheableJudge, judge), LLMCache(cache))
-
-
-def window_settings(step: WindowStepSettings, judge: Choice) -> WindowSettings:
-    """Judge-window limits: `max_words` if set, else what the judge's context holds.
-
-    Judge settings that know their context length (the vLLM judge's) say how many words fit,
-    without loading the model; other judges get the paper's 30,000 words.
-    """
-    if step.max_words is None and JUDGES.has(judge.backend, "knows_context"):
-        return step.resolve(cast(KnowsContext, judge.settings).window_words())
-    return step.resolve(None)

@@ -5,56 +5,57 @@ from __future__ import annotations
 from typing import Any
 
 from tipqa.build.components import make_embedder
-from tipqa.build.plan import Plan
-from tipqa.config import Config
-from tipqa.core.layout import EvaluationLayout
+from tipqa.build.step_inputs import EvaluateInputs
+from tipqa.core.errors import ConfigError
+from tipqa.core.layout import EvaluationLayout, RunLayout
+from tipqa.core.stats import recorded_fingerprint
 from tipqa.evaluate.pipeline import evaluate_model
 from tipqa.evaluate.refusal import RefusalDetector
 from tipqa.evaluate.sampling import read_rated
 from tipqa.llm.answerers import ANSWERERS
 from tipqa.llm.settings import LLMSettings
 
-VALIDATION = "validation"
-"""The split whose confidences fit the temperatures of `[evaluate] temperature_scaling`."""
+
+def evaluation_layout(inputs: EvaluateInputs, layout: RunLayout) -> EvaluationLayout:
+    """Where the evaluation of `inputs` goes: a folder per answerer, model and split."""
+    answerer = inputs.predictions.answerer
+    if not isinstance(answerer.settings, LLMSettings):
+        raise ConfigError(f"answerer {answerer.backend!r} names no model")
+    return layout.evaluation(answerer.backend, answerer.settings.model, inputs.predictions.split)
 
 
-def evaluation_layout(config: Config, backend: str, split: str) -> EvaluationLayout:
-    """Where the evaluation of the configured `backend` model on `split` goes."""
-    settings = config.answerer(backend).settings
-    assert isinstance(settings, LLMSettings)
-    return config.layout().evaluation(backend, settings.model, split)
+def evaluate(inputs: EvaluateInputs, layout: RunLayout) -> dict[str, Any]:
+    """Evaluate: answer the split with the answerer of `inputs`, then score the answers.
 
-
-def evaluate(config: Config, plan: Plan, backend: str, split: str) -> dict[str, Any]:
-    """The Evaluate step: answer a built split with the configured model, then score the answers.
-
-    The answerer is `[evaluate.<backend>]`'s, refusals are read with `[evaluate]`'s rules and the
-    build's own embedder, and both fingerprints come from the plan, so that a changed answerer
-    redoes the predictions while a changed threshold only rescores them. With
-    `temperature_scaling` the validation split is evaluated first (or found done) and its
-    confidences fit the temperatures applied to this split's.
+    Refusals are read with `[evaluate]`'s rules and the build's own embedder; the predictions'
+    and the scores' fingerprints come from the plan, so that a changed answerer redoes the
+    predictions while a changed threshold only rescores them. With temperature scaling
+    (`fit_on`) the validation split is evaluated first, unless it is done, and its confidences
+    fit the temperatures applied to this split's.
     """
     fit_on = None
-    if config.evaluate.temperature_scaling and split != VALIDATION:
-        evaluate(config, plan, backend, VALIDATION)
-        fit_on = read_rated(evaluation_layout(config, backend, VALIDATION).confidence)
-    layout = config.layout()
-    choice = config.answerer(backend)
-    refusal = config.evaluate.refusal()
-    embedder = make_embedder(config.embedder) if refusal.embedding else None
-    answerer = ANSWERERS.create(backend, choice.settings)
+    if inputs.fit_on is not None:
+        validation = evaluation_layout(inputs.fit_on, layout)
+        if recorded_fingerprint(validation.stats) != inputs.fit_on.fingerprint:
+            evaluate(inputs.fit_on, layout)
+        fit_on = read_rated(validation.confidence)
+    settings = inputs.evaluate
+    refusal = settings.refusal()
+    embedder = make_embedder(inputs.embedder) if inputs.embedder is not None else None
+    predictions = inputs.predictions
+    answerer = ANSWERERS.create(predictions.answerer.backend, predictions.answerer.settings)
     try:
         return evaluate_model(
             layout.splits,
-            split,
+            predictions.split,
             answerer,
             RefusalDetector(refusal, embedder),
-            config.evaluate.scoring(),
-            evaluation_layout(config, backend, split),
+            settings.scoring(),
+            evaluation_layout(inputs, layout),
             cache_path=layout.llm_cache,
-            predictions_record=plan.predictions(backend, split),
-            record=plan.evaluate(backend, split),
-            confidence=config.evaluate.confidence(),
+            predictions_record=predictions.record,
+            record=inputs.record,
+            confidence=settings.confidence(),
             fit_on=fit_on,
         )
     finally:

@@ -20,18 +20,25 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from tqdm import tqdm
-
+from tipqa.build.assemble import index_place, token_index, vector_index
+from tipqa.build.inputs import open_corpus
+from tipqa.build.step_inputs import (
+    IndexInputs,
+    IndexPartInputs,
+    TokenIndexInputs,
+    VectorIndexInputs,
+)
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.fingerprint import StepRecord
-from tipqa.core.records import Chunk, Document
+from tipqa.core.layout import RunLayout
+from tipqa.core.records import Document
 from tipqa.core.stats import StepStats, read_stats
 from tipqa.core.steps import Step
 from tipqa.dataset.provenance import REMEDY
-from tipqa.indexes.chunking import iter_chunks, make_splitter
+from tipqa.indexes.chunking import embed_chunks, iter_chunks, make_splitter
 from tipqa.indexes.embedders.base import Embedder
-from tipqa.indexes.token_index.base import TokenIndex
-from tipqa.indexes.vector_index.base import EmbedsOnDemand, VectorIndex
+from tipqa.indexes.token_index.base import TOKEN_INDEXES, TokenIndex
+from tipqa.indexes.vector_index.base import VECTOR_INDEXES, EmbedsOnDemand, VectorIndex
 from tipqa.sources.corpus.base import Corpus, skips_logged_at_debug
 
 CALIBRATION_DOCUMENTS = 200
@@ -269,55 +276,66 @@ def finalize_index(
     return stats
 
 
-def _batches(items: Iterable[Chunk], size: int) -> Iterator[list[Chunk]]:
-    """Consecutive lists of at most `size` items."""
-    batch: list[Chunk] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+def in_parts(inputs: IndexInputs) -> bool:
+    """True when the index of `inputs` is built in parts (its backend is a `PartedIndex`)."""
+    registry = TOKEN_INDEXES if isinstance(inputs, TokenIndexInputs) else VECTOR_INDEXES
+    return builds_in_parts(registry.resolve(inputs.backend.backend))
 
 
-def embed_chunks(
-    embedder: Embedder,
-    chunks: Iterable[Chunk],
-    index: VectorIndex,
-    *,
-    batch_size: int = 256,
-    checkpoint_every: int = 0,
-    stats: StepStats | None = None,
-    progress: bool = True,
-) -> dict[str, float]:
-    """Embed a stream of chunks into `index` in bounded memory, then checkpoint the index.
+def index_parts(inputs: IndexInputs, layout: RunLayout) -> list[str]:
+    """The parts of an index built in parts (its corpus files); none for one built at once."""
+    return corpus_parts(open_corpus(inputs.reader, layout)) if in_parts(inputs) else []
 
-    Chunks whose ids the index already holds are not embedded again, so a rerun after a crash
-    resumes; `checkpoint_every` > 0 calls `index.checkpoint()` after that many newly added
-    chunks. The index is made durable, not searchable (`finish` is the caller's, once every
-    part of a build is in). Returns the counts, also added to `stats` if given.
-    """
-    if batch_size < 1:
-        raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
-    counts: dict[str, float] = {"chunks_seen": 0, "chunks_embedded": 0, "chunks_present": 0}
-    since_checkpoint = 0
-    with tqdm(desc="embedding chunks", unit="chunk", disable=not progress) as bar:
-        for batch in _batches(chunks, batch_size):
-            counts["chunks_seen"] += len(batch)
-            present = index.present_ids([c.id for c in batch])
-            todo = [c for c in batch if c.id not in present]
-            counts["chunks_present"] += len(batch) - len(todo)
-            if todo:
-                index.add(todo, embedder.encode_passages([c.text for c in todo]))
-                counts["chunks_embedded"] += len(todo)
-                since_checkpoint += len(todo)
-            if checkpoint_every > 0 and since_checkpoint >= checkpoint_every:
-                index.checkpoint()
-                since_checkpoint = 0
-            bar.update(len(batch))
-    counts.update(index.checkpoint())
-    if stats is not None:
-        for name, value in counts.items():
-            stats.add(name, value)
-    return counts
+
+def parted_index(inputs: TokenIndexInputs | VectorIndexInputs, layout: RunLayout) -> PartedIndex:
+    """The index of `inputs`, which its backend builds in parts (else a ConfigError)."""
+    if isinstance(inputs, TokenIndexInputs):
+        index: object = token_index(inputs, layout)
+    else:
+        index = vector_index(inputs, layout)[1]
+    if not isinstance(index, PartedIndex):
+        raise ConfigError(f"[{inputs.step}] backend {inputs.backend.backend!r} builds at once")
+    return index
+
+
+def start_index_parts(inputs: IndexPartInputs, layout: RunLayout) -> StepStats:
+    """StartIndex: an index built in parts created in build mode, once before its parts."""
+    step = inputs.index.step
+    stats = layout.index_start_stats(step)
+    return start_index(parted_index(inputs.index, layout), stats, step, inputs.record)
+
+
+def index_part(inputs: IndexPartInputs, layout: RunLayout) -> StepStats:
+    """IndexFile: one corpus file into an index built in parts."""
+    index, part = inputs.index, inputs.file or WHOLE_CORPUS
+    corpus = open_corpus(index.reader, layout)
+    path, record = layout.index_part_stats(index.step, part), inputs.record
+    if isinstance(index, TokenIndexInputs):
+        tokens = token_index(index, layout)
+        if isinstance(tokens, PartedTokenIndex):
+            return index_token_part(corpus, part, tokens, path, record)
+    else:
+        embedder, vectors = vector_index(index, layout)
+        if isinstance(vectors, PartedVectorIndex):
+            overlap = index.vector_chunking.chunk_overlap_tokens
+            return index_vector_part(corpus, part, embedder, vectors, path, record, overlap)
+    raise ConfigError(f"[{index.step}] backend {index.backend.backend!r} builds at once")
+
+
+def build_index(
+    inputs: TokenIndexInputs | VectorIndexInputs, layout: RunLayout, parts: Sequence[str] = ()
+) -> StepStats:
+    """BuildTokenIndex, BuildVectorIndex: the index built in one pass, or, given the `parts`
+    it was built in (all done), finalized."""
+    step, path, record = inputs.step, layout.index_stats(inputs.step), inputs.record
+    if parts:
+        part_stats = [layout.index_part_stats(step, name) for name in parts]
+        index = parted_index(inputs, layout)
+        return finalize_index(index, list(parts), step, path, record, part_stats)
+    fresh_folder(index_place(inputs, layout).path, record.fingerprint)
+    corpus = open_corpus(inputs.reader, layout)
+    if isinstance(inputs, TokenIndexInputs):
+        return build_token_index(corpus, token_index(inputs, layout), path, record)
+    embedder, vectors = vector_index(inputs, layout)
+    overlap = inputs.vector_chunking.chunk_overlap_tokens
+    return build_vector_index(corpus, embedder, vectors, path, record, overlap)

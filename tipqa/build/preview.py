@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any, cast
 
 from tipqa.build.indexes import fresh_folder
+from tipqa.build.inputs import open_corpus, pool_shards, shard_count
 from tipqa.build.step_inputs import PreviewInputs
 from tipqa.core.fingerprint import fingerprint
 from tipqa.core.jsonl import read_records, write_json
-from tipqa.core.layout import ShardLayout
-from tipqa.core.records import SCHEMA_VERSION, Document, Keywords, Question
+from tipqa.core.layout import RunLayout
+from tipqa.core.records import SCHEMA_VERSION, Document, Keywords
 from tipqa.indexes.place import IndexPlace
 from tipqa.indexes.token_index.base import TOKEN_INDEXES, TokenIndex
 from tipqa.indexes.token_index.tantivy import TantivySettings, TantivyTokenIndex
@@ -45,15 +46,13 @@ def sample_token_index(
     return index, {"documents": counts.get("documents", index.count()), "reused": 0}
 
 
-def preview_sample_pool(
-    shards: list[tuple[list[Question], ShardLayout]],
-    documents: Iterable[Document],
-    folder: Path,
-    inputs: PreviewInputs,
-    out: Path,
-) -> dict[str, Any]:
-    """PreviewCost of a pool from the corpus sample: written to `out` and returned."""
-    index, counts = sample_token_index(documents, folder, inputs)
+def preview_sample_pool(inputs: PreviewInputs, layout: RunLayout) -> dict[str, Any]:
+    """PreviewCost of a pool from the corpus sample: written to the pool's cost preview file
+    and returned (every shard's keywords extracted)."""
+    pool = layout.pool(inputs.pool)
+    shards = pool_shards(pool, shard_count(pool))
+    documents = open_corpus(inputs.reader, layout)
+    index, counts = sample_token_index(documents, layout.cost_sample_index, inputs)
     with_keywords = [
         (questions, {k.question_id: k.keywords for k in read_records(shard.keywords, Keywords)})
         for questions, shard in shards
@@ -71,7 +70,7 @@ def preview_sample_pool(
         }
     record = inputs.record
     write_json(
-        out,
+        pool.cost_preview,
         {
             **preview,
             "schema_version": SCHEMA_VERSION,

@@ -27,7 +27,7 @@ from tipqa.build.plan import Plan
 from tipqa.config import read_config
 from tipqa.config.reference import between
 from tipqa.core import cli
-from tipqa.core.fingerprint import StepRecord
+from tipqa.core.fingerprint import StepInputs, StepRecord
 from tipqa.core.steps import SHARD_STEPS, Step
 from tipqa.training_order.synthetic import write_megatron
 
@@ -141,7 +141,7 @@ def _sections(root: Path) -> list[dict[str, dict[str, str]]]:
 
 def records(plan: Plan, completed: list[str]) -> list[StepRecord]:
     """Every step's record of `plan` (the per-pool steps of every pool)."""
-    found = [
+    found: list[StepInputs] = [
         plan.world,
         plan.token_index,
         plan.vector_index,
@@ -164,7 +164,7 @@ def records(plan: Plan, completed: list[str]) -> list[StepRecord]:
         found.append(plan.boundary(pool))
     if plan.training_index is not None:
         found.append(plan.training_index)
-    return found
+    return [inputs.record for inputs in found]
 
 
 def _strings(value: Any) -> Iterator[str]:

@@ -1,7 +1,10 @@
-"""One function per step of a build: read the step's inputs, run the stage, write its outputs.
+"""The shard steps of Algorithm 1: keywords, token search and judging, vector search and judging.
 
-These are what the Luigi tasks call. Each writes its data files atomically and its stats file
-last, with the step's provenance (`tipqa.core.fingerprint.StepRecord`): a step whose stats file
+Each step is a function of the shard's questions, its inputs record and its backends that runs
+the stage and writes its outputs (`extract_keywords`, ...), and one of the record and the run's
+layout that reads the questions and makes the backends first: what the Luigi tasks call
+(`extract_shard_keywords`, ...). Each writes its data files atomically and its stats file last,
+with the step's provenance (`tipqa.core.fingerprint.StepRecord`): a step whose stats file
 records the fingerprint the current settings give has finished, and a failure leaves nothing
 that looks finished.
 """
@@ -9,17 +12,29 @@ that looks finished.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
+from tipqa.build.assemble import (
+    Judging,
+    TokenJudging,
+    VectorSearching,
+    llm_cache,
+    token_index,
+    token_judging,
+    vector_judging,
+    vector_searching,
+)
+from tipqa.build.components import make_keyword_extractor
+from tipqa.build.inputs import shard_questions
 from tipqa.build.step_inputs import (
     KeywordsInputs,
+    ShardInputs,
     TokenJudgeInputs,
     TokenSearchInputs,
     VectorJudgeInputs,
     VectorSearchInputs,
 )
 from tipqa.core.jsonl import read_records, write_records
-from tipqa.core.layout import ShardLayout
+from tipqa.core.layout import RunLayout, ShardLayout
 from tipqa.core.records import (
     Decision,
     Keywords,
@@ -29,10 +44,7 @@ from tipqa.core.records import (
 )
 from tipqa.core.stats import Counted, StepStats
 from tipqa.core.steps import Step
-from tipqa.indexes.embedders.base import Embedder
-from tipqa.indexes.token_index.base import FetchDocuments, TokenIndex
-from tipqa.indexes.vector_index.base import EmbedsOnDemand, VectorIndex
-from tipqa.llm.judges.base import RelevanceJudge
+from tipqa.indexes.token_index.base import TokenIndex
 from tipqa.llm.keywords.base import KeywordExtractor
 from tipqa.stages.token import judge_token_candidates, search_tokens
 from tipqa.stages.vector import judge_vector_candidates, search_vectors
@@ -46,27 +58,6 @@ def _usage(stats: StepStats, *components: object) -> None:
             for name, value in own.counts.items():
                 stats.add(f"{type(component).__name__}.{name}", value)
             stats.errors.update(own.errors)
-
-
-@dataclass(frozen=True)
-class Judging:
-    """The backends of a judging step: the judge, and the documents' fetch (the token index's).
-
-    The vector stage needs `fetch` only to record where each chunk is in its document.
-    """
-
-    judge: RelevanceJudge
-    fetch: FetchDocuments | None = None
-
-
-@dataclass(frozen=True)
-class VectorSearching:
-    """The backends of vector search: the embedder and the vector index, and the token index
-    when the index embeds the token candidates on demand."""
-
-    embedder: Embedder
-    index: VectorIndex | EmbedsOnDemand
-    token_index: TokenIndex | None = None
 
 
 def extract_keywords(
@@ -105,7 +96,7 @@ def token_search(
 
 
 def token_judge(
-    questions: list[Question], inputs: TokenJudgeInputs, backends: Judging, out: ShardLayout
+    questions: list[Question], inputs: TokenJudgeInputs, backends: TokenJudging, out: ShardLayout
 ) -> StepStats:
     """Judge the token candidates (early exit unless `judge_all`); decide the token outcomes."""
     judge, k1, windows, judge_all = (
@@ -114,8 +105,6 @@ def token_judge(
         inputs.window_limits(),
         inputs.judge_all,
     )
-    if backends.fetch is None:
-        raise ValueError("token judging reads the documents: give Judging a fetch")
     info = {"k1": k1, "judge": judge.name, **dataclasses.asdict(windows)}
     if judge_all:
         info["judge_all_candidates"] = True
@@ -184,3 +173,41 @@ def vector_judge(
     _usage(stats, judge)
     stats.write(out.stats(Step.VECTOR_JUDGE))
     return stats
+
+
+def shard_of(inputs: ShardInputs, layout: RunLayout) -> ShardLayout:
+    """The files of the shard an inputs record is of (ValueError for a pool's record)."""
+    if inputs.shard is None:
+        raise ValueError(f"{inputs.step} of pool {inputs.pool!r}: a pool's record, not a shard's")
+    return layout.pool(inputs.pool).shard(inputs.shard)
+
+
+def extract_shard_keywords(inputs: KeywordsInputs, layout: RunLayout) -> StepStats:
+    """ExtractKeywords: the keywords of the shard's questions, by the configured extractor."""
+    out = shard_of(inputs, layout)
+    extractor = make_keyword_extractor(inputs.keywords, llm_cache(inputs, layout))
+    return extract_keywords(shard_questions(out), inputs, extractor, out)
+
+
+def search_shard_tokens(inputs: TokenSearchInputs, layout: RunLayout) -> StepStats:
+    """TokenSearch of the shard's questions, in the build's token index."""
+    out = shard_of(inputs, layout)
+    return token_search(shard_questions(out), inputs, token_index(inputs.index, layout), out)
+
+
+def judge_shard_tokens(inputs: TokenJudgeInputs, layout: RunLayout) -> StepStats:
+    """TokenJudge of the shard's token candidates."""
+    out = shard_of(inputs, layout)
+    return token_judge(shard_questions(out), inputs, token_judging(inputs, layout), out)
+
+
+def search_shard_vectors(inputs: VectorSearchInputs, layout: RunLayout) -> StepStats:
+    """VectorSearch of the shard's questions the token stage passed on."""
+    out = shard_of(inputs, layout)
+    return vector_search(shard_questions(out), inputs, vector_searching(inputs, layout), out)
+
+
+def judge_shard_vectors(inputs: VectorJudgeInputs, layout: RunLayout) -> StepStats:
+    """VectorJudge of the shard's vector candidates."""
+    out = shard_of(inputs, layout)
+    return vector_judge(shard_questions(out), inputs, vector_judging(inputs, layout), out)

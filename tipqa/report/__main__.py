@@ -56,7 +56,8 @@ def run(argv: Sequence[str]) -> int:
                 f"the config's run is {config.layout().root}, not {args.run} "
                 "([build] output_root and name)"
             )
-        source.fetch = token_index(config, Plan(config)).get
+        plan = Plan(config)
+        source.fetch = token_index(plan.token_index, plan.layout).get
     counts = write_explorer(layout, source, args.out, figures_from=layout.report)
     out = args.out or layout.report / "explorer"
     size = counts["data_bytes"]

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from tipqa.boundary.hub import shown_steps, split_shares
+from tipqa.build.assemble import token_index
+from tipqa.build.step_inputs import ReportInputs
 from tipqa.core.errors import InputError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import atomic_open, iter_records, write_json
@@ -192,3 +194,11 @@ def write_report(
         handle.write(render_markdown(data).encode())
     stats.write(run.report_stats)
     return stats
+
+
+def write_build_report(inputs: ReportInputs, layout: RunLayout) -> StepStats:
+    """BuildReport: the report of the run's splits (and boundary, when it is built), its
+    explorer's window texts from the token index the splits came from."""
+    checkpoints = inputs.dating.checkpoints if inputs.dating is not None else ()
+    texts = TextSource(fetch=token_index(inputs.index, layout).get)
+    return write_report(layout, inputs.record, checkpoints, texts)

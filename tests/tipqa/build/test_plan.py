@@ -162,7 +162,8 @@ def test_question_files_count_by_content(inputs: dict[str, Path]) -> None:
 
 def test_shards_differ_and_records_say_what_decided_them(inputs: dict[str, Path]) -> None:
     plan = Plan(read_config(base(inputs)))
-    first, second = plan.shard("dev", Step.TOKEN_JUDGE, 0), plan.shard("dev", Step.TOKEN_JUDGE, 1)
+    first = plan.shard("dev", Step.TOKEN_JUDGE, 0).record
+    second = plan.shard("dev", Step.TOKEN_JUDGE, 1).record
     assert first.fingerprint != second.fingerprint
     assert first.settings == second.settings
     judge = first.settings["judge"]
@@ -179,7 +180,7 @@ def test_an_elasticsearch_cluster_is_part_of_the_index_without_credentials(
         "token_index": {"backend": "elasticsearch"},
         "elasticsearch": {"url": "https://user:secret@es.example:9200"},
     }
-    record = Plan(read_config(sections)).token_index
+    record = Plan(read_config(sections)).token_index.record
     assert record.inputs["elasticsearch"] == {"cluster": "https://es.example:9200"}
     assert "secret" not in str(record.provenance())
     other = merged(sections, "elasticsearch", url="https://es2.example:9200")
@@ -194,16 +195,16 @@ def test_the_refusal_embedder_counts_only_when_it_reads_refusals(inputs: dict[st
     other_model = merged(phrases_only, "embedder", model="other/model")
     before, after = fingerprints(phrases_only), fingerprints(other_model)
     assert before[Step.PREDICTIONS] != after[Step.PREDICTIONS]  # the splits changed
-    record = Plan(read_config(other_model)).evaluate("openai", "test")
+    record = Plan(read_config(other_model)).evaluate("openai", "test").record
     assert "embedder" not in record.settings
     assert record.inputs == {Step.PREDICTIONS: after[Step.PREDICTIONS]}
-    with_embedder = Plan(read_config(sections)).evaluate("openai", "test")
+    with_embedder = Plan(read_config(sections)).evaluate("openai", "test").record
     assert with_embedder.settings["embedder"]["backend"] == "sentence-transformers"
 
 
 def test_evaluation_records_say_what_decided_them(inputs: dict[str, Path]) -> None:
     plan = Plan(read_config(merged(base(inputs), "evaluate.openai", model="m", base_url=LOCAL)))
-    predictions = plan.predictions("openai", "test")
+    predictions = plan.predictions("openai", "test").record
     answerer = predictions.settings["answerer"]
     assert answerer["backend"] == "openai" and answerer["model"] == "m"
     assert len(answerer["prompt_sha256"]) == 64 and "base_url" not in answerer

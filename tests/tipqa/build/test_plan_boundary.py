@@ -111,7 +111,7 @@ def test_a_table_order_has_no_index_and_counts_its_files(
     sections = {**dated, "training_order": {"backend": "table", "paths": str(inputs["table"])}}
     plan = Plan(read_config(sections))
     assert plan.training_index is None
-    assert Step.TRAINING_INDEX not in plan.boundary("dev").inputs
+    assert Step.TRAINING_INDEX not in plan.boundary("dev").record.inputs
     before = dated_fingerprints(sections)
     inputs["table"].write_text("doc_id,first_step\nd1,4\n")
     os.utime(inputs["table"], ns=(1, 2))

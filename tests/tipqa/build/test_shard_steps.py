@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tipqa.build.assemble import Judging, TokenJudging, VectorSearching
 from tipqa.build.inputs import pool_shards, shard_questions
+from tipqa.build.plan import Plan
 from tipqa.build.shard_steps import (
-    Judging,
-    VectorSearching,
     extract_keywords,
     token_judge,
     token_search,
@@ -58,8 +58,9 @@ DOCS = [
 
 
 CONFIG = read_config({})
-KEYWORDS_INPUTS = KeywordsInputs(CONFIG.keywords, "questions")
-SEARCH_INPUTS = TokenSearchInputs(5, CONFIG.token_index, "keywords", "token-index")
+PLAN = Plan(CONFIG)
+KEYWORDS_INPUTS = KeywordsInputs(CONFIG.keywords, "questions", pool="dev")
+SEARCH_INPUTS = TokenSearchInputs(5, PLAN.token_index, "keywords", pool="dev")
 
 
 def test_pool_shards_read_each_shard_file(tmp_path: Path) -> None:
@@ -131,8 +132,8 @@ def test_keyword_and_token_steps(tmp_path: Path, index: TantivyTokenIndex) -> No
     assert (found["apart"].total, found["none"].total) == (1, 0)
 
     judge = CountingJudge()
-    inputs = TokenJudgeInputs(CONFIG.judge, CONFIG.judging, False, SEARCH_INPUTS)
-    stats = token_judge(QUESTIONS, inputs, Judging(judge, index.get), shard)
+    inputs = TokenJudgeInputs(CONFIG.judge, CONFIG.judging, False, SEARCH_INPUTS, pool="dev")
+    stats = token_judge(QUESTIONS, inputs, TokenJudging(judge, index.get), shard)
     decisions = {d.question_id: d for d in read_records(shard.token_decisions, Decision)}
     assert {k: d.label for k, d in decisions.items()} == {
         "born": "answerable", "apart": "to_vector", "none": "to_vector", "broken": "undetermined",
@@ -191,7 +192,7 @@ def test_vector_steps_take_only_questions_passed_on(tmp_path: Path) -> None:
     )
     texts = ["Orla Venn died in 1544.", "Quillmere is a town."]
     index = ChunkPerQuery(texts)
-    inputs = VectorSearchInputs(1, CONFIG.embedder, CONFIG.vector_index, "judge", "index", None)
+    inputs = VectorSearchInputs(1, PLAN.vector_index, "judge", None, pool="dev")
     stats = vector_search(QUESTIONS, inputs, VectorSearching(OneHotEmbedder(), index), shard)
     assert stats.counts["questions"] == 2
     candidates = read_records(shard.vector_candidates, VectorCandidates)
@@ -199,9 +200,8 @@ def test_vector_steps_take_only_questions_passed_on(tmp_path: Path) -> None:
         ("apart", "c0"),
         ("none", "c1"),
     ]
-    stats = vector_judge(
-        QUESTIONS, VectorJudgeInputs(CONFIG.judge, "search"), Judging(RuleJudge()), shard
-    )
+    judging = VectorJudgeInputs(CONFIG.judge, "search", PLAN.token_index, pool="dev")
+    stats = vector_judge(QUESTIONS, judging, Judging(RuleJudge()), shard)
     decisions = read_records(shard.vector_decisions, Decision)
     assert [(d.question_id, d.label) for d in decisions] == [
         ("apart", "answerable"),

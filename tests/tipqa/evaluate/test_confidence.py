@@ -174,7 +174,7 @@ def test_the_step_fits_temperatures_on_the_validation_split(tmp_path: Path) -> N
                 "evaluate.openai": {"model": "half", "base_url": server.base_url},
             }
         )
-        result = evaluate(config, Plan(config), "openai", "test")
+        result = evaluate(Plan(config).evaluate("openai", "test"), config.layout())
     validation = run.evaluation("openai", "half", "validation")
     assert validation.stats.is_file() and validation.confidence.is_file()
     block = result["confidence_methods"]["sequence_probability"]
