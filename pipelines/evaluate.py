@@ -18,7 +18,7 @@ from pipelines.base import StepTask
 from pipelines.publish import MakeSplits
 from tipqa.build.evaluate import evaluate, evaluation_layout
 from tipqa.build.step_inputs import EvaluateInputs
-from tipqa.llm.answerers import ANSWERERS
+from tipqa.llm.answerers.base import ANSWERERS
 
 
 class Evaluate(StepTask):

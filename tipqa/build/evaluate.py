@@ -12,7 +12,7 @@ from tipqa.core.stats import recorded_fingerprint
 from tipqa.evaluate.pipeline import evaluate_model
 from tipqa.evaluate.refusal import RefusalDetector
 from tipqa.evaluate.sampling import read_rated
-from tipqa.llm.answerers import ANSWERERS
+from tipqa.llm.answerers.base import ANSWERERS
 from tipqa.llm.settings import LLMSettings
 
 

@@ -31,7 +31,7 @@ from tipqa.indexes.es.client import EsConnection
 from tipqa.indexes.token_index.base import TOKEN_INDEXES
 from tipqa.indexes.token_index.elasticsearch import ElasticsearchTokenSettings
 from tipqa.indexes.vector_index.base import VECTOR_INDEXES
-from tipqa.llm.answerers import ANSWERERS
+from tipqa.llm.answerers.base import ANSWERERS
 from tipqa.llm.judges.base import JUDGES
 from tipqa.llm.keywords.base import KEYWORD_EXTRACTORS
 from tipqa.sources.corpus.base import CORPUS_READERS

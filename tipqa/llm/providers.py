@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tipqa.core.settings import Settings
-from tipqa.llm.answerers import ANSWERERS
+from tipqa.llm.answerers.base import ANSWERERS
 from tipqa.llm.answerers.llm import AnswerTask, LLMAnswerer
 from tipqa.llm.judges.base import JUDGES, LLM_JUDGE
 from tipqa.llm.judges.llm import JudgeTask, LLMJudge

@@ -23,7 +23,7 @@ from tipqa.core.records import JudgeRequest, Question
 from tipqa.core.settings import knob, setting
 from tipqa.core.stats import StepStats
 from tipqa.evaluate.predict import CachedAnswers
-from tipqa.llm.answerers import ANSWERERS
+from tipqa.llm.answerers.base import ANSWERERS
 from tipqa.llm.cache import LLMCache
 from tipqa.llm.chat import ChatModel, ChatPrompt, Completion, Decoding, OnCompletion
 from tipqa.llm.judges.base import JUDGES

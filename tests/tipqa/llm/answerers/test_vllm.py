@@ -21,7 +21,7 @@ from tipqa.evaluate.pipeline import evaluate_model
 from tipqa.evaluate.refusal import RefusalDetector, RefusalSettings
 from tipqa.evaluate.score import ScoringSettings
 from tipqa.llm import vllm_engine
-from tipqa.llm.answerers import ANSWERERS
+from tipqa.llm.answerers.base import ANSWERERS
 from tipqa.llm.answerers.vllm import VLLMAnswerer, VLLMAnswererSettings
 from tipqa.llm.cache import LLMCache
 from tipqa.llm.vllm_engine import shutdown_engine
