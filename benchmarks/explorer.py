@@ -46,17 +46,6 @@ SORT = (
 )
 
 
-def _wait(browser: Browser, script: str, timeout: float = 120.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = browser.script(script)
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"timed out waiting for {script!r}")
-        time.sleep(0.02)
-
-
 def folder_bytes(folder: Path) -> int:
     """The bytes of every file under `folder`."""
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
@@ -68,14 +57,14 @@ def in_browser(browser: Browser, page: Path, loads: int, last_id: str) -> dict[s
     for _ in range(loads):
         browser.open("about:blank")
         browser.open(page.as_uri())
-        first.append(float(_wait(browser, "return window.tipqaFirstRows")))
-        full.append(float(_wait(browser, "return window.tipqaAllRows")))
+        first.append(float(browser.wait_for("return window.tipqaFirstRows", 120.0, 0.02)))
+        full.append(float(browser.wait_for("return window.tipqaAllRows", 120.0, 0.02)))
     filtered = float(browser.script(FILTER))
     searched, shown = browser.script(SEARCH)
     sorted_ms = float(browser.script(SORT))
     started = time.perf_counter()
     browser.script(f"location.hash = 'q={last_id}';")
-    _wait(browser, "return document.querySelector('.why-text')")
+    browser.wait_for("return document.querySelector('.why-text')", 120.0, 0.02)
     opened = (time.perf_counter() - started) * 1000
     return {
         "first_rows_ms": statistics.median(first),

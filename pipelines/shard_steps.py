@@ -20,7 +20,6 @@ from tipqa.build.shard_steps import (
 from tipqa.build.step_inputs import (
     AsksLLM,
     KeywordsInputs,
-    ShardInputs,
     TokenJudgeInputs,
     TokenSearchInputs,
     VectorJudgeInputs,
@@ -35,10 +34,6 @@ class ShardTask(StepTask):
     pool = luigi.Parameter()
     shard = luigi.IntParameter()
     step = ""
-
-    def inputs(self) -> ShardInputs:
-        """What this shard's step reads (from the build plan)."""
-        raise NotImplementedError
 
     def as_input(self) -> str:
         """The pool's fingerprint of this step: later steps record that one, not the shard's."""

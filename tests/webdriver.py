@@ -98,6 +98,17 @@ class Browser:
                 )
             time.sleep(0.5)
 
+    def wait_for(self, script: str, timeout: float = 30.0, every: float = 0.2) -> Any:
+        """Wait until `script` returns a truthy value (asked every `every` s); return it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = self.script(script)
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{script!r} stayed falsy; page:\n{self.text()[:2000]}")
+            time.sleep(every)
+
     def screenshot(self, path: Path) -> None:
         """Save a PNG screenshot of the viewport."""
         path.write_bytes(base64.b64decode(self._call("GET", "/screenshot")))

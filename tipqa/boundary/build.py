@@ -1,7 +1,8 @@
 """The boundary step of a build: every answerable question dated, and the split per checkpoint.
 
 `relevant_evidence` gathers each answerable question's relevant evidence from a shard's stage
-records; `write_boundary` dates it with a training order and writes (`BoundaryLayout`):
+records (`shard_evidence` reads them); `write_boundary` dates it with a training order and
+writes (`BoundaryLayout`):
 
     first_seen.jsonl          one FirstSeen per answerable question (step and evidence)
     questions_step<N>.jsonl   every question as of checkpoint N (LabeledQuestion rows)
@@ -18,8 +19,8 @@ from dataclasses import dataclass
 from tipqa.boundary.checkpoints import answerable_shares, checkpoint_splits
 from tipqa.boundary.evidence import first_seen, token_evidence, vector_evidence
 from tipqa.core.fingerprint import StepRecord
-from tipqa.core.jsonl import write_json, write_records
-from tipqa.core.layout import BoundaryLayout
+from tipqa.core.jsonl import iter_records, read_records, write_json, write_records
+from tipqa.core.layout import BoundaryLayout, ShardLayout
 from tipqa.core.records import (
     Evidence,
     Judgment,
@@ -98,6 +99,27 @@ def relevant_evidence(
     token = token_evidence(chosen, keywords, token_judgments, fetch, windows)
     vector = vector_evidence(i for i in instances if i.question_id in answerable)
     return {q.id: token.get(q.id, []) + vector.get(q.id, []) for q in chosen}
+
+
+def shard_evidence(
+    questions: list[Question],
+    rows: Sequence[LabeledQuestion],
+    shard: ShardLayout,
+    fetch: FetchDocuments,
+    windows: WindowSettings,
+) -> dict[str, list[Evidence]]:
+    """The relevant evidence of one shard's answerable questions, from its stage records."""
+    answerable = {row.id for row in rows if row.label == "answerable"}
+    keywords = {k.question_id: k for k in read_records(shard.keywords, Keywords)}
+    return relevant_evidence(
+        questions,
+        answerable,
+        keywords,
+        iter_records(shard.token_judgments, Judgment),
+        iter_records(shard.instances, VectorInstance),
+        fetch,
+        windows,
+    )
 
 
 def write_boundary(

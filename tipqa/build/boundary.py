@@ -1,15 +1,66 @@
-"""The boundary over training time: the training stream's index, and a pool's dated split."""
+"""The boundary over training time: the training stream's index, and a pool's dated split.
+
+`build_training_index` runs the training order's one pass over its stream (its anchor index,
+kept beside the runs and reused by every build over the same stream); `pool_boundary` dates
+a pool's answerable questions and writes its split as of each checkpoint. Each writes its
+stats file last, with the step's provenance. The tasks call `index_training_stream` and
+`date_pool`, which make their backends from the steps' records.
+"""
 
 from __future__ import annotations
 
-from tipqa.boundary.steps import build_training_index, pool_boundary
+from collections.abc import Sequence
+
+from tipqa.boundary.build import shard_evidence, write_boundary
 from tipqa.build.assemble import token_index, training_index_place, training_order
 from tipqa.build.inputs import pool_shards, shard_count
 from tipqa.build.step_inputs import BoundaryInputs, TrainingIndexInputs
 from tipqa.core.errors import ConfigError
-from tipqa.core.layout import RunLayout
+from tipqa.core.fingerprint import StepRecord
+from tipqa.core.layout import BoundaryLayout, RunLayout, ShardLayout, TrainingIndexLayout
+from tipqa.core.records import Evidence, LabeledQuestion, Question
 from tipqa.core.stats import StepStats
-from tipqa.training_order.base import BuildsIndex
+from tipqa.core.steps import Step
+from tipqa.dataset.partition import label_questions
+from tipqa.indexes.token_index.base import FetchDocuments
+from tipqa.stages.windows import WindowSettings
+from tipqa.training_order.base import BuildsIndex, TrainingOrder
+
+
+def build_training_index(
+    order: BuildsIndex, out: TrainingIndexLayout, record: StepRecord
+) -> StepStats:
+    """Index the training stream (only the ranges not indexed yet); stats written last."""
+    stats = StepStats(Step.TRAINING_INDEX, provenance=record.provenance())
+    built = order.build_index()
+    stats.info.update(built.info)
+    stats.merge(built)
+    stats.write(out.stats)
+    return stats
+
+
+def pool_boundary(
+    shards: list[tuple[list[Question], ShardLayout]],
+    fetch: FetchDocuments,
+    windows: WindowSettings,
+    order: TrainingOrder,
+    checkpoints: Sequence[int],
+    out: BoundaryLayout,
+    record: StepRecord,
+) -> StepStats:
+    """Date a pool's answerable questions and write its split as of every checkpoint.
+
+    The rows are the partition's (every shard's final decisions, in question order); the
+    evidence is every relevant window or chunk the stages judged (`relevant_evidence`), so
+    the token judge windows are cut again exactly as judged (`windows`).
+    """
+    rows: list[LabeledQuestion] = []
+    evidence: dict[str, list[Evidence]] = {}
+    for questions, shard in shards:
+        labeled = label_questions(questions, shard)
+        rows.extend(labeled)
+        evidence.update(shard_evidence(questions, labeled, shard, fetch, windows))
+    return write_boundary(rows, evidence, order, fetch, checkpoints, out, record)
 
 
 def index_training_stream(inputs: TrainingIndexInputs, layout: RunLayout) -> StepStats:

@@ -34,7 +34,6 @@ G = SHEET_GUARD
 
 def _item(text: str) -> AnnotationItem:
     return AnnotationItem(
-        "it-1",
         "q1",
         'Who wrote "Pnin", a novel?',
         "Vladimir Nabokov",
@@ -43,6 +42,7 @@ def _item(text: str) -> AnnotationItem:
         "token",
         "d1",
         "d1@w0",
+        "it-1",
         "yes",
         "t",
         "answerable",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests_support import fetch_from
 
 from tipqa.boundary.build import (
     PYTHIA_CHECKPOINTS,
@@ -61,9 +62,7 @@ DOCS = {
     "d3": Document("d3", "Bo Rill sang in Ulm."),
 }
 
-
-def fetch(ids: list[str]) -> dict[str, Document]:
-    return {i: DOCS[i] for i in ids if i in DOCS}
+fetch = fetch_from(DOCS)
 
 
 def test_write_boundary_files(tmp_path: Path) -> None:

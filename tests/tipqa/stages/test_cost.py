@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests_support import fetch_from
 
 from tipqa.core.records import Document, Question, TokenCandidates, TokenHit
 from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
@@ -22,9 +23,7 @@ DOCS = {
     "d3": Document("d3", "Nothing about it " * 50),
 }
 
-
-def fetch(ids: list[str]) -> dict[str, Document]:
-    return {i: DOCS[i] for i in ids if i in DOCS}
+fetch = fetch_from(DOCS)
 
 
 def candidates(qid: str, ids: list[str], total: int) -> TokenCandidates:

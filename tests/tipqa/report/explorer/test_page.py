@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import configparser
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,18 +34,6 @@ def browser() -> Iterator[Browser]:
         yield session
 
 
-def wait_for(browser: Browser, script: str, timeout: float = 30.0) -> object:
-    """Wait until `script` returns a truthy value; return it."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = browser.script(script)
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{script!r} stayed falsy; page:\n{browser.text()[:2000]}")
-        time.sleep(0.2)
-
-
 def test_the_demo_build_s_page_shows_an_unanswerable_question_s_windows(
     browser: Browser, tmp_path: Path
 ) -> None:
@@ -64,7 +51,7 @@ def test_the_demo_build_s_page_shows_an_unanswerable_question_s_windows(
     assert result.returncode == 0, result.stderr[-3000:]
     page = tmp_path / "outputs" / "t" / "report" / "explorer" / "index.html"
     browser.open(page.as_uri())
-    wait_for(browser, "return window.tipqaAllRows")
+    browser.wait_for("return window.tipqaAllRows")
     browser.script(
         "var s = document.getElementById('f-label');"
         "s.value = String(Array.from(s.options).findIndex(o => o.text === 'unanswerable') - 1);"
@@ -76,7 +63,7 @@ def test_the_demo_build_s_page_shows_an_unanswerable_question_s_windows(
     )
     assert labels and set(labels) == {"unanswerable"}
     browser.click("#grid-space .grid-row")
-    wait_for(browser, "return document.querySelector('.token-stage .unit')")
+    browser.wait_for("return document.querySelector('.token-stage .unit')")
     page_text = browser.text()
     assert "Why unanswerable" in page_text and "All no:" in page_text
     aliases = browser.script(
@@ -102,10 +89,10 @@ def test_corpus_html_and_script_show_as_text_and_run_nothing(
     run, fetch = synthetic_run(tmp_path / "run", 8, hostile=HOSTILE)
     write_explorer(run, TextSource(fetch), tmp_path / "page")
     browser.open((tmp_path / "page" / "index.html").as_uri())
-    wait_for(browser, "return window.tipqaAllRows")
+    browser.wait_for("return window.tipqaAllRows")
     for question in ("q000000", "q000001", "q000002"):
         browser.open((tmp_path / "page" / "index.html").as_uri() + f"#q={question}")
-        wait_for(browser, "return document.querySelector('.why-text')")
+        browser.wait_for("return document.querySelector('.why-text')")
         text = browser.text()
         assert "<script>window.tipqaPwned" in text and 'onerror="window.tipqaPwned' in text
         injected = browser.script(

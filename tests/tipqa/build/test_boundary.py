@@ -1,4 +1,4 @@
-"""The boundary steps as the tasks call them: a pool's shards dated, the stream indexed."""
+"""The boundary steps: a pool's shards dated, the training stream indexed."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from tests_support import fetch_from
 
 from tipqa.boundary.records import FirstSeen
-from tipqa.boundary.steps import build_training_index, pool_boundary
+from tipqa.build.boundary import build_training_index, pool_boundary
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json, read_records, write_records
 from tipqa.core.layout import PoolLayout, TrainingIndexLayout
@@ -35,9 +36,7 @@ DOCS = {
     "d3": Document("d3", "Bo Rill sang in Ulm."),
 }
 
-
-def fetch(ids: list[str]) -> dict[str, Document]:
-    return {i: DOCS[i] for i in ids if i in DOCS}
+fetch = fetch_from(DOCS)
 
 
 def write_shard(pool: PoolLayout) -> list[Question]:
