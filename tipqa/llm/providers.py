@@ -19,8 +19,6 @@ from tipqa.llm.keywords.base import KEYWORD_EXTRACTORS, LLM_EXTRACTOR
 from tipqa.llm.keywords.llm import KeywordTask, LLMKeywordExtractor
 from tipqa.llm.settings import LLMSettings
 
-TASKS = ("judge", "keywords", "answer")
-
 
 def task_settings(provider: type[LLMSettings], task: type[Settings]) -> type[LLMSettings]:
     """The settings class of one task on `provider`: the provider's fields and the task's."""
@@ -42,9 +40,3 @@ def register_provider(name: str, settings: type[LLMSettings]) -> None:
         capabilities=LLM_EXTRACTOR,
     )
     ANSWERERS.add(name, LLMAnswerer, task_settings(settings, AnswerTask))
-
-
-def unregister_provider(name: str) -> None:
-    """Forget the three tasks registered for the provider `name`."""
-    for registry in (JUDGES, KEYWORD_EXTRACTORS, ANSWERERS):
-        registry.remove(name)

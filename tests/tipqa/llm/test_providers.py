@@ -30,7 +30,7 @@ from tipqa.llm.judges.base import JUDGES
 from tipqa.llm.judges.cached import CachedJudge
 from tipqa.llm.keywords.base import KEYWORD_EXTRACTORS
 from tipqa.llm.keywords.cached import CachedKeywordExtractor
-from tipqa.llm.providers import register_provider, unregister_provider
+from tipqa.llm.providers import register_provider
 from tipqa.llm.settings import LLMSettings
 from tipqa.llm.usage import Usage
 
@@ -129,7 +129,8 @@ def tiny() -> Iterator[tuple[str, list[dict[str, Any]]]]:
     try:
         yield f"http://127.0.0.1:{server.server_port}", server.requests  # type: ignore[attr-defined]
     finally:
-        unregister_provider("tiny")
+        for registry in (JUDGES, KEYWORD_EXTRACTORS, ANSWERERS):
+            registry.remove("tiny")
         server.shutdown()
         server.server_close()
 
