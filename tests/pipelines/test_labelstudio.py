@@ -43,7 +43,7 @@ def golden_export(config: Path) -> tuple[AnnotationLayout, list[AnnotationItem]]
     items = read_records(KEY, AnnotationItem)
     out = AnnotationLayout.of(config.parent / "outputs" / "t", "dev")
     write_exports(Sample(items, ANNOTATORS), SamplingSettings(8, 4, 3), out, StepStats("t"))
-    record = plan_of(config).annotation_export
+    record = plan_of(config).annotation_export.record
     StepStats(Step.ANNOTATION_EXPORT, provenance=record.provenance()).write(out.stats)
     return out, items
 
@@ -78,7 +78,7 @@ def test_a_push_is_done_only_for_the_server_it_went_to(tmp_path: Path) -> None:
     config = _config(tmp_path, {})
     layout, _ = golden_export(config)
     here, elsewhere = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"
-    record = plan_of(config).annotation_push
+    record = plan_of(config).annotation_push.record
     info = {"url": here}
     StepStats(Step.ANNOTATION_PUSH, info=info, provenance=record.provenance()).write(
         layout.push_stats
@@ -137,7 +137,7 @@ def test_push_pull_and_agreement_through_luigi(label_studio, tmp_path: Path) -> 
     projects = read_json(layout.label_studio_projects)
     assert sorted(projects) == ANNOTATORS
     pushed = layout.push_stats.stat().st_mtime_ns
-    record = plan_of(config).annotation_push
+    record = plan_of(config).annotation_push.record
     assert read_json(layout.push_stats)["fingerprint"] == record.fingerprint
     luigi("PushAnnotation")
     assert layout.push_stats.stat().st_mtime_ns == pushed
