@@ -217,7 +217,7 @@ def test_the_candidate_count_reruns_vector_search_and_keeps_the_store() -> None:
     search = [p.pool_step("dev", Step.VECTOR_SEARCH).fingerprint for p in (base, more)]
     assert search[0] != search[1]
     assert other.vector_index.fingerprint != base.vector_index.fingerprint, "re-embedded"
-    assert Step.TOKEN_INDEX in base.pool_step("dev", Step.VECTOR_SEARCH).inputs
+    assert Step.TOKEN_INDEX in base.pool_step("dev", Step.VECTOR_SEARCH).record.inputs
 
 
 def test_a_shard_with_no_open_question_embeds_nothing(
