@@ -46,25 +46,29 @@ def world_spec(documents: int, seed: int = 13) -> Any:
 
 def ensure_world(documents: int, workdir: Path) -> Path:
     """Write the world of `documents` documents under `workdir` once; return its folder."""
+    from tipqa.core.layout import WorldLayout
     from tipqa.sources.demo.world import write_world
 
     folder = workdir / f"world-{documents}"
-    if not (folder / "world.json").is_file():
+    if not WorldLayout(folder).spec.is_file():
         write_world(world_spec(documents), folder)
     return folder
 
 
 def corpus_files(world: Path) -> list[Path]:
     """The corpus files of a written world."""
-    return sorted((world / "corpus").glob("*.jsonl"))
+    from tipqa.core.layout import WorldLayout
+
+    return sorted(WorldLayout(world).corpus.glob("*.jsonl"))
 
 
 def world_questions(world: Path) -> list[Any]:
     """The questions of a written world."""
     from tipqa.core.jsonl import read_records
+    from tipqa.core.layout import WorldLayout
     from tipqa.core.records import Question
 
-    return read_records(world / "questions.jsonl", Question)
+    return read_records(WorldLayout(world).questions, Question)
 
 
 def machine() -> dict[str, Any]:

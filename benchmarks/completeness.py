@@ -28,8 +28,9 @@ import luigi.configuration
 
 from benchmarks.common import DEFAULT_WORKDIR, write_luigi_config
 from tipqa.core.jsonl import read_records, write_json, write_records
-from tipqa.core.layout import SHARD_STEPS, RunLayout
+from tipqa.core.layout import RunLayout
 from tipqa.core.records import SCHEMA_VERSION, Question
+from tipqa.core.steps import SHARD_STEPS
 
 OLD_PROBE = """
 import sys, time
@@ -118,7 +119,7 @@ def time_new(run: RunLayout, shards: int) -> dict[str, float]:
         VectorJudge,
         VectorSearch,
     )
-    from tipqa.build.steps import shard_questions
+    from tipqa.build.inputs import shard_questions
 
     started = time.perf_counter()
     tasks = [PrepareQuestions(pool="dev"), BuildTokenIndex(), BuildVectorIndex()]

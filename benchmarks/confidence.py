@@ -133,11 +133,11 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=200, help="questions per split at most")
     args = parser.parse_args()
 
-    from tipqa.core.layout import EvaluationLayout
+    from tipqa.core.layout import EvaluationLayout, RunLayout, SplitsLayout
     from tipqa.evaluate.confidence import ConfidenceSettings
     from tipqa.evaluate.pipeline import evaluate_model
     from tipqa.evaluate.refusal import RefusalDetector, RefusalSettings
-    from tipqa.evaluate.sampling import CONFIDENCE_FILE, read_rated
+    from tipqa.evaluate.sampling import read_rated
     from tipqa.evaluate.score import ScoringSettings
     from tipqa.llm.answerers.openai import OpenAIAnswerer, OpenAIAnswererSettings
     from tipqa.llm.cache import LLMCache
@@ -173,12 +173,12 @@ def main() -> None:
         one_model = dict(model.seconds)
         chosen = ConfidenceSettings(samples=args.samples, p_true=True, sample_max_tokens=16)
         fit_split = "validation"
-        if not (run / "splits" / "validation" / "questions.jsonl").is_file():
+        if not SplitsLayout(RunLayout(run).splits).questions("validation").is_file():
             fit_split = "test"  # the default demo makes no validation split: fit on test itself
         _, _, validation = evaluate(fit_split, "fit", chosen)
         before = dict(model.seconds)
         result, all_seconds, _ = evaluate(
-            "test", "confidences", chosen, read_rated(validation.root / CONFIDENCE_FILE)
+            "test", "confidences", chosen, read_rated(validation.confidence)
         )
         test_model = {k: model.seconds[k] - before[k] for k in model.seconds}
     methods = result["confidence_methods"]

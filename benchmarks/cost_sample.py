@@ -34,10 +34,10 @@ from benchmarks.common import (
     table,
     write_luigi_config,
 )
-from tipqa.build.preview import preview_cost
 from tipqa.core.jsonl import read_json, read_records
 from tipqa.core.records import Question, TokenCandidates
 from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
+from tipqa.stages.cost import preview_cost
 from tipqa.stages.windows import WindowSettings
 
 K1, K2 = 100, 10

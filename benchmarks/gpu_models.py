@@ -74,11 +74,14 @@ LLAMA_CHAT_TEMPLATE = (
 SHARD_BYTES = 4 * 2**30
 
 
-def train_bpe(texts: Iterable[str], vocab_size: int, specials: list[str]) -> Any:
-    """A byte-level BPE `tokenizers.Tokenizer` trained on `texts` (at most `vocab_size`)."""
+def train_bpe(
+    texts: Iterable[str], vocab_size: int, specials: list[str], unk: str | None = None
+) -> Any:
+    """A byte-level BPE `tokenizers.Tokenizer` trained on `texts` (at most `vocab_size`), with
+    `unk` as its unknown token when given."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    bpe = Tokenizer(models.BPE())
+    bpe = Tokenizer(models.BPE(unk_token=unk))
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
@@ -90,6 +93,21 @@ def train_bpe(texts: Iterable[str], vocab_size: int, specials: list[str]) -> Any
     )
     bpe.train_from_iterator(texts, trainer=trainer)
     return bpe
+
+
+def fast_tokenizer(bpe: Any, **specials: Any) -> Any:
+    """The `transformers` fast tokenizer of `bpe`, with `<s>`, `</s>`, `<pad>` and `<unk>` as
+    its begin, end, padding and unknown tokens, and `specials` besides."""
+    from transformers import PreTrainedTokenizerFast
+
+    return PreTrainedTokenizerFast(
+        tokenizer_object=bpe,
+        bos_token="<s>",
+        eos_token="</s>",
+        pad_token="<pad>",
+        unk_token="<unk>",
+        **specials,
+    )
 
 
 def _write_shards(shapes: dict[str, tuple[int, ...]], out: Path, device: str, dtype: Any) -> int:
@@ -173,7 +191,7 @@ def write_e5(out: Path, texts: list[str], dims: dict[str, Any], device: str) -> 
     """A random XLM-RoBERTa encoder with a trained tokenizer, as a sentence-transformers folder
     (mean pooling, then normalisation, as e5 has)."""
     import torch
-    from transformers import PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaModel
+    from transformers import XLMRobertaConfig, XLMRobertaModel
 
     out.mkdir(parents=True, exist_ok=True)
     specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
@@ -181,16 +199,7 @@ def write_e5(out: Path, texts: list[str], dims: dict[str, Any], device: str) -> 
     from tokenizers import processors
 
     bpe.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=bpe,
-        bos_token="<s>",
-        eos_token="</s>",
-        pad_token="<pad>",
-        unk_token="<unk>",
-        mask_token="<mask>",
-        cls_token="<s>",
-        sep_token="</s>",
-    )
+    tokenizer = fast_tokenizer(bpe, mask_token="<mask>", cls_token="<s>", sep_token="</s>")
     tokenizer.model_max_length = int(dims["max_position_embeddings"]) - 2
     tokenizer.save_pretrained(out)
     config = XLMRobertaConfig(**dims, pad_token_id=1, bos_token_id=0, eos_token_id=2)

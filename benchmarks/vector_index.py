@@ -4,8 +4,8 @@ latency; chunking and embedding throughput against plain `SentenceTransformer.en
     python -m benchmarks.vector_index [--sizes 10000 100000] [--large] [--embed-chunks 512]
 
 Embedding: the first `--embed-chunks` chunks of the smallest world, embedded by the pipeline's
-path (`tipqa.build.indexing.embed_chunks` + `SentenceTransformerEmbedder` into a flat index) and by
-plain `SentenceTransformer.encode` (same batch size, same precision), in fp32 and bf16.
+path (`tipqa.indexes.chunking.embed_chunks` + `SentenceTransformerEmbedder` into a flat index)
+and by plain `SentenceTransformer.encode` (same batch size, same precision), in fp32 and bf16.
 
 Index: real embeddings of the chunks of the smallest world (`embeddings-<size>.npy` in the work
 folder, computed once). Larger sizes
@@ -34,9 +34,8 @@ from benchmarks.common import (
     table,
     world_questions,
 )
-from tipqa.build.indexing import embed_chunks
 from tipqa.core.records import Chunk
-from tipqa.indexes.chunking import iter_chunks, make_splitter
+from tipqa.indexes.chunking import embed_chunks, iter_chunks, make_splitter
 from tipqa.indexes.vector_index.faiss import FaissSettings, FaissVectorIndex
 from tipqa.sources.corpus.files import FileCorpus
 

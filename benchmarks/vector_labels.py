@@ -1,9 +1,9 @@
 """Demo labels under the default vector index and under exact search (library steps, rule judge).
 
-The demo world's questions go through the pipeline's own step functions (`tipqa.build.steps`): rule
-keywords, the tantivy token index, token search and judging, then vector search and judging
-twice, once with the shipped `FaissVectorIndex` defaults and once with a flat (exact) index,
-both holding the same cached vectors of the world's chunks.
+The demo world's questions go through the pipeline's own step functions
+(`tipqa.build.shard_steps`): rule keywords, the tantivy token index, token search and judging,
+then vector search and judging twice, once with the shipped `FaissVectorIndex` defaults and
+once with a flat (exact) index, both holding the same cached vectors of the world's chunks.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common import K1, corpus_files, world_questions
-from tipqa.build import steps
+from tipqa.build import shard_steps
+from tipqa.build.assemble import Judging, TokenJudging, VectorSearching
+from tipqa.build.plan import Plan
 from tipqa.build.step_inputs import (
     KeywordsInputs,
     TokenJudgeInputs,
@@ -23,10 +25,9 @@ from tipqa.build.step_inputs import (
     VectorJudgeInputs,
     VectorSearchInputs,
 )
-from tipqa.build.steps import Judging, VectorSearching
 from tipqa.config import read_config
 from tipqa.core.jsonl import read_records
-from tipqa.core.layout import ShardLayout
+from tipqa.core.layout import ShardLayout, WorldLayout
 from tipqa.core.records import Chunk, Decision, VectorCandidates
 from tipqa.indexes.place import IndexPlace
 from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
@@ -38,9 +39,11 @@ from tipqa.sources.corpus.files import FileCorpus
 K2 = 10
 ADD = 20_000
 CONFIG = read_config({})  # the steps' stats files record these inputs; nothing reads them
-SEARCH = TokenSearchInputs(K1, CONFIG.token_index, "keywords", "token-index")
-JUDGING = TokenJudgeInputs(CONFIG.judge, CONFIG.windows, False, SEARCH)
-VECTORS = VectorSearchInputs(K2, CONFIG.embedder, CONFIG.vector_index, "judged", "index", None)
+PLAN = Plan(CONFIG)
+SEARCH = TokenSearchInputs(K1, PLAN.token_index, "keywords", pool="dev")
+JUDGING = TokenJudgeInputs(CONFIG.judge, CONFIG.judging, False, SEARCH, pool="dev")
+VECTORS = VectorSearchInputs(K2, PLAN.vector_index, "judged", None, pool="dev")
+VECTOR_JUDGING = VectorJudgeInputs(CONFIG.judge, "search", PLAN.token_index, pool="dev")
 
 
 def _index(folder: Path, settings: FaissSettings, chunks: list[Chunk], vectors: np.ndarray) -> Any:
@@ -56,7 +59,7 @@ def _expected(world: Path) -> dict[str, str]:
     """The label of every demo question by construction."""
     from tipqa.sources.demo.world import Expected
 
-    return {e.question_id: e.label for e in read_records(world / "expected.jsonl", Expected)}
+    return {e.question_id: e.label for e in read_records(WorldLayout(world).expected, Expected)}
 
 
 def label_changes(
@@ -74,18 +77,16 @@ def label_changes(
     token = TantivyTokenIndex.at(root / "token")
     token.build(iter(FileCorpus.of(corpus_files(world), progress=False)))
     out = ShardLayout(root / "shard")
-    keywords = KeywordsInputs(CONFIG.keywords, "questions")
-    steps.extract_keywords(questions, keywords, RuleKeywordExtractor(), out)
-    steps.token_search(questions, SEARCH, token, out)
-    steps.token_judge(questions, JUDGING, Judging(RuleJudge(), token.get), out)
+    keywords = KeywordsInputs(CONFIG.keywords, "questions", pool="dev")
+    shard_steps.extract_keywords(questions, keywords, RuleKeywordExtractor(), out)
+    shard_steps.token_search(questions, SEARCH, token, out)
+    shard_steps.token_judge(questions, JUDGING, TokenJudging(RuleJudge(), token.get), out)
     labels: dict[str, dict[str, str]] = {}
     hits: dict[str, dict[str, list[str]]] = {}
     for name, settings in (("default", FaissSettings()), ("exact", FaissSettings(kind="flat"))):
         index = _index(root / name, settings, chunks, vectors)
-        steps.vector_search(questions, VECTORS, VectorSearching(embedder, index), out)
-        steps.vector_judge(
-            questions, VectorJudgeInputs(CONFIG.judge, "search"), Judging(RuleJudge()), out
-        )
+        shard_steps.vector_search(questions, VECTORS, VectorSearching(embedder, index), out)
+        shard_steps.vector_judge(questions, VECTOR_JUDGING, Judging(RuleJudge()), out)
         index.close()
         decided = read_records(out.data("vector_decisions"), Decision)
         labels[name] = {d.question_id: d.label for d in decided}

@@ -14,47 +14,38 @@ from pathlib import Path
 
 import luigi
 
-from pipelines.base import Step
+from pipelines.base import StepTask
 from pipelines.indexes import BuildTokenIndex
 from pipelines.partition import Partition
-from tipqa.annotation.export import export_annotation
 from tipqa.annotation.importing import COMPLETED_SUFFIXES
 from tipqa.annotation.items import annotator_names
 from tipqa.annotation.layout import AnnotationLayout
-from tipqa.annotation.report import agreement_report
-from tipqa.build.assemble import token_index
-from tipqa.core.fingerprint import StepRecord
+from tipqa.build.annotation import annotation_layout, export_pool_annotation, report_agreement
+from tipqa.build.step_inputs import AgreementInputs, AnnotationExportInputs
 
 
-class AnnotationStep(Step):
+class AnnotationStep(StepTask):
     """A step of the human annotation of the `[annotation] pool`."""
 
     def annotation_layout(self) -> AnnotationLayout:
-        """The annotation tree of the configured pool."""
-        return AnnotationLayout.of(self.layout.root, self.config.annotation.pool)
+        """The annotation tree of the pool."""
+        return annotation_layout(self.plan.annotation_export.annotation, self.layout)
 
 
 class ExportAnnotation(AnnotationStep):
     """Sample triplets from the pool's partition and write every annotator's files."""
 
     def requires(self) -> list[luigi.Task]:
-        return [Partition(pool=self.config.annotation.pool), BuildTokenIndex()]
+        return [Partition(pool=self.inputs().annotation.pool), BuildTokenIndex()]
 
-    def record(self) -> StepRecord:
+    def inputs(self) -> AnnotationExportInputs:
         return self.plan.annotation_export
 
     def stats_path(self) -> Path:
         return self.annotation_layout().stats
 
     def run(self) -> None:
-        settings = self.config.annotation
-        export_annotation(
-            self.layout.pool(settings.pool),
-            self.annotation_layout(),
-            token_index(self.config, self.plan).get,
-            settings.sampling(),
-            self.record(),
-        )
+        export_pool_annotation(self.inputs(), self.layout)
 
 
 class CompletedAnnotation(luigi.ExternalTask):
@@ -80,7 +71,7 @@ class AnnotationAgreement(AnnotationStep):
 
     def completed(self) -> list[CompletedAnnotation]:
         """Every annotator's completed file."""
-        settings = self.config.annotation
+        settings = self.plan.annotation_export.annotation
         return [
             CompletedAnnotation(folder=settings.completed_dir, annotator=name)
             for name in annotator_names(settings.annotators)
@@ -89,7 +80,7 @@ class AnnotationAgreement(AnnotationStep):
     def requires(self) -> dict[str, object]:
         return {"export": ExportAnnotation(), "completed": self.completed()}
 
-    def record(self) -> StepRecord:
+    def inputs(self) -> AgreementInputs:
         files = [task.output().path for task in self.completed()]
         return self.plan.annotation_agreement([path for path in files if Path(path).exists()])
 
@@ -97,11 +88,4 @@ class AnnotationAgreement(AnnotationStep):
         return self.annotation_layout().report_stats
 
     def run(self) -> None:
-        settings = self.config.annotation
-        agreement_report(
-            self.annotation_layout(),
-            Path(settings.completed_dir),
-            settings.bootstrap,
-            settings.seed,
-            self.record(),
-        )
+        report_agreement(self.inputs(), self.layout)

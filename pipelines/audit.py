@@ -6,19 +6,16 @@ from pathlib import Path
 
 import luigi
 
-from pipelines.base import Step
-from pipelines.config import current
-from pipelines.gpus import GPU, configured_gpus, engine_gpus, on_gpu
+from pipelines.base import OfTheRun, StepTask
+from pipelines.gpus import gpu_resources, on_gpu
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
 from pipelines.inputs import PrepareQuestions
 from pipelines.partition import Partition
-from tipqa.build import steps
-from tipqa.build.assemble import auditing, token_index
-from tipqa.build.inputs import shard_count
-from tipqa.core.fingerprint import StepRecord
+from tipqa.build.audit import audit, verbatim
+from tipqa.build.step_inputs import AuditInputs, VerbatimInputs
 
 
-class Audit(Step):
+class Audit(StepTask):
     """Search a sample of the pool's unanswerable and discarded questions where the build did
     not, judge what it never judged, and write `audit.json` (`[audit]`; `sample = 0`: off)."""
 
@@ -27,7 +24,7 @@ class Audit(Step):
     def requires(self) -> list[luigi.Task]:
         return [Partition(pool=self.pool), BuildTokenIndex(), BuildVectorIndex()]
 
-    def record(self) -> StepRecord:
+    def inputs(self) -> AuditInputs:
         return self.plan.audit(self.pool)
 
     def stats_path(self) -> Path:
@@ -35,18 +32,16 @@ class Audit(Step):
 
     @property
     def resources(self) -> dict[str, int]:  # type: ignore[override]
-        """The judge's GPUs, as the judging steps take them (`pipelines.shard_steps`)."""
-        gpus = engine_gpus(self.plan.audit_inputs(self.pool).judge)
-        return {GPU: gpus} if gpus and configured_gpus() is not None else {}
+        """The GPUs of the judge's engine, as the judging steps take them."""
+        return gpu_resources(self.inputs().llm)
 
     def run(self) -> None:
-        inputs = self.plan.audit_inputs(self.pool)
-        pool = self.layout.pool(self.pool)
-        with on_gpu(self.config, inputs.judge):
-            steps.audit(inputs, auditing(inputs, self.config, self.plan), pool, shard_count(pool))
+        inputs = self.inputs()
+        with on_gpu(inputs.llm, self.layout):
+            audit(inputs, self.layout)
 
 
-class CountVerbatim(Step):
+class CountVerbatim(StepTask):
     """Count the documents that contain each of the pool's questions verbatim."""
 
     pool = luigi.Parameter()
@@ -54,17 +49,16 @@ class CountVerbatim(Step):
     def requires(self) -> list[luigi.Task]:
         return [PrepareQuestions(pool=self.pool), BuildTokenIndex()]
 
-    def record(self) -> StepRecord:
+    def inputs(self) -> VerbatimInputs:
         return self.plan.verbatim(self.pool)
 
     def stats_path(self) -> Path:
         return self.layout.pool(self.pool).verbatim_stats
 
     def run(self) -> None:
-        index = token_index(self.config, self.plan)
-        steps.verbatim(self.plan.verbatim_inputs(self.pool), index, self.layout.pool(self.pool))
+        verbatim(self.inputs(), self.layout)
 
 
-def audit_tasks(pools: list[str]) -> list[luigi.Task]:
-    """The audits of `pools`, when the audit is on."""
-    return [Audit(pool=pool) for pool in pools] if current().audit.on else []
+def audit_tasks(task: OfTheRun, pools: list[str]) -> list[luigi.Task]:
+    """The audits of `pools` when `task`'s run audits them, else none."""
+    return [Audit(pool=pool) for pool in pools] if task.plan.audited else []

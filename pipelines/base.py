@@ -1,7 +1,9 @@
-"""What every tipqa task shares: completion by fingerprint, and the run's configuration.
+"""What every tipqa task shares: the run's plan and layout, and completion by fingerprint.
 
-A step's dependencies (`requires()`, then `dynamic_requires()`) are the steps whose outputs
-its plan record lists as inputs (tests/pipelines/test_step_inputs.py checks every task).
+This module and `pipelines.config` are where the tasks read the configuration: through the
+build plan, which gives every step its inputs record. A step's dependencies (`requires()`,
+then `dynamic_requires()`) are the steps whose outputs its record lists as inputs
+(tests/pipelines/test_step_inputs.py checks every task).
 """
 
 from __future__ import annotations
@@ -10,10 +12,9 @@ from pathlib import Path
 
 import luigi
 
-from pipelines.config import current, plan
+from pipelines.config import plan
 from tipqa.build.plan import Plan
-from tipqa.config import Config
-from tipqa.core.fingerprint import StepRecord
+from tipqa.core.fingerprint import StepInputs, StepRecord
 from tipqa.core.layout import RunLayout
 from tipqa.core.stats import recorded_fingerprint
 
@@ -34,7 +35,21 @@ class StepTarget(luigi.LocalTarget):
         return recorded_fingerprint(self.path) == self.fingerprint
 
 
-class Step(luigi.Task):
+class OfTheRun(luigi.Task):
+    """A task of the run: it sees the run's build plan and output tree."""
+
+    @property
+    def plan(self) -> Plan:
+        """The run's build plan (every step's inputs record)."""
+        return plan()
+
+    @property
+    def layout(self) -> RunLayout:
+        """The run's output tree."""
+        return plan().layout
+
+
+class StepTask(OfTheRun):
     """A task whose output is its stats file, complete when the fingerprint matches.
 
     A step that starts removes the stats file of its last run (`_forget_last_run`): what that
@@ -46,9 +61,13 @@ class Step(luigi.Task):
 
     retry_count = 1
 
-    def record(self) -> StepRecord:
-        """This step's settings, inputs and fingerprint (from the build plan)."""
+    def inputs(self) -> StepInputs:
+        """This step's inputs record (from the build plan)."""
         raise NotImplementedError
+
+    def record(self) -> StepRecord:
+        """This step's settings, inputs and fingerprint."""
+        return self.inputs().record
 
     def stats_path(self) -> Path:
         """Where this step writes its stats file."""
@@ -65,23 +84,8 @@ class Step(luigi.Task):
         """The fingerprint that the steps reading this step's output record for it."""
         return self.record().fingerprint
 
-    @property
-    def config(self) -> Config:
-        """The run's configuration."""
-        return current()
 
-    @property
-    def plan(self) -> Plan:
-        """The run's build plan."""
-        return plan()
-
-    @property
-    def layout(self) -> RunLayout:
-        """The run's output tree."""
-        return current().layout()
-
-
-@Step.event_handler(luigi.Event.START)
-def _forget_last_run(task: Step) -> None:
-    """Remove the stats file of the step's last run as the step starts (see `Step`)."""
+@StepTask.event_handler(luigi.Event.START)
+def _forget_last_run(task: StepTask) -> None:
+    """Remove the stats file of the step's last run as the step starts (see `StepTask`)."""
     task.stats_path().unlink(missing_ok=True)

@@ -16,7 +16,7 @@ import functools
 import luigi.configuration
 
 from tipqa.build.plan import Plan
-from tipqa.config import Config, read_config
+from tipqa.config import read_config
 from tipqa.config.files import parser_values
 
 RawSections = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
@@ -36,17 +36,12 @@ def _read_parser(parser_id: int, paths: tuple[str, ...]) -> RawSections:
 
 
 @functools.lru_cache(maxsize=4)
-def _read(raw: RawSections) -> tuple[Config, Plan]:
+def _read(raw: RawSections) -> Plan:
     config = read_config({section: dict(items) for section, items in raw})
     config.check_extras()
-    return config, Plan(config)
-
-
-def current() -> Config:
-    """The configuration of this run."""
-    return _read(_raw_sections())[0]
+    return Plan(config)
 
 
 def plan() -> Plan:
-    """The build plan (every step's settings, inputs and fingerprint) of this run."""
-    return _read(_raw_sections())[1]
+    """The build plan of this run: its configuration, and every step's inputs record."""
+    return _read(_raw_sections())

@@ -8,17 +8,16 @@ import socket
 import luigi
 
 from pipelines.audit import audit_tasks
+from pipelines.base import OfTheRun
 from pipelines.boundary import boundary_tasks
-from pipelines.config import current
 from pipelines.indexes import BuildTokenIndex
 from pipelines.partition import Partition
 from pipelines.publish import BuildHubFolder, BuildReport
 from pipelines.summary import announce
-from tipqa.build.summary import undetermined_count, write_summary
-from tipqa.core.errors import UndeterminedError
+from tipqa.build.summary import finish_build
 
 
-class CreateDataset(luigi.Task):
+class CreateDataset(OfTheRun):
     """Build the whole benchmark: `luigi --module pipelines CreateDataset --local-scheduler`.
 
     Every pool's partition (and, with a `[training_order]`, its split as of each checkpoint;
@@ -49,12 +48,12 @@ class CreateDataset(luigi.Task):
     def requires(self) -> list[luigi.Task]:
         """Every output of the build, the token index too (the explorer reads it): a build
         that failed may have removed it after the steps that read it had finished."""
-        names = current().pool_names
+        names = self.plan.pool_names
         pools = [Partition(pool=name) for name in names]
         return [
             *pools,
-            *boundary_tasks(names),
-            *audit_tasks(names),
+            *boundary_tasks(self, names),
+            *audit_tasks(self, names),
             BuildHubFolder(),
             BuildReport(),
             BuildTokenIndex(),
@@ -67,11 +66,12 @@ class CreateDataset(luigi.Task):
         return f"{self.task_family}()"
 
     def run(self) -> None:
-        config = current()
-        layout, pools = config.layout(), config.pool_names
-        dated = config.training_order is not None
-        path = os.environ.get("LUIGI_CONFIG_PATH")
-        announce(write_summary(layout, pools, path, dated, config.audit.on))
-        undetermined = undetermined_count(layout, pools)
-        if undetermined and not self.accept_undetermined:
-            raise UndeterminedError(undetermined, str(layout.summary))
+        finish_build(
+            self.layout,
+            self.plan.pool_names,
+            os.environ.get("LUIGI_CONFIG_PATH"),
+            announce,
+            boundary=self.plan.training_order is not None,
+            audited=self.plan.audited,
+            accept_undetermined=self.accept_undetermined,
+        )

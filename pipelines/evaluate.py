@@ -3,7 +3,9 @@
 The model is `[evaluate.openai]`'s (an OpenAI-compatible server) or `[evaluate.vllm]`'s (the
 offline engine); refusal detection and scoring are `[evaluate]`'s. Writes
 `<run>/evaluate/<backend>-<model>/<split>/` (predictions, scores, report, figures); a rerun
-after a failure asks only for the questions still unanswered.
+after a failure asks only for the questions still unanswered. With `[evaluate]
+temperature_scaling` the validation split is evaluated first (its confidences fit the
+temperatures).
 """
 
 from __future__ import annotations
@@ -12,14 +14,14 @@ from pathlib import Path
 
 import luigi
 
-from pipelines.base import Step
+from pipelines.base import StepTask
 from pipelines.publish import MakeSplits
-from tipqa.build.steps import evaluate, evaluation_layout
-from tipqa.core.fingerprint import StepRecord
-from tipqa.llm.answerers import ANSWERERS
+from tipqa.build.evaluate import evaluate, evaluation_layout
+from tipqa.build.step_inputs import EvaluateInputs
+from tipqa.llm.answerers.base import ANSWERERS
 
 
-class Evaluate(Step):
+class Evaluate(StepTask):
     """Answer a built split's questions with a real model, then score the answers."""
 
     model_backend = luigi.ChoiceParameter(
@@ -27,14 +29,20 @@ class Evaluate(Step):
     )
     split = luigi.Parameter(default="test", description="the split to evaluate on")
 
-    def requires(self) -> luigi.Task:
-        return MakeSplits()
+    def requires(self) -> list[luigi.Task]:
+        fit_on = self.inputs().fit_on
+        if fit_on is None:
+            return [MakeSplits()]
+        return [
+            MakeSplits(),
+            Evaluate(model_backend=self.model_backend, split=fit_on.predictions.split),
+        ]
 
-    def record(self) -> StepRecord:
+    def inputs(self) -> EvaluateInputs:
         return self.plan.evaluate(self.model_backend, self.split)
 
     def stats_path(self) -> Path:
-        return evaluation_layout(self.config, self.model_backend, self.split).stats
+        return evaluation_layout(self.inputs(), self.layout).stats
 
     def run(self) -> None:
-        evaluate(self.config, self.plan, self.model_backend, self.split)
+        evaluate(self.inputs(), self.layout)

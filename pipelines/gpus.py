@@ -14,8 +14,9 @@ from contextlib import contextmanager
 
 import luigi.configuration
 
-from tipqa.config import Choice, Config
+from tipqa.config import Choice
 from tipqa.core.errors import ConfigError
+from tipqa.core.layout import RunLayout
 from tipqa.llm.gpu_slots import GpuSlots, slot_folder
 from tipqa.llm.vllm_chat import VLLMEngineSettings
 from tipqa.llm.vllm_engine import engine_scope
@@ -28,6 +29,14 @@ def engine_gpus(choice: Choice) -> int:
     """GPUs one engine of this backend takes; 0 when it starts no offline engine."""
     settings = choice.settings
     return settings.tensor_parallel_size if isinstance(settings, VLLMEngineSettings) else 0
+
+
+def gpu_resources(choice: Choice) -> dict[str, int]:
+    """The Luigi resources of a step asking `choice`'s backend: `tensor_parallel_size` of the
+    `gpu` resource where `[resources] gpu` is set (else none: one process needs no sharing,
+    and parallel workers are refused an engine)."""
+    gpus = engine_gpus(choice)
+    return {GPU: gpus} if gpus and configured_gpus() is not None else {}
 
 
 def configured_gpus() -> int | None:
@@ -45,18 +54,19 @@ def configured_gpus() -> int | None:
     return count
 
 
-def gpu_slots(config: Config) -> GpuSlots:
-    """This host's GPU slots for the build (a forked task process: parallel workers)."""
-    folder = slot_folder(config.build.output_root)
+def gpu_slots(layout: RunLayout) -> GpuSlots:
+    """This host's GPU slots for the build (a forked task process: parallel workers), kept
+    under the output root of the run `layout`."""
+    folder = slot_folder(layout.root.parent)
     return GpuSlots(folder, configured_gpus(), parallel=os.getpid() != _MAIN_PID)
 
 
 @contextmanager
-def on_gpu(config: Config, choice: Choice) -> Iterator[None]:
+def on_gpu(choice: Choice, layout: RunLayout) -> Iterator[None]:
     """Run a step of `choice`'s backend: on a GPU slot when it is the offline engine."""
     gpus = engine_gpus(choice)
     if not gpus:
         yield
         return
-    with engine_scope(gpu_slots(config), gpus):
+    with engine_scope(gpu_slots(layout), gpus):
         yield

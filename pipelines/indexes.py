@@ -8,49 +8,46 @@ task per corpus file (run many at once with `luigid` and `--workers N`), and fin
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import luigi
 
-from pipelines.base import Step
+from pipelines.base import StepTask
 from pipelines.inputs import world_requirements
-from tipqa.build import indexing
-from tipqa.build.assemble import builds_in_parts, token_index, vector_index
-from tipqa.build.inputs import open_corpus
-from tipqa.core.fingerprint import StepRecord
-from tipqa.core.layout import TOKEN_INDEX, VECTOR_INDEX, RunLayout
+from tipqa.build.indexes import build_index, in_parts, index_part, index_parts, start_index_parts
+from tipqa.build.step_inputs import IndexPartInputs, TokenIndexInputs, VectorIndexInputs
+from tipqa.core.steps import Step
 
 
-class IndexStep(Step):
-    """A step of an index build; `index` is TOKEN_INDEX or VECTOR_INDEX."""
+class IndexStep(StepTask):
+    """A step of an index build; `index` is `token_index` or `vector_index`."""
 
-    index = luigi.ChoiceParameter(choices=[TOKEN_INDEX, VECTOR_INDEX])
+    index = luigi.ChoiceParameter(choices=[Step.TOKEN_INDEX.value, Step.VECTOR_INDEX.value])
 
-    def _open(self) -> Any:
-        if self.index == TOKEN_INDEX:
-            return token_index(self.config, self.plan)
-        return vector_index(self.config, self.plan)[1]
+    def built(self) -> TokenIndexInputs | VectorIndexInputs:
+        """The inputs record of the index build this step is part of."""
+        return self.plan.index(self.index)
 
 
 class StartIndex(IndexStep):
     """Create an index built in parts, in build mode, once before its first corpus file."""
 
     def requires(self) -> list[luigi.Task]:
-        return world_requirements()
+        return world_requirements(self)
 
-    def record(self) -> StepRecord:
+    def inputs(self) -> IndexPartInputs:
         return self.plan.index_start(self.index)
 
     def as_input(self) -> str:
         """The index build's fingerprint, which every part of that build records."""
-        return self.plan.index(self.index).fingerprint
+        return self.built().fingerprint
 
     def stats_path(self) -> Path:
         return self.layout.index_start_stats(self.index)
 
     def run(self) -> None:
-        indexing.start_index(self._open(), self.stats_path(), self.index, self.record())
+        start_index_parts(self.inputs(), self.layout)
 
 
 class IndexFile(IndexStep):
@@ -61,81 +58,52 @@ class IndexFile(IndexStep):
     def requires(self) -> luigi.Task:
         return StartIndex(index=self.index)
 
-    def record(self) -> StepRecord:
+    def inputs(self) -> IndexPartInputs:
         return self.plan.index_part(self.index, self.file)
 
     def stats_path(self) -> Path:
-        return self.layout.index_file_stats(self.index, self.file)
+        return self.layout.index_part_stats(self.index, self.file)
 
     def run(self) -> None:
-        corpus = open_corpus(self.config.corpus, self.layout)
-        record, path = self.record(), self.stats_path()
-        if self.index == TOKEN_INDEX:
-            index = token_index(self.config, self.plan)
-            assert isinstance(index, indexing.ShardedTokenIndex)
-            indexing.index_token_shard(corpus, self.file, index, path, record)
-            return
-        embedder, vectors = vector_index(self.config, self.plan)
-        assert isinstance(vectors, indexing.ShardedVectorIndex)
-        overlap = self.plan.vector_index_inputs.chunking.chunk_overlap_tokens
-        indexing.index_vector_shard(corpus, self.file, embedder, vectors, path, record, overlap)
+        index_part(self.inputs(), self.layout)
 
 
 class BuildIndex(IndexStep):
     """Build an index of the corpus (finalizing one built in parts): see the subclasses."""
 
     def requires(self) -> list[luigi.Task]:
-        start = [StartIndex(index=self.index)] if builds_in_parts(self.index, self.config) else []
-        return [*world_requirements(), *start]
+        start = [StartIndex(index=self.index)] if in_parts(self.built()) else []
+        return [*world_requirements(self), *start]
 
-    def record(self) -> StepRecord:
-        return self.plan.index(self.index)
+    def inputs(self) -> TokenIndexInputs | VectorIndexInputs:
+        return self.built()
 
     def stats_path(self) -> Path:
         return self.layout.index_stats(self.index)
 
     def dynamic_requires(self) -> list[luigi.Task]:
         """One IndexFile per corpus file, for a backend that builds in parts."""
-        return list(self._parts())
+        return list(self.parts())
 
-    def _parts(self) -> list[IndexFile]:
-        if not builds_in_parts(self.index, self.config):
-            return []
-        files = indexing.corpus_shards(open_corpus(self.config.corpus, self.layout))
-        return [IndexFile(index=self.index, file=name) for name in files]
+    def parts(self) -> list[IndexFile]:
+        """The tasks of the index's parts (none for a backend that builds at once)."""
+        parts = index_parts(self.built(), self.layout)
+        return [IndexFile(index=self.index, file=name) for name in parts]
 
-    def run(self) -> Any:
-        config, record, path = self.config, self.record(), self.stats_path()
-        corpus = open_corpus(config.corpus, self.layout)
-        if builds_in_parts(self.index, config):
-            tasks = self._parts()
-            yield tasks
-            files = [task.file for task in tasks]
-            parts = [self.layout.index_file_stats(self.index, name) for name in files]
-            indexing.finalize_index(self._open(), files, self.index, path, record, parts)
-            return
-        _fresh(self.layout, self.index, record)
-        if self.index == TOKEN_INDEX:
-            indexing.build_token_index(corpus, token_index(config, self.plan), path, record)
-            return
-        embedder, vectors = vector_index(config, self.plan)
-        overlap = self.plan.vector_index_inputs.chunking.chunk_overlap_tokens
-        indexing.build_vector_index(corpus, embedder, vectors, path, record, overlap)
-
-
-def _fresh(layout: RunLayout, step: str, record: StepRecord) -> None:
-    """Empty the embedded index's folder if it holds another build."""
-    folder = layout.token_index if step == TOKEN_INDEX else layout.vector_index
-    indexing.fresh_folder(folder, record.fingerprint)
+    def run(self) -> Iterator[list[IndexFile]]:
+        parts = self.parts()
+        if parts:
+            yield parts
+        build_index(self.built(), self.layout, [part.file for part in parts])
 
 
 class BuildTokenIndex(BuildIndex):
     """Index the corpus for phrase search: `luigi --module pipelines BuildTokenIndex`."""
 
-    index = TOKEN_INDEX
+    index = Step.TOKEN_INDEX
 
 
 class BuildVectorIndex(BuildIndex):
     """Chunk, embed and index the corpus for nearest-neighbour search."""
 
-    index = VECTOR_INDEX
+    index = Step.VECTOR_INDEX

@@ -6,43 +6,42 @@ from pathlib import Path
 
 import luigi
 
-from pipelines.base import Step
-from pipelines.config import current
+from pipelines.base import StepTask
 from tipqa.build.inputs import make_world, prepare_questions
-from tipqa.core.fingerprint import StepRecord
+from tipqa.build.step_inputs import QuestionsInputs, WorldInputs
 
 
-class MakeDemoWorld(Step):
+class MakeDemoWorld(StepTask):
     """Generate the synthetic demo world (corpus files, questions, expected labels)."""
 
-    def record(self) -> StepRecord:
+    def inputs(self) -> WorldInputs:
         return self.plan.world
 
     def stats_path(self) -> Path:
-        return self.layout.world_stats
+        return self.layout.world.stats
 
     def run(self) -> None:
-        make_world(self.plan.world_inputs, self.layout)
+        make_world(self.inputs(), self.layout)
 
 
-def world_requirements() -> list[luigi.Task]:
-    """The demo world, when a question pool or the corpus come from it."""
-    return [MakeDemoWorld()] if current().uses_demo else []
-
-
-class PrepareQuestions(Step):
+class PrepareQuestions(StepTask):
     """Load one pool's questions; write them as one file and one file per shard."""
 
     pool = luigi.Parameter()
 
     def requires(self) -> list[luigi.Task]:
-        return world_requirements()
+        return world_requirements(self)
 
-    def record(self) -> StepRecord:
+    def inputs(self) -> QuestionsInputs:
         return self.plan.questions(self.pool)
 
     def stats_path(self) -> Path:
         return self.layout.pool(self.pool).questions_stats
 
     def run(self) -> None:
-        prepare_questions(self.plan.questions_inputs(self.pool), self.layout)
+        prepare_questions(self.inputs(), self.layout)
+
+
+def world_requirements(task: StepTask) -> list[luigi.Task]:
+    """The demo world, when a question pool or the corpus of `task`'s run come from it."""
+    return [MakeDemoWorld()] if task.plan.uses_demo else []

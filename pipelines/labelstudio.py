@@ -23,54 +23,34 @@ from pathlib import Path
 import luigi
 
 from pipelines.annotation import AnnotationStep, ExportAnnotation
-from tipqa.annotation.labelstudio import (
-    default_prefix,
-    pull_annotation,
-    push_annotation,
-    pushed_to,
-)
-from tipqa.annotation.labelstudio_server import LabelStudioServer, shown_url
-from tipqa.core.fingerprint import StepRecord
+from tipqa.annotation.labelstudio import pushed_to
+from tipqa.annotation.labelstudio_server import shown_url
+from tipqa.build.labelstudio import pull_projects, push_projects
+from tipqa.build.step_inputs import PullInputs, PushInputs
 
 
-class LabelStudioStep(AnnotationStep):
-    """A step that talks to the `[labelstudio]` server about the `[annotation] pool`."""
-
-    def project_prefix(self) -> str:
-        """`[labelstudio] project_prefix`, or `tipqa <run>/<pool>`."""
-        prefix = self.config.labelstudio.project_prefix
-        return prefix or default_prefix(self.annotation_layout())
-
-
-class PushAnnotation(LabelStudioStep):
+class PushAnnotation(AnnotationStep):
     """Create each annotator's Label Studio project and import the tasks it lacks."""
 
     def requires(self) -> luigi.Task:
         return ExportAnnotation()
 
-    def record(self) -> StepRecord:
+    def inputs(self) -> PushInputs:
         return self.plan.annotation_push
 
     def stats_path(self) -> Path:
         return self.annotation_layout().push_stats
 
     def complete(self) -> bool:
-        url = self.config.labelstudio.server_url()
+        url = self.inputs().labelstudio.server_url()
         pushed = pushed_to(self.annotation_layout())
         return super().complete() and bool(url) and pushed == shown_url(url)
 
     def run(self) -> None:
-        settings = self.config.labelstudio
-        push_annotation(
-            LabelStudioServer(settings),
-            self.annotation_layout(),
-            self.project_prefix(),
-            settings.label_config_text(),
-            self.record(),
-        )
+        push_projects(self.inputs(), self.layout)
 
 
-class PullAnnotation(LabelStudioStep):
+class PullAnnotation(AnnotationStep):
     """Export every annotator's finished project into the completed-annotations folder.
 
     Never complete: each run fetches the annotators' current work (see the module docstring).
@@ -79,7 +59,7 @@ class PullAnnotation(LabelStudioStep):
     def requires(self) -> luigi.Task:
         return PushAnnotation()
 
-    def record(self) -> StepRecord:
+    def inputs(self) -> PullInputs:
         return self.plan.annotation_pull
 
     def stats_path(self) -> Path:
@@ -89,10 +69,4 @@ class PullAnnotation(LabelStudioStep):
         return False
 
     def run(self) -> None:
-        pull_annotation(
-            LabelStudioServer(self.config.labelstudio),
-            self.annotation_layout(),
-            self.project_prefix(),
-            Path(self.config.annotation.completed_dir),
-            self.record(),
-        )
+        pull_projects(self.inputs(), self.layout)

@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import luigi
 
-from pipelines.base import Step
+from pipelines.base import StepTask
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
 from pipelines.inputs import PrepareQuestions, world_requirements
 from pipelines.shard_steps import VectorJudge
-from tipqa.build import steps
 from tipqa.build.inputs import shard_count
-from tipqa.core.fingerprint import StepRecord
-from tipqa.dataset.partition import write_partition
-from tipqa.dataset.provenance import pool_provenance
+from tipqa.build.partition import partition_pool
+from tipqa.build.step_inputs import PartitionInputs
 
 
-class Partition(Step):
+class Partition(StepTask):
     """Collect a pool's shard decisions into answerable / unanswerable / ... files."""
 
     pool = luigi.Parameter()
@@ -26,7 +24,7 @@ class Partition(Step):
     def requires(self) -> luigi.Task:
         return PrepareQuestions(pool=self.pool)
 
-    def record(self) -> StepRecord:
+    def inputs(self) -> PartitionInputs:
         return self.plan.partition(self.pool)
 
     def stats_path(self) -> Path:
@@ -38,11 +36,8 @@ class Partition(Step):
         file that a build which failed removed is made again before the partition reads it."""
         count = shard_count(self.layout.pool(self.pool))
         shards = [VectorJudge(pool=self.pool, shard=i) for i in range(count)]
-        return [*shards, *world_requirements(), BuildTokenIndex(), BuildVectorIndex()]
+        return [*shards, *world_requirements(self), BuildTokenIndex(), BuildVectorIndex()]
 
-    def run(self) -> Any:
+    def run(self) -> Iterator[list[luigi.Task]]:
         yield self.dynamic_requires()
-        pool = self.layout.pool(self.pool)
-        count = shard_count(pool)
-        build = pool_provenance(self.layout, self.pool, count)
-        write_partition(steps.pool_shards(pool, count), pool.partition_files, self.record(), build)
+        partition_pool(self.inputs(), self.layout)

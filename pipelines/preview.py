@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import luigi
 
-from pipelines.base import Step
+from pipelines.base import StepTask
 from pipelines.inputs import PrepareQuestions, world_requirements
 from pipelines.shard_steps import ExtractKeywords
-from tipqa.build import steps
-from tipqa.build.inputs import open_corpus, shard_count
+from tipqa.build.inputs import shard_count
 from tipqa.build.preview import preview_sample_pool
-from tipqa.core.fingerprint import StepRecord
+from tipqa.build.step_inputs import PreviewInputs
 
 
-class PreviewCost(Step):
+class PreviewCost(StepTask):
     """Estimate a pool's judge prompts and tokens from a token index of a corpus sample.
 
     The sample is `[build] cost_sample` of the corpus's documents (seed `cost_seed`), indexed
@@ -28,9 +27,9 @@ class PreviewCost(Step):
     pool = luigi.Parameter()
 
     def requires(self) -> list[luigi.Task]:
-        return [PrepareQuestions(pool=self.pool), *world_requirements()]
+        return [PrepareQuestions(pool=self.pool), *world_requirements(self)]
 
-    def record(self) -> StepRecord:
+    def inputs(self) -> PreviewInputs:
         return self.plan.cost_preview(self.pool)
 
     def stats_path(self) -> Path:
@@ -40,14 +39,6 @@ class PreviewCost(Step):
         count = shard_count(self.layout.pool(self.pool))
         return [ExtractKeywords(pool=self.pool, shard=i) for i in range(count)]
 
-    def run(self) -> Any:
+    def run(self) -> Iterator[list[luigi.Task]]:
         yield self.dynamic_requires()
-        pool = self.layout.pool(self.pool)
-        preview = preview_sample_pool(
-            steps.pool_shards(pool, shard_count(pool)),
-            open_corpus(self.config.corpus, self.layout),
-            self.layout.root / "index" / "token-sample",
-            self.plan.cost_preview_inputs(self.pool),
-            self.stats_path(),
-        )
-        print(json.dumps(preview, indent=2))
+        print(json.dumps(preview_sample_pool(self.inputs(), self.layout), indent=2))

@@ -8,113 +8,86 @@ import luigi
 
 from pipelines.annotation import AnnotationAgreement
 from pipelines.audit import CountVerbatim, audit_tasks
-from pipelines.base import Step
+from pipelines.base import OfTheRun, StepTask
 from pipelines.boundary import boundary_tasks
-from pipelines.config import current, plan
 from pipelines.indexes import BuildTokenIndex
 from pipelines.partition import Partition
-from tipqa.build.assemble import hub_extension, token_index
-from tipqa.build.summary import undetermined_count
-from tipqa.core.errors import UndeterminedError
-from tipqa.core.fingerprint import StepRecord
-from tipqa.dataset.splits import make_splits
-from tipqa.hub.folder import TrustFiles, build_hub_folder
-from tipqa.hub.publish import is_published, publish, record_path
-from tipqa.lmeval_task.task_files import write_task_folder
-from tipqa.report.build import write_report
-from tipqa.report.explorer.collect import TextSource
-from tipqa.report.explorer.store import EXCERPTS
-from tipqa.report.explorer.write import write_explorer
+from tipqa.build.publish import publish_hub_folder, write_splits
+from tipqa.build.step_inputs import HubInputs, ReportInputs, SplitsInputs
+from tipqa.hub.publish import is_published, record_path
+from tipqa.report.build import write_build_report
+from tipqa.report.hub_folder import write_hub_folder
 
 
-class MakeSplits(Step):
+class MakeSplits(StepTask):
     """Train / validation / test from the configured pools' partitions."""
 
     def requires(self) -> list[luigi.Task]:
         split_plan = self.plan.split_plan
         pools = split_plan.used_pools
         verbatim = [CountVerbatim(pool=name) for name in pools] if split_plan.verbatim else []
-        audits = audit_tasks(pools) if split_plan.apply_audit else []
+        audits = audit_tasks(self, pools) if split_plan.apply_audit else []
         return [*(Partition(pool=name) for name in pools), *verbatim, *audits]
 
-    def record(self) -> StepRecord:
+    def inputs(self) -> SplitsInputs:
         return self.plan.splits
 
     def stats_path(self) -> Path:
         return self.layout.splits_stats
 
     def run(self) -> None:
-        make_splits(self.layout, self.plan.split_plan, self.record(), evaluation=write_task_folder)
+        write_splits(self.inputs(), self.layout)
 
 
-def shown_tasks() -> list[luigi.Task]:
+def shown_tasks(task: OfTheRun) -> list[luigi.Task]:
     """What the Hub folder and the report show beside the splits: the boundaries and audits of
     the splits' pools, and the token index (the explorer's window texts come from it)."""
-    pools = plan().split_plan.used_pools
-    return [MakeSplits(), *boundary_tasks(pools), *audit_tasks(pools), BuildTokenIndex()]
+    pools = task.plan.split_plan.used_pools
+    return [
+        MakeSplits(),
+        *boundary_tasks(task, pools),
+        *audit_tasks(task, pools),
+        BuildTokenIndex(),
+    ]
 
 
-def audited_pools() -> dict[str, str]:
-    """The splits' pools whose audits are shown, with the audits' fingerprints."""
-    build = plan()
-    if not build.config.audit.on:
-        return {}
-    return {pool: build.audit(pool).fingerprint for pool in build.split_plan.used_pools}
-
-
-class BuildHubFolder(Step):
+class BuildHubFolder(StepTask):
     """Parquet files per configuration and split, and the dataset card (with the audits, and
     the judge's agreement with people once annotations are imported), and the explorer page,
     whose window texts come from the token index: it is required too."""
 
     def requires(self) -> list[luigi.Task]:
-        agreement = [AnnotationAgreement()] if self.plan.annotation_completed else []
-        return [*shown_tasks(), *agreement]
+        agreement = [AnnotationAgreement()] if self.inputs().agreement is not None else []
+        return [*shown_tasks(self), *agreement]
 
-    def record(self) -> StepRecord:
+    def inputs(self) -> HubInputs:
         return self.plan.hub_folder
 
     def stats_path(self) -> Path:
         return self.layout.hub_stats
 
     def run(self) -> None:
-        config = self.config
-        explorer = self.explorer if config.hub.explorer else None
-        agreement = None
-        if self.plan.annotation_completed:
-            agreement = AnnotationAgreement().annotation_layout().report_json
-        trust = TrustFiles(audited_pools(), agreement)
-        extension = hub_extension(config)
-        build_hub_folder(self.layout, config.hub, self.record(), extension, explorer, trust)
-
-    def explorer(self, folder: Path) -> int:
-        """Write the explorer page into `folder`: window texts from the token index, kept as
-        excerpts around their matches but for the evidence (the Hub's small copy)."""
-        texts = TextSource(fetch=token_index(self.config, self.plan).get)
-        return write_explorer(self.layout, texts, folder, form=EXCERPTS)["questions"]
+        write_hub_folder(self.inputs(), self.layout)
 
 
-class BuildReport(Step):
+class BuildReport(StepTask):
     """The build report: outcome funnel and answerability by match count (PNG and Markdown),
     and the explorer page (window texts from the token index, which the splits came from)."""
 
     def requires(self) -> list[luigi.Task]:
-        return shown_tasks()
+        return shown_tasks(self)
 
-    def record(self) -> StepRecord:
+    def inputs(self) -> ReportInputs:
         return self.plan.report
 
     def stats_path(self) -> Path:
         return self.layout.report_stats
 
     def run(self) -> None:
-        config = self.config
-        checkpoints = config.boundary.steps() if config.training_order else ()
-        texts = TextSource(fetch=token_index(config, self.plan).get)
-        write_report(self.layout, self.record(), checkpoints, texts, audited_pools())
+        write_build_report(self.inputs(), self.layout)
 
 
-class PublishDataset(luigi.Task):
+class PublishDataset(OfTheRun):
     """Upload the Hub-ready folder: `luigi --module pipelines PublishDataset --local-scheduler`.
 
     `--repo-id` (default: [hub] repo_id) names the dataset repository; `--dry-run` lists what
@@ -135,22 +108,22 @@ class PublishDataset(luigi.Task):
 
     def target_repo(self) -> str:
         """The repository to publish to."""
-        return self.repo_id or current().hub.repo_id
+        return self.repo_id or self.plan.hub_folder.hub.repo_id
 
     def output(self) -> luigi.LocalTarget:
-        layout = current().layout()
-        return luigi.LocalTarget(record_path(layout.publish, self.target_repo(), self.dry_run))
+        return luigi.LocalTarget(record_path(self.layout.publish, self.target_repo(), self.dry_run))
 
     def complete(self) -> bool:
         if self.dry_run:
             return False
-        hub = current().layout().hub
-        return is_published(Path(self.output().path), hub, self.target_repo())
+        return is_published(Path(self.output().path), self.layout.hub, self.target_repo())
 
     def run(self) -> None:
-        config = current()
-        undetermined = undetermined_count(config.layout(), plan().split_plan.used_pools)
-        if undetermined and not (self.accept_undetermined or self.dry_run):
-            raise UndeterminedError(undetermined, str(config.layout().summary))
-        record = Path(self.output().path)
-        publish(config.layout().hub, config.hub, self.target_repo(), self.dry_run, record)
+        publish_hub_folder(
+            self.plan.hub_folder,
+            self.layout,
+            self.plan.split_plan.used_pools,
+            self.target_repo(),
+            dry_run=self.dry_run,
+            accept_undetermined=self.accept_undetermined,
+        )

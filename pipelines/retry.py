@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import os
 
-import luigi
-
-from pipelines.config import current
+from pipelines.base import OfTheRun
 from pipelines.summary import announce
 from tipqa.build.summary import luigi_command
 from tipqa.dataset.retry import reset_failed
 
 
-class RetryFailed(luigi.Task):
+class RetryFailed(OfTheRun):
     """Reset failed shards: `luigi --module pipelines RetryFailed`, then CreateDataset again.
 
     It runs every time and says what it reset, or that there was nothing to reset (with the
@@ -23,8 +21,7 @@ class RetryFailed(luigi.Task):
         return False
 
     def run(self) -> None:
-        config = current()
-        layout, pools = config.layout(), config.pool_names
+        layout, pools = self.layout, self.plan.pool_names
         counts = reset_failed(layout, pools)
         config_path = os.environ.get("LUIGI_CONFIG_PATH")
         if counts["shards_reset"]:

@@ -31,7 +31,7 @@ from pathlib import Path
 import luigi
 import orjson
 
-from pipelines.config import current
+from pipelines.config import plan
 from tipqa.core.errors import CredentialsError, TipqaError
 from tipqa.core.jsonl import atomic_open
 
@@ -109,7 +109,7 @@ def note_unfinished(task: str, *, interrupted: bool = False) -> None:
     if task != "CreateDataset":
         return
     try:
-        layout = current().layout()
+        layout = plan().layout
     except TipqaError:
         return
     if not layout.root.is_dir():

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import label_studio_server
 import pytest
-from vllm_fixtures import tiny_model, vllm_environment
+from vllm_fixtures import model_path, tiny_model, vllm_environment
 
-__all__ = ["label_studio", "tiny_model", "vllm_environment"]
+__all__ = ["label_studio", "model_path", "tiny_model", "vllm_environment"]
 
 EXTRA_OF = {
     "openai": "openai",

@@ -10,16 +10,9 @@ from tipqa.build.plan import Plan
 from tipqa.config import read_config
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import write_json, write_records
-from tipqa.core.layout import (
-    QUESTIONS,
-    SHARD_STEPS,
-    SPLITS,
-    TOKEN_INDEX,
-    VECTOR_INDEX,
-    WORLD,
-    RunLayout,
-)
+from tipqa.core.layout import RunLayout
 from tipqa.core.records import LABELS, SCHEMA_VERSION, Evidence, LabeledQuestion, VectorInstance
+from tipqa.core.steps import SHARD_STEPS, Step
 
 CONFIG = {
     "build": {"k1": "20", "k2": "3", "shard_size": "7"},
@@ -37,10 +30,13 @@ def provenance(sections: dict[str, dict[str, str]] | None = None) -> dict[str, A
     `tipqa.dataset.provenance.pool_provenance` reads back from the steps' stats files.
     """
     plan = Plan(read_config(sections or CONFIG))
-    steps: dict[str, Any] = {QUESTIONS: plan.questions("dev").provenance()}
-    steps.update({step: {"settings": plan.pool_step("dev", step).settings} for step in SHARD_STEPS})
-    steps.update({TOKEN_INDEX: plan.token_index.provenance(), WORLD: plan.world.provenance()})
-    steps[VECTOR_INDEX] = plan.vector_index.provenance()
+    steps: dict[str, Any] = {
+        Step.QUESTIONS: plan.questions("dev").record.provenance(),
+        Step.TOKEN_INDEX: plan.token_index.record.provenance(),
+        Step.VECTOR_INDEX: plan.vector_index.record.provenance(),
+        Step.WORLD: plan.world.record.provenance(),
+    }
+    steps.update({s: {"settings": plan.pool_step("dev", s).record.settings} for s in SHARD_STEPS})
     return {"tipqa_version": "0.1.0", "schema_version": SCHEMA_VERSION, "steps": steps}
 
 
@@ -148,5 +144,5 @@ def build_splits(
     if train:
         write_pool(run, "train", train_counts or TRAIN, build)
     plan = SplitPlan("dev", "train" if train else None, per_label, seed)
-    make_splits(run, plan, StepRecord(SPLITS, {}), evaluation=evaluation)
+    make_splits(run, plan, StepRecord(Step.SPLITS, {}), evaluation=evaluation)
     return run

@@ -1,4 +1,4 @@
-"""The settings and fingerprints shared by the plan tests (tests/tipqa/test_plan*.py)."""
+"""The settings and fingerprints shared by the plan tests (tests/tipqa/build/test_plan*.py)."""
 
 from __future__ import annotations
 
@@ -6,39 +6,19 @@ from pathlib import Path
 
 from tipqa.build.plan import Plan
 from tipqa.config import read_config
-from tipqa.core.layout import (
-    ANNOTATION_EXPORT,
-    ANNOTATION_PULL,
-    ANNOTATION_PUSH,
-    AUDIT,
-    COST_PREVIEW,
-    EVALUATE,
-    HUB_FOLDER,
-    KEYWORDS,
-    PARTITION,
-    PREDICTIONS,
-    QUESTIONS,
-    REPORT,
-    SPLITS,
-    TOKEN_INDEX,
-    TOKEN_JUDGE,
-    TOKEN_SEARCH,
-    VECTOR_INDEX,
-    VECTOR_JUDGE,
-    VECTOR_SEARCH,
-    VERBATIM,
-)
+from tipqa.core.steps import SHARD_STEPS, Step
 
 LOCAL = "http://127.0.0.1:9/v1"
-EVALUATION = {PREDICTIONS, EVALUATE}
-LABEL_STUDIO = {ANNOTATION_PUSH, ANNOTATION_PULL}
+EVALUATION = {Step.PREDICTIONS, Step.EVALUATE}
+LABEL_STUDIO = {Step.ANNOTATION_PUSH, Step.ANNOTATION_PULL}
 AFTER_JUDGING = {
-    PARTITION, AUDIT, SPLITS, HUB_FOLDER, REPORT, ANNOTATION_EXPORT, *LABEL_STUDIO, *EVALUATION,
+    Step.PARTITION, Step.AUDIT, Step.SPLITS, Step.HUB_FOLDER, Step.REPORT,
+    Step.ANNOTATION_EXPORT, *LABEL_STUDIO, *EVALUATION,
 }  # fmt: skip
-FROM_VECTOR_SEARCH = {VECTOR_SEARCH, VECTOR_JUDGE, *AFTER_JUDGING}
-FROM_TOKEN_JUDGE = {TOKEN_JUDGE, *FROM_VECTOR_SEARCH, COST_PREVIEW}
-FROM_TOKEN_SEARCH = {TOKEN_SEARCH, *FROM_TOKEN_JUDGE}
-SHARD_STEPS_ON = {KEYWORDS, *FROM_TOKEN_SEARCH}
+FROM_VECTOR_SEARCH = {Step.VECTOR_SEARCH, Step.VECTOR_JUDGE, *AFTER_JUDGING}
+FROM_TOKEN_JUDGE = {Step.TOKEN_JUDGE, *FROM_VECTOR_SEARCH, Step.COST_PREVIEW}
+FROM_TOKEN_SEARCH = {Step.TOKEN_SEARCH, *FROM_TOKEN_JUDGE}
+SHARD_STEPS_ON = {Step.KEYWORDS, *FROM_TOKEN_SEARCH}
 
 
 def write_inputs(tmp_path: Path) -> dict[str, Path]:
@@ -70,23 +50,23 @@ def fingerprints(sections: dict[str, dict[str, str]]) -> dict[str, str]:
     """Every step's fingerprint for these settings (shard 0 for the shard steps)."""
     plan = Plan(read_config(sections))
     steps = {
-        QUESTIONS: plan.questions("dev"),
-        TOKEN_INDEX: plan.token_index,
-        VECTOR_INDEX: plan.vector_index,
-        PARTITION: plan.partition("dev"),
-        SPLITS: plan.splits,
-        HUB_FOLDER: plan.hub_folder,
-        REPORT: plan.report,
-        COST_PREVIEW: plan.cost_preview("dev"),
-        ANNOTATION_EXPORT: plan.annotation_export,
-        ANNOTATION_PUSH: plan.annotation_push,
-        ANNOTATION_PULL: plan.annotation_pull,
-        PREDICTIONS: plan.predictions("openai", "test"),
-        EVALUATE: plan.evaluate("openai", "test"),
-        AUDIT: plan.audit("dev"),
-        VERBATIM: plan.verbatim("dev"),
+        Step.QUESTIONS: plan.questions("dev"),
+        Step.TOKEN_INDEX: plan.token_index,
+        Step.VECTOR_INDEX: plan.vector_index,
+        Step.PARTITION: plan.partition("dev"),
+        Step.SPLITS: plan.splits,
+        Step.HUB_FOLDER: plan.hub_folder,
+        Step.REPORT: plan.report,
+        Step.COST_PREVIEW: plan.cost_preview("dev"),
+        Step.ANNOTATION_EXPORT: plan.annotation_export,
+        Step.ANNOTATION_PUSH: plan.annotation_push,
+        Step.ANNOTATION_PULL: plan.annotation_pull,
+        Step.PREDICTIONS: plan.predictions("openai", "test"),
+        Step.EVALUATE: plan.evaluate("openai", "test"),
+        Step.AUDIT: plan.audit("dev"),
+        Step.VERBATIM: plan.verbatim("dev"),
     }
-    for step in (KEYWORDS, TOKEN_SEARCH, TOKEN_JUDGE, VECTOR_SEARCH, VECTOR_JUDGE):
+    for step in SHARD_STEPS:
         steps[step] = plan.shard("dev", step, 0)
     return {name: record.fingerprint for name, record in steps.items()}
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import docs_check
+import docstring_check
 import pytest
 import yaml
 
@@ -133,6 +134,25 @@ def test_each_kind_of_drift_fails_the_check(drift: str, tmp_path: Path) -> None:
     (root / name).write_text(source.replace(before, after, 1))
     problems = docs_check.check_pages(root).problems
     assert problems, f"{drift}: the check found nothing"
+
+
+def test_every_dotted_name_of_a_docstring_or_page_names_something() -> None:
+    assert docstring_check.stale_names() == []
+
+
+def test_a_dotted_name_that_names_nothing_is_found(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "README.md").write_text("`tipqa.core.a.Kept.check` and `tipqa.core.a.moved()`\n")
+    (tmp_path / "tipqa" / "core").mkdir(parents=True)
+    (tmp_path / "tipqa" / "core" / "a.py").write_text(
+        '"""Records: see `tipqa.core.a.Kept`, not `tipqa.core.b.Gone`."""\n'
+        "from tipqa.core.c import moved\n\n\n"
+        "class Kept:\n    def check(self) -> None: ...\n"
+    )
+    assert docstring_check.stale_names(tmp_path) == [
+        "tipqa/core/a.py:1: tipqa.core.b.Gone",
+        "README.md: tipqa.core.a.moved",
+    ]
 
 
 def test_a_page_without_its_markers_is_refused() -> None:

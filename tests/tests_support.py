@@ -1,4 +1,5 @@
-"""Helpers for the pipeline tests: run the real `luigi` command on a small demo world."""
+"""Helpers shared by the tests: run the real `luigi` command on a small demo world, a judge
+server that plays the rules, a token index's fetch over documents in memory."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from pathlib import Path
 
 import openai_server as fake
 
-from tipqa.core.records import JudgeRequest
+from tipqa.core.records import Document, JudgeRequest
+from tipqa.indexes.token_index.base import FetchDocuments
 from tipqa.llm.judges.rules import is_relevant
 from tipqa.llm.keywords.rules import extract_keywords
 
@@ -75,3 +77,12 @@ def rule_playing_server(body: dict, attempt: int, headers: dict) -> fake.Reply:
     )
     relevant = is_relevant(request)
     return fake.Reply(text="yes" if relevant else "no", yes_probability=0.9 if relevant else 0.1)
+
+
+def fetch_from(documents: dict[str, Document]) -> FetchDocuments:
+    """A token index's `get` over `documents`: those of the ids asked for that it holds."""
+
+    def fetch(ids: list[str]) -> dict[str, Document]:
+        return {i: documents[i] for i in ids if i in documents}
+
+    return fetch

@@ -1,6 +1,7 @@
-"""Session fixtures for tests of the real vLLM engine: its environment and the tiny model.
+"""Fixtures for tests of the real vLLM engine: its environment, the tiny model, and the
+tiny model for one module's engine.
 
-Import them into a `conftest.py` (`from vllm_fixtures import tiny_model, vllm_environment`).
+Import them into a `conftest.py` (`from vllm_fixtures import model_path, tiny_model, ...`).
 """
 
 from __future__ import annotations
@@ -35,3 +36,14 @@ def vllm_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random Llama chat model saved with save_pretrained (made once per session)."""
     return vllm_model.build_tiny_model(tmp_path_factory.mktemp("tiny-llama"))
+
+
+@pytest.fixture(scope="module")
+def model_path(vllm_environment: Path, tiny_model: Path) -> Iterator[str]:
+    """The tiny model's path; an engine the module's tests started is stopped after them."""
+    from tipqa.llm import vllm_engine
+
+    running = bool(vllm_engine._ENGINE)
+    yield str(tiny_model)
+    if not running:
+        vllm_engine.shutdown_engine()

@@ -68,29 +68,14 @@ def training_sentences() -> list[str]:
 def build_tiny_model(directory: str | Path, *, vocab_size: int = 1200, seed: int = 0) -> Path:
     """Write a random tiny Llama chat model with its tokenizer into `directory`; return the path."""
     import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from benchmarks.gpu_models import fast_tokenizer, train_bpe
 
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    bpe = Tokenizer(models.BPE(unk_token="<unk>"))
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        min_frequency=2,
-        special_tokens=SPECIAL_TOKENS,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    )
-    bpe.train_from_iterator(training_sentences(), trainer=trainer)
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=bpe,
-        bos_token="<s>",
-        eos_token="</s>",
-        pad_token="<pad>",
-        unk_token="<unk>",
-        additional_special_tokens=["<|user|>", "<|assistant|>"],
-    )
+    bpe = train_bpe(training_sentences(), vocab_size, SPECIAL_TOKENS, unk="<unk>")
+    tokenizer = fast_tokenizer(bpe, additional_special_tokens=["<|user|>", "<|assistant|>"])
     tokenizer.chat_template = CHAT_TEMPLATE
     tokenizer.model_max_length = 2048
     tokenizer.save_pretrained(out)

@@ -87,8 +87,8 @@ class Driver:
         """The page's visible text (`document.body.innerText`)."""
         return str(self.script("return document.body ? document.body.innerText : '';"))
 
-    def wait_for(self, script: str, timeout: float = 60.0) -> Any:
-        """Wait until `script` returns a truthy value; return it."""
+    def wait_for(self, script: str, timeout: float = 60.0, every: float = 0.05) -> Any:
+        """Wait until `script` returns a truthy value (asked every `every` s); return it."""
         deadline = time.monotonic() + timeout
         while True:
             value = self.script(script)
@@ -96,7 +96,7 @@ class Driver:
                 return value
             if time.monotonic() > deadline:
                 raise AssertionError(f"{script!r} stayed falsy; page:\n{self.text()[:2000]}")
-            time.sleep(0.05)
+            time.sleep(every)
 
     def wait_for_text(self, needle: str, timeout: float = 90.0) -> str:
         """Wait until `needle` is in the page's visible text; return that text."""

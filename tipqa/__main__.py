@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn, cast
 
-from tipqa import __version__
+from tipqa.core.version import __version__
 
 BUILD = "build"
 LOCAL = "--local-scheduler"

@@ -16,8 +16,9 @@ from tests_support import luigi_config, run_luigi
 
 from tipqa.boundary.records import FirstSeen
 from tipqa.core.jsonl import read_json, read_records
-from tipqa.core.layout import BOUNDARY, TRAINING_INDEX, RunLayout
+from tipqa.core.layout import RunLayout
 from tipqa.core.records import LABELS, LabeledQuestion
+from tipqa.core.steps import Step
 from tipqa.sources.corpus.files import FileCorpus
 from tipqa.training_order.synthetic import SyntheticOrder, write_training_order
 
@@ -107,7 +108,7 @@ def test_checkpoint_splits_are_nested_and_the_last_is_the_ordinary_split(built: 
     assert all(1 <= s.first_seen_step <= built.order.steps for s in seen)  # type: ignore[operator]
     assert len({s.first_seen_step for s in seen}) > 1
     stats = read_json(boundary.stats)
-    assert stats["step"] == BOUNDARY and stats["counts"]["questions_seen"] == len(answerable)
+    assert stats["step"] == Step.BOUNDARY and stats["counts"]["questions_seen"] == len(answerable)
     counts = stats["counts"]
     assert counts["training_order.joins_sharing_one"] > counts["training_order.joins_sharing_none"]
     assert "warnings" not in stats["info"]["training_order"]  # the default overlap is right
@@ -158,7 +159,7 @@ def test_the_report_and_the_index_shared_by_runs(built: Built) -> None:
     assert "## Answerable share over training" in (built.run.report / "report.md").read_text()
     [index] = (built.root / "outputs" / "training_index").iterdir()
     stats = index / "build.stats.json"
-    assert read_json(stats)["step"] == TRAINING_INDEX
+    assert read_json(stats)["step"] == Step.TRAINING_INDEX
     assert read_json(stats)["seconds"] > 0  # the pass itself is timed
     before = stats.stat().st_mtime_ns
     (built.root / "other").mkdir()

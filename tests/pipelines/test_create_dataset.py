@@ -12,6 +12,7 @@ from datasets import load_from_disk
 from tests_support import luigi_config, run_luigi
 
 from tipqa.core.jsonl import read_json, read_records
+from tipqa.core.layout import RunLayout
 from tipqa.core.records import LABELS, LabeledQuestion
 from tipqa.sources.demo.world import Expected
 
@@ -39,7 +40,7 @@ def clean_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_every_label_equals_its_label_by_construction(clean_run: Path) -> None:
     run = clean_run / "outputs" / "t"
-    expected = read_records(run / "world" / "expected.jsonl", Expected)
+    expected = read_records(RunLayout(run).world.expected, Expected)
     rows = partition_rows(clean_run, "t")
     assert {e.case for e in expected} >= {"single", "vector_only", "discarded", "buried", "long"}
     assert len(rows) == len(expected)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import socket
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from tests_support import luigi_config, run_luigi
@@ -28,12 +29,13 @@ def test_engine_tasks_take_the_gpu_resource_where_it_is_set(
 ) -> None:
     engine = Choice("vllm", VLLMJudgeSettings(model="m", tensor_parallel_size=2))
     task = TokenJudge(pool="dev", shard=0)
-    monkeypatch.setattr(TokenJudge, "llm", lambda self: engine)
+    monkeypatch.setattr(TokenJudge, "inputs", lambda self: SimpleNamespace(llm=engine))
     monkeypatch.setattr(shard_steps, "configured_gpus", lambda: None)
     assert task.resources == {}
     monkeypatch.setattr(shard_steps, "configured_gpus", lambda: 8)
     assert task.resources == {"gpu": 2}
-    monkeypatch.setattr(TokenJudge, "llm", lambda self: Choice("rules", RuleJudgeSettings()))
+    rules = SimpleNamespace(llm=Choice("rules", RuleJudgeSettings()))
+    monkeypatch.setattr(TokenJudge, "inputs", lambda self: rules)
     assert task.resources == {}
 
 

@@ -23,13 +23,8 @@ from tipqa.annotation.sampling import Sample, SamplingSettings
 from tipqa.build.plan import Plan
 from tipqa.config import read_config
 from tipqa.core.jsonl import read_json, read_records
-from tipqa.core.layout import (
-    ANNOTATION_AGREEMENT,
-    ANNOTATION_EXPORT,
-    ANNOTATION_PULL,
-    ANNOTATION_PUSH,
-)
 from tipqa.core.stats import StepStats
+from tipqa.core.steps import Step
 
 KEY = Path(__file__).resolve().parents[1] / "data" / "annotation" / "golden-key.jsonl"
 ANNOTATORS = ["annotator-01", "annotator-02", "annotator-03"]
@@ -48,8 +43,8 @@ def golden_export(config: Path) -> tuple[AnnotationLayout, list[AnnotationItem]]
     items = read_records(KEY, AnnotationItem)
     out = AnnotationLayout.of(config.parent / "outputs" / "t", "dev")
     write_exports(Sample(items, ANNOTATORS), SamplingSettings(8, 4, 3), out, StepStats("t"))
-    record = plan_of(config).annotation_export
-    StepStats(ANNOTATION_EXPORT, provenance=record.provenance()).write(out.stats)
+    record = plan_of(config).annotation_export.record
+    StepStats(Step.ANNOTATION_EXPORT, provenance=record.provenance()).write(out.stats)
     return out, items
 
 
@@ -83,9 +78,11 @@ def test_a_push_is_done_only_for_the_server_it_went_to(tmp_path: Path) -> None:
     config = _config(tmp_path, {})
     layout, _ = golden_export(config)
     here, elsewhere = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"
-    record = plan_of(config).annotation_push
+    record = plan_of(config).annotation_push.record
     info = {"url": here}
-    StepStats(ANNOTATION_PUSH, info=info, provenance=record.provenance()).write(layout.push_stats)
+    StepStats(Step.ANNOTATION_PUSH, info=info, provenance=record.provenance()).write(
+        layout.push_stats
+    )
     pushed = layout.push_stats.stat().st_mtime_ns
     token = {"LABEL_STUDIO_API_KEY": "feedface" * 4}
 
@@ -140,7 +137,7 @@ def test_push_pull_and_agreement_through_luigi(label_studio, tmp_path: Path) -> 
     projects = read_json(layout.label_studio_projects)
     assert sorted(projects) == ANNOTATORS
     pushed = layout.push_stats.stat().st_mtime_ns
-    record = plan_of(config).annotation_push
+    record = plan_of(config).annotation_push.record
     assert read_json(layout.push_stats)["fingerprint"] == record.fingerprint
     luigi("PushAnnotation")
     assert layout.push_stats.stat().st_mtime_ns == pushed
@@ -165,7 +162,7 @@ def test_push_pull_and_agreement_through_luigi(label_studio, tmp_path: Path) -> 
     luigi("PullAnnotation")
     completed = tmp_path / "completed"
     assert sorted(completed.iterdir()) == [completed / f"{a}.json" for a in ANNOTATORS]
-    assert read_json(layout.pull_stats)["step"] == ANNOTATION_PULL
+    assert read_json(layout.pull_stats)["step"] == Step.ANNOTATION_PULL
 
     luigi("AnnotationAgreement")
     agreement = read_json(layout.report_json)
@@ -186,7 +183,7 @@ def test_push_pull_and_agreement_through_luigi(label_studio, tmp_path: Path) -> 
     luigi("AnnotationAgreement")
     again = read_json(layout.report_json)
     assert again["llm_human"]["agreement"]["value"] == pytest.approx(100.0)
-    assert read_json(layout.report_stats)["step"] == ANNOTATION_AGREEMENT
+    assert read_json(layout.report_stats)["step"] == Step.ANNOTATION_AGREEMENT
     for text in [*outputs, layout.push_stats.read_text(), layout.pull_stats.read_text()]:
         assert label_studio.token not in text
 

@@ -10,6 +10,7 @@ import pytest
 from tests_support import luigi_config, rule_playing_server, run_luigi
 
 from tipqa.core.jsonl import read_json, read_records
+from tipqa.core.layout import RunLayout
 from tipqa.core.records import LABELS, LabeledQuestion
 from tipqa.sources.demo.world import Expected
 
@@ -44,9 +45,7 @@ def test_llm_backends_label_like_the_rules_and_a_rerun_pays_nothing(
         assert token_prompts <= token["prompts_at_most"]["estimate"]
         assert paid - judge_calls_before > 0
 
-        expected = {
-            e.question_id: e for e in read_records(run / "world" / "expected.jsonl", Expected)
-        }
+        expected = {e.question_id: e for e in read_records(RunLayout(run).world.expected, Expected)}
         partition = run / "pools" / "dev" / "partition"
         rows = [
             r

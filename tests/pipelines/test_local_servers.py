@@ -16,6 +16,7 @@ import pytest
 from tests_support import luigi_config, rule_playing_server, run_luigi
 
 from tipqa.core.jsonl import read_json, read_records
+from tipqa.core.layout import RunLayout
 from tipqa.core.records import LABELS, Judgment, LabeledQuestion
 from tipqa.sources.demo.world import Expected
 
@@ -50,7 +51,7 @@ def partition_with(root: Path, server: fake.FakeOpenAIServer, **judge: str) -> P
 
 def assert_labels_as_built(run: Path) -> None:
     """Every question has the label and stage the demo world was built with."""
-    expected = read_records(run / "world" / "expected.jsonl", Expected)
+    expected = read_records(RunLayout(run).world.expected, Expected)
     partition = run / "pools" / "dev" / "partition"
     rows = [
         r for name in LABELS for r in read_records(partition / f"{name}.jsonl", LabeledQuestion)
@@ -108,7 +109,7 @@ def test_server_without_usage(world: Path) -> None:
     counts = judge_counts(run)
     assert counts["usage_missing"] == counts["calls"] > 0
     assert counts["prompt_tokens"] == 0
-    questions = len(read_records(run / "world" / "expected.jsonl", Expected))
+    questions = len(read_records(RunLayout(run).world.expected, Expected))
     shards = run / "pools" / "dev" / "shards"
     keywords = [read_json(p)["counts"] for p in shards.glob("*/keywords.stats.json")]
     assert sum(c["OpenAIKeywordExtractor.usage_missing"] for c in keywords) == questions

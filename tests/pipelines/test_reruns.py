@@ -17,34 +17,20 @@ import openai_server as fake
 import pytest
 from tests_support import luigi_config, rule_playing_server, run_luigi
 
-from tipqa.build.inputs import WorldInputs, make_world
+from tipqa.build.inputs import make_world
+from tipqa.build.step_inputs import WorldInputs
 from tipqa.core.jsonl import read_json, read_records
-from tipqa.core.layout import (
-    AUDIT,
-    HUB_FOLDER,
-    KEYWORDS,
-    PARTITION,
-    QUESTIONS,
-    REPORT,
-    SPLITS,
-    TOKEN_INDEX,
-    TOKEN_JUDGE,
-    TOKEN_SEARCH,
-    VECTOR_INDEX,
-    VECTOR_JUDGE,
-    VECTOR_SEARCH,
-    VERBATIM,
-    RunLayout,
-)
+from tipqa.core.layout import RunLayout
 from tipqa.core.records import LABELS, LabeledQuestion
+from tipqa.core.steps import Step
 from tipqa.sources.demo.world import DemoSettings
 
 pytestmark = pytest.mark.slow
 
-AFTER = {PARTITION, AUDIT, SPLITS, HUB_FOLDER, REPORT}
-FROM_VECTOR_SEARCH = {VECTOR_SEARCH, VECTOR_JUDGE, *AFTER}
-FROM_TOKEN_JUDGE = {TOKEN_JUDGE, *FROM_VECTOR_SEARCH}
-FROM_TOKEN_SEARCH = {TOKEN_SEARCH, *FROM_TOKEN_JUDGE}
+AFTER = {Step.PARTITION, Step.AUDIT, Step.SPLITS, Step.HUB_FOLDER, Step.REPORT}
+FROM_VECTOR_SEARCH = {Step.VECTOR_SEARCH, Step.VECTOR_JUDGE, *AFTER}
+FROM_TOKEN_JUDGE = {Step.TOKEN_JUDGE, *FROM_VECTOR_SEARCH}
+FROM_TOKEN_SEARCH = {Step.TOKEN_SEARCH, *FROM_TOKEN_JUDGE}
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +113,7 @@ def test_bad_corpus_records_are_said_once_and_counted_in_the_summary_report_and_
     run = RunLayout(base / "outputs" / "t")
     log = (base / "build.log").read_text()
     assert log.count("skipped record (invalid_json)") == 1, "one warning, by the token index"
-    token = read_json(run.index_stats(TOKEN_INDEX))
+    token = read_json(run.index_stats(Step.TOKEN_INDEX))
     assert token["errors"] == {"invalid_json": 1}
     assert token["counts"]["corpus.duplicate_ids"] == 1
     documents = int(token["counts"]["corpus.documents"])
@@ -143,7 +129,7 @@ def test_bad_corpus_records_are_said_once_and_counted_in_the_summary_report_and_
         assert "| `invalid_json` | not valid JSON | 1 |" in section
         assert "Duplicate ids (documents whose id an earlier document has): 1." in section
         assert "not UTF-8 replaced by U+FFFD: 1." in section
-    vector = read_json(run.index_stats(VECTOR_INDEX))["counts"]
+    vector = read_json(run.index_stats(Step.VECTOR_INDEX))["counts"]
     manifest = read_json(run.vector_index / "manifest.json")
     assert vector["index.chunks"] == vector["index.chunks_added"] == manifest["count"]
 
@@ -180,11 +166,11 @@ CASES: list[tuple[str, Change, set[str]]] = [
     ("k2", lambda i, t: {"build": {"k2": "4"}}, FROM_VECTOR_SEARCH),
     ("max_words", lambda i, t: {"judge": {"max_words": "60"}}, FROM_TOKEN_JUDGE),
     ("embedder model", lambda i, t: {"embedder": {"model": copied_model(t)}},
-     {VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
+     {Step.VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
     ("corpus file content", lambda i, t: {"corpus": append_document(i, t)},
-     {TOKEN_INDEX, VECTOR_INDEX, VERBATIM, *FROM_TOKEN_SEARCH}),
+     {Step.TOKEN_INDEX, Step.VECTOR_INDEX, Step.VERBATIM, *FROM_TOKEN_SEARCH}),
     ("shard_size", lambda i, t: {"build": {"shard_size": "5"}},
-     {QUESTIONS, KEYWORDS, VERBATIM, *FROM_TOKEN_SEARCH}),
+     {Step.QUESTIONS, Step.KEYWORDS, Step.VERBATIM, *FROM_TOKEN_SEARCH}),
 ]  # fmt: skip
 
 
@@ -248,7 +234,7 @@ def test_switching_the_judge_to_a_server_and_back(base: Path, inputs: Path, tmp_
         build(folder, sections(inputs, judge={**judge, "prompt": str(prompt)}))
         assert server.calls > 0 and all("Thank you." in str(b) for b in server.bodies)
         assert rerun(before, run) == FROM_TOKEN_JUDGE
-        assert read_json(run.hub_stats)["step"] == HUB_FOLDER
+        assert read_json(run.hub_stats)["step"] == Step.HUB_FOLDER
 
 
 @pytest.mark.parametrize(
@@ -305,7 +291,7 @@ def test_switching_the_keyword_extractor_reruns_every_shard_step(
         before = stats_times(run)
         build(folder, settings)
         assert server.calls > 0
-        assert rerun(before, run) == {KEYWORDS, *FROM_TOKEN_SEARCH}
+        assert rerun(before, run) == {Step.KEYWORDS, *FROM_TOKEN_SEARCH}
         clean = build(tmp_path / "clean", settings)
         assert labels(run) == labels(clean) and card(run) == card(clean)
         assert "`openai` model `spans`" in card(run)

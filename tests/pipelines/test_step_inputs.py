@@ -25,7 +25,7 @@ from luigi.task import flatten
 from plan_support import write_inputs
 
 import pipelines
-from pipelines.base import Step
+from pipelines.base import StepTask
 from pipelines.config import plan
 
 
@@ -43,11 +43,11 @@ def _use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **sections: dict[str, 
 
 
 def _dependencies(task: luigi.Task) -> list[luigi.Task]:
-    dynamic = task.dynamic_requires() if isinstance(task, Step) else []
+    dynamic = task.dynamic_requires() if isinstance(task, StepTask) else []
     return [*flatten(task.requires()), *dynamic]
 
 
-def _graph(roots: list[luigi.Task]) -> list[Step]:
+def _graph(roots: list[luigi.Task]) -> list[StepTask]:
     """Every step reachable from `roots`."""
     seen: dict[str, luigi.Task] = {}
     waiting = list(roots)
@@ -56,7 +56,7 @@ def _graph(roots: list[luigi.Task]) -> list[Step]:
         if task.task_id not in seen:
             seen[task.task_id] = task
             waiting.extend(_dependencies(task))
-    return [task for task in seen.values() if isinstance(task, Step)]
+    return [task for task in seen.values() if isinstance(task, StepTask)]
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -70,17 +70,17 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
-def _inputs(task: Step) -> dict[str, Any]:
+def _inputs(task: StepTask) -> dict[str, Any]:
     """The task's recorded inputs; Evaluate's include those of the predictions it makes."""
     inputs = dict(task.record().inputs)
     if isinstance(task, pipelines.Evaluate):
         predictions = plan().predictions(task.model_backend, task.split)
         inputs.pop("predictions")
-        inputs.update(predictions.inputs)
+        inputs.update(predictions.record.inputs)
     return inputs
 
 
-def _upstream(fingerprints: set[str], steps: list[Step]) -> set[str]:
+def _upstream(fingerprints: set[str], steps: list[StepTask]) -> set[str]:
     """The steps (as inputs) that those of `fingerprints` are made from, directly or not."""
     by_input = {step.as_input(): step for step in steps}
     known = set(by_input)
@@ -101,7 +101,7 @@ def _mismatches(roots: list[luigi.Task]) -> list[str]:
     for task in steps:
         own = task.record().fingerprint
         recorded = {v for v in _strings(_inputs(task)) if v in known} - {task.as_input()}
-        steps_first = [d for d in _dependencies(task) if isinstance(d, Step)]
+        steps_first = [d for d in _dependencies(task) if isinstance(d, StepTask)]
         parts = [d for d in steps_first if own in set(_strings(d.record().inputs))]
         required = {d.as_input() for d in steps_first if d not in parts}
         required -= _upstream(recorded, steps) - recorded

@@ -35,12 +35,12 @@ FLOORS: dict[str, int] = {
     "report": 9,
     "pipelines": 10,
     "__main__": 11,
+    "tipqa": 12,
 }
-"""The floor of each package (the stack in docs/architecture.md, read bottom up)."""
-
+"""The floor of each package (the stack in docs/architecture.md, read bottom up); `tipqa` is
+the package's face (`tipqa/__init__.py`, the names a notebook imports), which no layer imports."""
 
 ROOT = "tipqa"
-"""The package itself: its version and the names it exports lazily, open to every layer."""
 
 
 def package(module: str) -> str:
@@ -75,7 +75,7 @@ def upward(root: Path) -> list[str]:
         own = package(".".join(relative.parts))
         for line, module in imports(path):
             other = package(module)
-            if other in (own, ROOT) or own == ROOT:
+            if other == own:
                 continue
             if FLOORS[other] >= FLOORS[own]:
                 wrong.append(f"{relative}.py:{line}: {own} -> {other} ({module})")
@@ -85,7 +85,7 @@ def upward(root: Path) -> list[str]:
 def test_every_package_has_a_floor() -> None:
     tipqa = REPO / "tipqa"
     packages = {p.name for p in tipqa.iterdir() if (p / "__init__.py").is_file()}
-    assert packages | {"__main__", "pipelines"} == set(FLOORS)
+    assert packages | {"__main__", "pipelines", ROOT} == set(FLOORS)
 
 
 def test_imports_go_down_the_stack() -> None:
@@ -99,6 +99,7 @@ def test_imports_go_down_the_stack() -> None:
         ("tipqa/evaluate/x.py", "from tipqa.build.plan import Plan", "evaluate -> build"),
         ("tipqa/core/x.py", "import tipqa.dataset.splits", "core -> dataset"),
         ("pipelines/x.py", "from tipqa import __main__", "pipelines -> __main__"),
+        ("tipqa/dataset/x.py", "import tipqa", "dataset -> tipqa"),
         ("tipqa/llm/judges/x.py", "from tipqa.sources.corpus import base", "llm -> sources"),
     ],
 )

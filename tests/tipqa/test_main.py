@@ -104,7 +104,8 @@ def test_the_help_imports_no_command() -> None:
         "print(sorted(m for m in sys.modules if m.startswith(('tipqa.', 'luigi'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip().splitlines()[-1] == "['tipqa.__main__']"
+    version = "'tipqa.core', 'tipqa.core.version'"
+    assert out.stdout.strip().splitlines()[-1] == f"['tipqa.__main__', {version}]"
 
 
 def test_build_is_the_one_machine_luigi_command_line() -> None:

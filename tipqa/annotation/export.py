@@ -31,8 +31,9 @@ from tipqa.annotation.sampling import Sample, SamplingSettings, sample_pool
 from tipqa.annotation.texts import attach_texts
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import atomic_open, write_json, write_records
-from tipqa.core.layout import ANNOTATION_EXPORT, PoolLayout
+from tipqa.core.layout import PoolLayout
 from tipqa.core.stats import StepStats
+from tipqa.core.steps import Step
 from tipqa.indexes.token_index.base import FetchDocuments
 
 CSV_COLUMNS = [
@@ -174,7 +175,7 @@ def export_annotation(
     """Sample a finished pool, recover the judged texts, write the exports; stats file last."""
     provenance = record.provenance() if record is not None else None
     info = dataclasses.asdict(settings)
-    stats = StepStats(ANNOTATION_EXPORT, info=info, provenance=provenance)
+    stats = StepStats(Step.ANNOTATION_EXPORT, info=info, provenance=provenance)
     sample = sample_pool(pool, settings, stats)
     attach_texts(sample.items, pool, fetch, stats)
     write_exports(sample, settings, out, stats)

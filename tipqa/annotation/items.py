@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from tipqa.core.records import Label, Record, Relevance, Stage
+from tipqa.core.records import Label, Record, Relevance, Triplet
 
 ITEM_ID_PREFIX = "it-"
 
@@ -23,7 +23,7 @@ def annotator_names(count: int) -> list[str]:
 
 
 @dataclass
-class AnnotationItem(Record):
+class AnnotationItem(Triplet):
     """One sampled triplet with everything the statistics need, the judge's label included.
 
     The annotators' exports carry only the question, answer, keywords and `text`; the rest of
@@ -31,14 +31,6 @@ class AnnotationItem(Record):
     """
 
     item_id: str
-    question_id: str
-    question: str
-    answer: str
-    aliases: list[str]
-    keywords: list[str]
-    stage: Stage
-    doc_id: str
-    unit_id: str
     judge_label: Relevance
     judge: str
     final_label: Label

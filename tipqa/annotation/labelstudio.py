@@ -42,8 +42,8 @@ from tipqa.annotation.layout import AnnotationLayout
 from tipqa.core.errors import ConfigError, InputError, TipqaError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import atomic_open, read_json, read_records, write_json
-from tipqa.core.layout import ANNOTATION_PULL, ANNOTATION_PUSH
 from tipqa.core.stats import StepStats
+from tipqa.core.steps import Step
 
 TITLE_LIMITS = (3, 50)
 MARKER = "tipqa annotation project"
@@ -213,7 +213,7 @@ def push_annotation(
     record: StepRecord | None = None,
 ) -> StepStats:
     """Create (or find) every annotator's project and import their missing tasks; stats last."""
-    stats = _stats(ANNOTATION_PUSH, server, record)
+    stats = _stats(Step.ANNOTATION_PUSH, server, record)
     projects: dict[str, dict[str, Any]] = {}
     for annotator, ids in tqdm(assignment(layout).items(), desc="push to Label Studio"):
         tasks = _exported_tasks(layout, annotator, ids)
@@ -314,7 +314,7 @@ def pull_annotation(
     record: StepRecord | None = None,
 ) -> StepStats:
     """Export every annotator's project into `completed/<annotator>.json`; stats when all are."""
-    stats = _stats(ANNOTATION_PULL, server, record)
+    stats = _stats(Step.ANNOTATION_PULL, server, record)
     assigned = assignment_of(read_records(layout.key, AnnotationItem))
     problems: dict[str, str] = {}
     for annotator, ids in tqdm(assignment(layout).items(), desc="pull from Label Studio"):

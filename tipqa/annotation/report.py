@@ -13,8 +13,8 @@ from tipqa.annotation.layout import AnnotationLayout
 from tipqa.core.extras import KRIPPENDORFF, SCIKIT_LEARN, require
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import atomic_open, read_json, read_records, write_json
-from tipqa.core.layout import ANNOTATION_AGREEMENT
 from tipqa.core.stats import StepStats
+from tipqa.core.steps import Step
 
 EXCERPT_CHARS = 1500
 
@@ -199,7 +199,7 @@ def agreement_report(
     require((SCIKIT_LEARN, KRIPPENDORFF), needed_by="the annotation agreement")
     provenance = record.provenance() if record is not None else None
     info = {"completed": str(completed)}
-    stats = StepStats(ANNOTATION_AGREEMENT, info=info, provenance=provenance)
+    stats = StepStats(Step.ANNOTATION_AGREEMENT, info=info, provenance=provenance)
     items = read_records(out.key, AnnotationItem)
     annotators = list(read_json(out.manifest)["annotators"])  # type: ignore[index]
     annotations = load_completed(Path(completed), items, annotators)

@@ -99,9 +99,9 @@ def collect_population(pool: PoolLayout, stats: StepStats) -> list[AnnotationIte
             excluded.update({row.id: label for row in read_records(path, LabeledQuestion)})
     seen: set[str] = set()
     population: list[AnnotationItem] = []
-    for shard in sorted((pool.root / "shards").glob("shard-*")):
+    for shard in pool.shard_folders():
         for stage, name in JUDGMENT_FILES.items():
-            path = shard / f"{name}.jsonl"
+            path = shard.data(name)
             if not path.exists():
                 continue
             for judgment in iter_records(path, Judgment):

@@ -2,38 +2,33 @@
 
 Vector-stage texts are stored with the candidates (`vector_candidates.jsonl`, matched by chunk
 id). Token-stage window texts are not stored: the window ``<doc_id>@w<index>`` is recomputed
-with `tipqa.stages.windows.judge_windows` from the document in the token index, the keywords the
-token
-search used, the question's aliases and the window settings of the shard's token-judge stats.
+with `tipqa.stages.windows.judge_windows` from the document in the token index, the keywords
+the token search used, the question's aliases and the window settings of the shard's
+token-judge stats.
 Where the stored evidence of an answerable question is at hand, the recomputed window must equal
 it; anything else means the index or the window code changed since the run, and is an error.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from tqdm import tqdm
 
 from tipqa.annotation.items import AnnotationItem
 from tipqa.core.errors import InputError
 from tipqa.core.jsonl import iter_records, read_json
-from tipqa.core.layout import PoolLayout
+from tipqa.core.layout import PoolLayout, ShardLayout
 from tipqa.core.records import Document, LabeledQuestion, TokenCandidates, VectorCandidates
 from tipqa.core.stats import StepStats
+from tipqa.core.steps import Step
 from tipqa.indexes.token_index.base import FetchDocuments
 from tipqa.stages.windows import WindowSettings, judge_windows
 
 FETCH_BATCH = 256
 
 
-def _shards(pool: PoolLayout) -> list[Path]:
-    return sorted((pool.root / "shards").glob("shard-*"))
-
-
-def window_settings(shard: Path) -> WindowSettings:
+def recorded_windows(shard: ShardLayout) -> WindowSettings:
     """The window settings a shard's token judge used (from its stats file)."""
-    path = shard / "token_judge.stats.json"
+    path = shard.stats(Step.TOKEN_JUDGE)
     stats = read_json(path)
     info = stats.get("info", {}) if isinstance(stats, dict) else {}
     try:
@@ -49,8 +44,8 @@ def attach_vector_texts(items: list[AnnotationItem], pool: PoolLayout) -> None:
     wanted = {(i.question_id, i.unit_id): i for i in items if i.stage == "vector"}
     if not wanted:
         return
-    for shard in _shards(pool):
-        path = shard / "vector_candidates.jsonl"
+    for shard in pool.shard_folders():
+        path = shard.vector_candidates
         if not path.exists():
             continue
         for candidates in iter_records(path, VectorCandidates):
@@ -62,30 +57,30 @@ def attach_vector_texts(items: list[AnnotationItem], pool: PoolLayout) -> None:
     if missing:
         raise InputError(
             f"{len(missing)} vector item(s) have no stored chunk text, e.g. {missing[0]}",
-            path=str(pool.root / "shards"),
+            path=str(pool.shards),
         )
 
 
 def _token_context(
     items: list[AnnotationItem], pool: PoolLayout
-) -> dict[str, tuple[list[str], WindowSettings, Path]]:
+) -> dict[str, tuple[list[str], WindowSettings, ShardLayout]]:
     """For each question with token items: the search keywords, window settings and shard."""
     needed = {i.question_id for i in items if i.stage == "token"}
-    found: dict[str, tuple[list[str], WindowSettings, Path]] = {}
-    for shard in _shards(pool):
-        path = shard / "token_candidates.jsonl"
+    found: dict[str, tuple[list[str], WindowSettings, ShardLayout]] = {}
+    for shard in pool.shard_folders():
+        path = shard.token_candidates
         if not needed or not path.exists():
             continue
         settings: WindowSettings | None = None
         for candidates in iter_records(path, TokenCandidates):
             if candidates.question_id in needed:
-                settings = settings or window_settings(shard)
+                settings = settings or recorded_windows(shard)
                 found[candidates.question_id] = (candidates.keywords, settings, shard)
     lost = needed - set(found)
     if lost:
         raise InputError(
             f"no token candidates for question {sorted(lost)[0]} ({len(lost)} in all)",
-            path=str(pool.root / "shards"),
+            path=str(pool.shards),
         )
     return found
 
@@ -132,7 +127,7 @@ def attach_token_texts(
             raise InputError(
                 f"item {item.item_id}: the token index has no document {item.doc_id!r} "
                 "(was the index rebuilt since the run?)",
-                path=str(shard / "token_judgments.jsonl"),
+                path=str(shard.token_judgments),
             )
         windows, _ = judge_windows(document, keywords, item.aliases, settings)
         index = window_index(item)
@@ -140,7 +135,7 @@ def attach_token_texts(
             raise InputError(
                 f"item {item.item_id}: window {index} of {item.doc_id!r} does not exist any more "
                 f"({len(windows)} windows recomputed)",
-                path=str(shard / "token_judgments.jsonl"),
+                path=str(shard.token_judgments),
             )
         item.text = windows[index].text
         stored = evidence.get((item.question_id, item.unit_id))

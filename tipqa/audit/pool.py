@@ -31,9 +31,10 @@ from tipqa.audit.relaxations import (
 from tipqa.audit.settings import AuditSettings
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import iter_records, read_json, write_json, write_records
-from tipqa.core.layout import AUDIT, TOKEN_JUDGE, VECTOR_JUDGE, PoolLayout, ShardLayout
+from tipqa.core.layout import PoolLayout, ShardLayout
 from tipqa.core.records import Judgment, LabeledQuestion, Question
 from tipqa.core.stats import Counted, StepStats
+from tipqa.core.steps import Step
 from tipqa.dataset.splits import AUDIT_SCHEMA_VERSION, AUDITED
 from tipqa.indexes.token_index.base import RanksText, TokenIndex
 from tipqa.llm.judges.base import RelevanceJudge
@@ -86,7 +87,7 @@ def build_cost(shards: list[ShardLayout]) -> dict[str, int]:
     """The judge prompts and prompt tokens of the build's two judging steps, from their stats."""
     calls = tokens = 0
     for shard in shards:
-        for step in (TOKEN_JUDGE, VECTOR_JUDGE):
+        for step in (Step.TOKEN_JUDGE, Step.VECTOR_JUDGE):
             counts = read_json(shard.stats(step))["counts"]  # type: ignore[index]
             calls += int(counts.get("prompts", 0))
             tokens += prompt_tokens(counts)
@@ -153,7 +154,7 @@ def audit_pool(
     """Audit the pool (see the module docstring); return what `audit.json` holds."""
     settings = run.settings
     info = {"judge": backends.judge.name, "k1": run.k1, "k2": run.k2}
-    stats = StepStats(AUDIT, info=info, provenance=run.record.provenance())
+    stats = StepStats(Step.AUDIT, info=info, provenance=run.record.provenance())
     sampled: dict[str, list[str]] = {}
     rows: list[LabeledQuestion] = []
     for label in AUDITED:

@@ -1,7 +1,8 @@
 """The boundary step of a build: every answerable question dated, and the split per checkpoint.
 
 `relevant_evidence` gathers each answerable question's relevant evidence from a shard's stage
-records; `write_boundary` dates it with a training order and writes (`BoundaryLayout`):
+records (`shard_evidence` reads them); `write_boundary` dates it with a training order and
+writes (`BoundaryLayout`):
 
     first_seen.jsonl          one FirstSeen per answerable question (step and evidence)
     questions_step<N>.jsonl   every question as of checkpoint N (LabeledQuestion rows)
@@ -18,8 +19,8 @@ from dataclasses import dataclass
 from tipqa.boundary.checkpoints import answerable_shares, checkpoint_splits
 from tipqa.boundary.evidence import first_seen, token_evidence, vector_evidence
 from tipqa.core.fingerprint import StepRecord
-from tipqa.core.jsonl import write_json, write_records
-from tipqa.core.layout import BOUNDARY, BoundaryLayout
+from tipqa.core.jsonl import iter_records, read_records, write_json, write_records
+from tipqa.core.layout import BoundaryLayout, ShardLayout
 from tipqa.core.records import (
     Evidence,
     Judgment,
@@ -30,6 +31,7 @@ from tipqa.core.records import (
 )
 from tipqa.core.settings import Settings, setting
 from tipqa.core.stats import Counted, StepStats
+from tipqa.core.steps import Step
 from tipqa.dataset.figures import draw_boundary
 from tipqa.indexes.token_index.base import FetchDocuments
 from tipqa.stages.windows import WindowSettings
@@ -99,6 +101,27 @@ def relevant_evidence(
     return {q.id: token.get(q.id, []) + vector.get(q.id, []) for q in chosen}
 
 
+def shard_evidence(
+    questions: list[Question],
+    rows: Sequence[LabeledQuestion],
+    shard: ShardLayout,
+    fetch: FetchDocuments,
+    windows: WindowSettings,
+) -> dict[str, list[Evidence]]:
+    """The relevant evidence of one shard's answerable questions, from its stage records."""
+    answerable = {row.id for row in rows if row.label == "answerable"}
+    keywords = {k.question_id: k for k in read_records(shard.keywords, Keywords)}
+    return relevant_evidence(
+        questions,
+        answerable,
+        keywords,
+        iter_records(shard.token_judgments, Judgment),
+        iter_records(shard.instances, VectorInstance),
+        fetch,
+        windows,
+    )
+
+
 def write_boundary(
     rows: Sequence[LabeledQuestion],
     evidence: Mapping[str, Sequence[Evidence]],
@@ -111,7 +134,7 @@ def write_boundary(
     """Date the answerable questions' evidence and write the split as of each checkpoint."""
     steps = sorted(set(checkpoints))
     info = {"checkpoints": steps}
-    stats = StepStats(BOUNDARY, info=info, provenance=record.provenance())
+    stats = StepStats(Step.BOUNDARY, info=info, provenance=record.provenance())
     answerable = [r for r in rows if r.label == "answerable"]
     seen = first_seen({r.id: evidence.get(r.id, []) for r in answerable}, order, fetch, stats)
     write_records(out.first_seen, (seen[r.id] for r in answerable))

@@ -1,33 +1,44 @@
-"""A configured build's backends at their places, made from its config and plan.
+"""A build's backends at their places, made from the steps' inputs records and the run's layout.
 
-The Luigi tasks call these; a notebook calls the same to open a build's indexes without Luigi:
-`config = load_config("luigi.cfg"); token_index(config, Plan(config))`.
+The step functions make their backends here; a notebook opens a build's indexes the same way,
+without Luigi: `plan = Plan(load_config("luigi.cfg")); token_index(plan.token_index, plan.layout)`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from tipqa.audit.pool import AuditBackends
 from tipqa.boundary.hub import BoundaryHub
-from tipqa.build import indexing
 from tipqa.build.components import make_embedder, make_judge, make_token_index, make_vector_index
-from tipqa.build.plan import Plan
-from tipqa.build.step_inputs import AuditInputs
-from tipqa.build.steps import Judging, VectorSearching
+from tipqa.build.step_inputs import (
+    AsksLLM,
+    AuditInputs,
+    Dating,
+    IndexInputs,
+    TokenIndexInputs,
+    TokenJudgeInputs,
+    TrainingIndexInputs,
+    VectorIndexInputs,
+    VectorJudgeInputs,
+    VectorSearchInputs,
+)
 from tipqa.config import Choice, Config, read_config
 from tipqa.config.files import check_config_files, luigi_files, parser_values
 from tipqa.core.errors import ConfigError
-from tipqa.core.layout import AUDIT, TOKEN_INDEX, VECTOR_INDEX, TrainingIndexLayout
+from tipqa.core.layout import RunLayout, TrainingIndexLayout
 from tipqa.core.records import Question, VectorCandidates
 from tipqa.core.stats import StepStats
+from tipqa.core.steps import Step
 from tipqa.indexes.embedders.base import Embedder
 from tipqa.indexes.place import IndexPlace
-from tipqa.indexes.token_index.base import TOKEN_INDEXES, RanksText, TokenIndex
+from tipqa.indexes.token_index.base import FetchDocuments, RanksText, TokenIndex
 from tipqa.indexes.token_index.elasticsearch import ElasticsearchTokenSettings
-from tipqa.indexes.vector_index.base import VECTOR_INDEXES, EmbedsOnDemand, VectorIndex
+from tipqa.indexes.vector_index.base import EmbedsOnDemand, VectorIndex
+from tipqa.llm.judges.base import RelevanceJudge
 from tipqa.stages.vector import search_vectors
-from tipqa.training_order.base import TRAINING_ORDERS, IndexedOrderSettings, TrainingOrder
+from tipqa.training_order.base import TRAINING_ORDERS, TrainingOrder
 
 
 def load_config(*paths: str | Path) -> Config:
@@ -46,98 +57,119 @@ def load_config(*paths: str | Path) -> Config:
     return read_config(parser_values(parser))
 
 
-def index_place(step: str, config: Config, plan: Plan) -> IndexPlace:
-    """Where the index of `step` lives, and the fingerprint of the build it must hold."""
-    layout = config.layout()
-    path = layout.token_index if step == TOKEN_INDEX else layout.vector_index
-    return IndexPlace(path, config.elasticsearch, plan.index(step).fingerprint)
+def index_place(inputs: IndexInputs, layout: RunLayout) -> IndexPlace:
+    """Where the index of `inputs` lives, and the fingerprint of the build it must hold."""
+    path = layout.token_index if inputs.step == Step.TOKEN_INDEX else layout.vector_index
+    return IndexPlace(path, inputs.cluster, inputs.fingerprint)
 
 
-def token_index(config: Config, plan: Plan) -> TokenIndex:
+def token_index(inputs: TokenIndexInputs, layout: RunLayout) -> TokenIndex:
     """The build's token index."""
-    return make_token_index(config.token_index, index_place(TOKEN_INDEX, config, plan))
+    return make_token_index(inputs.token_index, index_place(inputs, layout))
 
 
-def vector_index(config: Config, plan: Plan) -> tuple[Embedder, VectorIndex | EmbedsOnDemand]:
+def vector_index(
+    inputs: VectorIndexInputs, layout: RunLayout
+) -> tuple[Embedder, VectorIndex | EmbedsOnDemand]:
     """The build's embedder and vector index (loads the embedding model)."""
-    embedder = make_embedder(config.embedder)
-    place = index_place(VECTOR_INDEX, config, plan)
-    return embedder, make_vector_index(config.vector_index, place, embedder)
+    embedder = make_embedder(inputs.embedder)
+    return embedder, make_vector_index(inputs.vector_index, index_place(inputs, layout), embedder)
 
 
-def judging(judge: Choice, config: Config, plan: Plan) -> Judging:
-    """A judging step's backends: the judge of `judge` (answers cached), the documents' fetch."""
-    return Judging(make_judge(judge, config.llm_cache()), token_index(config, plan).get)
+def llm_cache(inputs: AsksLLM, layout: RunLayout) -> Path | None:
+    """The run's LLM cache, where the step caches its LLM answers."""
+    return layout.llm_cache if inputs.llm_cache else None
 
 
-def vector_searching(config: Config, plan: Plan) -> VectorSearching:
+@dataclass(frozen=True)
+class TokenJudging:
+    """The backends of token judging: the judge, and the fetch of the documents it judges."""
+
+    judge: RelevanceJudge
+    fetch: FetchDocuments
+
+
+@dataclass(frozen=True)
+class Judging:
+    """The backends of vector judging: the judge, and the token index's fetch of documents,
+    which only says where each chunk is in its document (None: it is not said)."""
+
+    judge: RelevanceJudge
+    fetch: FetchDocuments | None = None
+
+
+@dataclass(frozen=True)
+class VectorSearching:
+    """The backends of vector search: the embedder and the vector index, and the token index
+    when the index embeds the token candidates on demand."""
+
+    embedder: Embedder
+    index: VectorIndex | EmbedsOnDemand
+    token_index: TokenIndex | None = None
+
+
+def token_judging(inputs: TokenJudgeInputs, layout: RunLayout) -> TokenJudging:
+    """Token judging's backends: its judge (answers cached), the judged documents' fetch."""
+    judge = make_judge(inputs.judge, llm_cache(inputs, layout))
+    return TokenJudging(judge, token_index(inputs.documents, layout).get)
+
+
+def vector_judging(inputs: VectorJudgeInputs, layout: RunLayout) -> Judging:
+    """Vector judging's backends: its judge (answers cached), the documents' fetch."""
+    judge = make_judge(inputs.judge, llm_cache(inputs, layout))
+    return Judging(judge, token_index(inputs.documents, layout).get)
+
+
+def vector_searching(inputs: VectorSearchInputs, layout: RunLayout) -> VectorSearching:
     """Vector search's backends; the token index too when the vector index embeds on demand."""
-    embedder, index = vector_index(config, plan)
-    tokens = token_index(config, plan) if isinstance(index, EmbedsOnDemand) else None
+    embedder, index = vector_index(inputs.index, layout)
+    tokens = None if inputs.tokens is None else token_index(inputs.tokens, layout)
     return VectorSearching(embedder, index, tokens)
 
 
-def text_ranker(config: Config, index: TokenIndex) -> RanksText | None:
+def text_ranker(inputs: TokenIndexInputs, index: TokenIndex) -> RanksText | None:
     """The token index as a BM25 ranker of texts, when it is one (Elasticsearch: with `bm25`)."""
-    settings = config.token_index.settings
+    settings = inputs.token_index.settings
     if isinstance(settings, ElasticsearchTokenSettings) and not settings.bm25:
         return None
     return index if isinstance(index, RanksText) else None
 
 
-def auditing(inputs: AuditInputs, config: Config, plan: Plan) -> AuditBackends:
+def auditing(inputs: AuditInputs, layout: RunLayout) -> AuditBackends:
     """The audit's backends: the build's judge (answers cached), token index and vector search
-    (its embedder loaded at the first search)."""
-    index = token_index(config, plan)
+    (its embedder loaded at the first search; the token index too where the vector index
+    embeds the token candidates on demand)."""
+    index = token_index(inputs.tokens, layout)
 
     def nearest(questions: list[Question], k: int) -> list[VectorCandidates]:
-        searching = vector_searching(config, plan)
-        stats = StepStats(AUDIT)
-        return search_vectors(
-            questions,
-            searching.embedder,
-            searching.index,
-            k,
-            stats,
-            token_index=searching.token_index,
-        )
+        embedder, vectors = vector_index(inputs.vectors, layout)
+        tokens = index if isinstance(vectors, EmbedsOnDemand) else None
+        stats = StepStats(Step.AUDIT)
+        return search_vectors(questions, embedder, vectors, k, stats, token_index=tokens)
 
-    judge = make_judge(inputs.judge, config.llm_cache())
-    return AuditBackends(judge, index, text_ranker(config, index), nearest)
+    judge = make_judge(inputs.judge, llm_cache(inputs, layout))
+    return AuditBackends(judge, index, text_ranker(inputs.tokens, index), nearest)
 
 
-def builds_in_parts(step: str, config: Config) -> bool:
-    """True when the configured backend of the index `step` builds in parts."""
-    if step == TOKEN_INDEX:
-        return indexing.builds_in_parts(TOKEN_INDEXES.resolve(config.token_index.backend))
-    return indexing.builds_in_parts(VECTOR_INDEXES.resolve(config.vector_index.backend))
-
-
-def training_index_place(config: Config, plan: Plan) -> TrainingIndexLayout:
+def training_index_place(inputs: TrainingIndexInputs, layout: RunLayout) -> TrainingIndexLayout:
     """Where the stream's anchor index lives: `index_dir`, else one folder per stream."""
-    record = plan.training_index
-    choice = config.training_order
-    if choice is None or record is None or not isinstance(choice.settings, IndexedOrderSettings):
-        raise ConfigError("this [training_order] backend keeps no index of a training stream")
-    if choice.settings.index_dir:
-        return TrainingIndexLayout(Path(choice.settings.index_dir))
-    return config.layout().training_index(record.fingerprint[:16])
+    if inputs.indexed.index_dir:
+        return TrainingIndexLayout(Path(inputs.indexed.index_dir))
+    return layout.training_index(inputs.fingerprint[:16])
 
 
-def training_order(config: Config, plan: Plan) -> TrainingOrder:
-    """The configured training order (given its index's place when it keeps one)."""
-    choice = config.training_order
-    if choice is None:
-        raise ConfigError("no [training_order] section: the boundary steps do not run")
+def training_order(
+    order: Choice, index: TrainingIndexInputs | None, layout: RunLayout
+) -> TrainingOrder:
+    """The training order (given its index's place when it keeps one)."""
     runtime: dict[str, Path] = {}
-    if plan.training_index is not None:
-        runtime["index_dir"] = training_index_place(config, plan).root
-    return TRAINING_ORDERS.create(choice.backend, choice.settings, **runtime)
+    if index is not None:
+        runtime["index_dir"] = training_index_place(index, layout).root
+    return TRAINING_ORDERS.create(order.backend, order.settings, **runtime)
 
 
-def hub_extension(config: Config) -> BoundaryHub | None:
-    """The Hub folder's boundary configurations and card section, when configured."""
-    if config.training_order is None:
+def hub_extension(dating: Dating | None, layout: RunLayout, repo_id: str) -> BoundaryHub | None:
+    """The Hub folder's boundary configurations and card section, when the boundary is built."""
+    if dating is None:
         return None
-    order = config.training_order.to_dict()
-    return BoundaryHub(config.layout(), config.boundary.steps(), order, config.hub.repo_id)
+    return BoundaryHub(layout, dating.checkpoints, dating.order.to_dict(), repo_id)

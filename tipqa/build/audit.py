@@ -1,4 +1,5 @@
-"""`tipqa audit RUN`: audit a finished build's unanswerable and discarded labels.
+"""The Audit and CountVerbatim steps of a pool, and `tipqa audit RUN`, which audits a finished
+build's unanswerable and discarded labels.
 
 Reads the build's configuration (`--config`, repeatable; by default the files Luigi reads:
 `luigi.cfg` here and `$LUIGI_CONFIG_PATH`), checks that it made RUN's partitions, and runs the
@@ -16,23 +17,45 @@ import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
-from luigi.configuration import LuigiConfigParser
-
 from tipqa.audit.markdown import summary_line
+from tipqa.audit.pool import audit_pool
 from tipqa.audit.settings import check_sample
-from tipqa.build import steps
-from tipqa.build.assemble import auditing, load_config
+from tipqa.audit.verbatim import count_verbatim
+from tipqa.build.assemble import auditing, load_config, token_index
 from tipqa.build.inputs import shard_count
 from tipqa.build.plan import Plan
+from tipqa.build.step_inputs import AuditInputs, VerbatimInputs
 from tipqa.config import Config
+from tipqa.config.files import luigi_files
+from tipqa.core import cli
 from tipqa.core.errors import ConfigError, InputError
-from tipqa.core.stats import recorded_fingerprint
+from tipqa.core.jsonl import read_records, write_records
+from tipqa.core.layout import RunLayout
+from tipqa.core.records import Question
+from tipqa.core.stats import StepStats, recorded_fingerprint
 from tipqa.dataset.splits import read_audit
+
+
+def audit(inputs: AuditInputs, layout: RunLayout) -> None:
+    """Audit: the pool's sample searched where the build did not (`tipqa.audit.pool`)."""
+    pool = layout.pool(inputs.pool)
+    shards = [pool.shard(i) for i in range(shard_count(pool))]
+    audit_pool(inputs.audit_run(), auditing(inputs, layout), pool, shards)
+
+
+def verbatim(inputs: VerbatimInputs, layout: RunLayout) -> StepStats:
+    """CountVerbatim: the documents that hold each of a pool's questions verbatim."""
+    pool, index = layout.pool(inputs.pool), token_index(inputs.index, layout)
+    stats = StepStats(inputs.step, provenance=inputs.record.provenance())
+    questions = read_records(pool.questions, Question)
+    write_records(pool.verbatim, count_verbatim(questions, index, stats))
+    stats.write(pool.verbatim_stats)
+    return stats
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="tipqa audit",
+        prog=cli.prog("python -m tipqa.build.audit"),
         description="Audit a finished build's unanswerable and discarded labels ([audit]).",
     )
     parser.add_argument("run", type=Path, help="the build's run folder, e.g. outputs/demo")
@@ -52,7 +75,7 @@ def build_config(run: Path, files: Sequence[str]) -> Config:
     """The configuration that made `run` (an error when it names another run)."""
     if not run.is_dir():
         raise InputError("no build here (the run folder does not exist)", path=str(run))
-    paths = list(files) or [p for p in LuigiConfigParser._config_paths if Path(p).is_file()]
+    paths = list(files) or [str(path) for path in luigi_files()]
     if not paths:
         raise ConfigError("no config file: give the build's with --config (or run in its folder)")
     config = load_config(*paths)
@@ -77,8 +100,7 @@ def audit_run(config: Config, pools: Sequence[str]) -> list[str]:
                 "luigi --module pipelines CreateDataset",
                 path=str(pool.partition_stats),
             )
-        inputs = plan.audit_inputs(name)
-        steps.audit(inputs, auditing(inputs, config, plan), pool, shard_count(pool))
+        audit(plan.audit(name), layout)
         lines.append(summary_line(name, read_audit(pool)))
     return lines
 

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from tipqa.config import Choice
 from tipqa.indexes.embedders.base import EMBEDDERS, Embedder
 from tipqa.indexes.place import IndexPlace
 from tipqa.indexes.token_index.base import TOKEN_INDEXES, TokenIndex
 from tipqa.indexes.vector_index.base import VECTOR_INDEXES, EmbedsOnDemand, VectorIndex
-from tipqa.llm.answerers import ANSWERERS
-from tipqa.llm.answerers.base import Answerer
+from tipqa.llm.answerers.base import ANSWERERS, Answerer
 from tipqa.llm.cache import LLMCache
-from tipqa.llm.judges.base import JUDGES, KnowsContext, RelevanceJudge
+from tipqa.llm.judges.base import JUDGES, RelevanceJudge
 from tipqa.llm.keywords.base import KEYWORD_EXTRACTORS, KeywordExtractor
-from tipqa.stages.windows import WindowSettings, WindowStepSettings
 
 
 def make_token_index(choice: Choice, place: IndexPlace) -> TokenIndex:
@@ -61,14 +59,3 @@ def make_judge(choice: Choice, cache: Path | None) -> RelevanceJudge:
 def make_answerer(choice: Choice, cache: Path | None) -> Answerer:
     """The model under evaluation of `choice`, asked through the LLM cache at `cache`."""
     return ANSWERERS.create(choice.backend, choice.settings, **_cache(cache, True))
-
-
-def window_settings(step: WindowStepSettings, judge: Choice) -> WindowSettings:
-    """Judge-window limits: `max_words` if set, else what the judge's context holds.
-
-    Judge settings that know their context length (the vLLM judge's) say how many words fit,
-    without loading the model; other judges get the paper's 30,000 words.
-    """
-    if step.max_words is None and JUDGES.has(judge.backend, "knows_context"):
-        return step.resolve(cast(KnowsContext, judge.settings).window_words())
-    return step.resolve(None)

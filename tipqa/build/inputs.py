@@ -1,106 +1,38 @@
-"""The run's inputs from configuration: the demo world, the corpus, and the question pools."""
+"""The run's inputs: the demo world, the corpus, and the question pools and their shards."""
 
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
-from typing import Any, ClassVar
 
-from tipqa.config import Choice, VectorStepSettings
+from tipqa.build.step_inputs import QuestionsInputs, WorldInputs
+from tipqa.config import Choice
 from tipqa.config.pools import Pool
 from tipqa.core.errors import InputError
-from tipqa.core.fingerprint import StepInputs
-from tipqa.core.jsonl import write_records
-from tipqa.core.layout import QUESTIONS, TOKEN_INDEX, VECTOR_INDEX, WORLD, PoolLayout, RunLayout
+from tipqa.core.jsonl import read_records, write_records
+from tipqa.core.layout import PoolLayout, RunLayout, ShardLayout
+from tipqa.core.records import Question
 from tipqa.core.stats import StepStats, read_stats
+from tipqa.core.steps import Step
 from tipqa.sources.corpus.base import CORPUS_READERS, Corpus
-from tipqa.sources.demo.world import DEMO, DemoSettings, WorldSpec, write_world
+from tipqa.sources.demo.world import DEMO, WorldSpec, write_world
 from tipqa.sources.questions.base import QUESTION_SOURCES, FromFiles, QuestionSource
-
-
-@dataclass(frozen=True)
-class WorldInputs(StepInputs):
-    """The demo world: its settings, and k1 (it sizes the discarded cases)."""
-
-    step: ClassVar[str] = WORLD
-    demo: DemoSettings
-    k1: int
-
-    def settings(self) -> dict[str, Any]:
-        return {"demo": self.demo.identity(), "k1": self.k1}
-
-
-@dataclass(frozen=True)
-class QuestionsInputs(StepInputs):
-    """A pool's questions: the pool's settings and raw input (`source`), and the shard size."""
-
-    step: ClassVar[str] = QUESTIONS
-    pool: Pool
-    shard_size: int
-    source: Any
-
-    def settings(self) -> dict[str, Any]:
-        return {"pool": self.pool.identity(), "shard_size": self.shard_size}
-
-    def upstream(self) -> dict[str, Any]:
-        return {"source": self.source}
-
-
-@dataclass(frozen=True)
-class IndexInputs(StepInputs):
-    """An index build's corpus (and, for Elasticsearch, the cluster's identity)."""
-
-    corpus: dict[str, Any]
-    elasticsearch: dict[str, Any] | None
-
-    def upstream(self) -> dict[str, Any]:
-        cluster = {} if self.elasticsearch is None else {"elasticsearch": self.elasticsearch}
-        return {"corpus": self.corpus, **cluster}
-
-
-@dataclass(frozen=True)
-class TokenIndexInputs(IndexInputs):
-    """The token index: the index backend's build settings, over the corpus."""
-
-    step: ClassVar[str] = TOKEN_INDEX
-    token_index: Choice
-
-    def settings(self) -> dict[str, Any]:
-        return {"token_index": self.token_index.build_identity()}
-
-
-@dataclass(frozen=True)
-class VectorIndexInputs(IndexInputs):
-    """The vector index: the embedder (passages), the index and the chunking, over the corpus."""
-
-    step: ClassVar[str] = VECTOR_INDEX
-    embedder: Choice
-    vector_index: Choice
-    chunking: VectorStepSettings
-
-    def settings(self) -> dict[str, Any]:
-        return {
-            "embedder": self.embedder.build_identity(),
-            "vector_index": self.vector_index.build_identity(),
-            "chunking": self.chunking.identity(),
-        }
 
 
 def make_world(inputs: WorldInputs, layout: RunLayout) -> StepStats:
     """Write the demo world for these settings (its discarded cases sized to k1)."""
-    stats = StepStats(WORLD, provenance=inputs.record.provenance())
+    stats = StepStats(Step.WORLD, provenance=inputs.record.provenance())
     demo = inputs.demo
     spec = WorldSpec(documents=demo.documents, seed=demo.seed, k1=inputs.k1, files=demo.files)
-    for name, value in write_world(spec, layout.world).items():
+    for name, value in write_world(spec, layout.world.root).items():
         stats.add(name, value)
-    stats.write(layout.world_stats)
+    stats.write(layout.world.stats)
     return stats
 
 
 def open_corpus(choice: Choice, layout: RunLayout, *, progress: bool | None = None) -> Corpus:
     """The configured corpus reader; `demo` reads the demo world's corpus files."""
     if choice.backend == DEMO:
-        settings = CORPUS_READERS.parse("files", "corpus", {"paths": [str(layout.world_corpus)]})
+        settings = CORPUS_READERS.parse("files", "corpus", {"paths": [str(layout.world.corpus)]})
         return CORPUS_READERS.create("files", settings, progress=progress)
     return CORPUS_READERS.create(choice.backend, choice.settings, progress=progress)
 
@@ -108,7 +40,7 @@ def open_corpus(choice: Choice, layout: RunLayout, *, progress: bool | None = No
 def question_source(pool: Pool, layout: RunLayout) -> QuestionSource:
     """The configured question source of a pool; `demo` reads the demo world's questions."""
     if pool.source == DEMO:
-        paths = {"paths": [str(layout.world_questions)]}
+        paths = {"paths": [str(layout.world.questions)]}
         return QUESTION_SOURCES.create(
             "tipqa-jsonl", QUESTION_SOURCES.parse("tipqa-jsonl", "", paths)
         )
@@ -134,7 +66,7 @@ def prepare_questions(inputs: QuestionsInputs, layout: RunLayout) -> StepStats:
         )
     out = layout.pool(pool.name)
     info = {"source": pool.source}
-    stats = StepStats(QUESTIONS, info=info, provenance=inputs.record.provenance())
+    stats = StepStats(Step.QUESTIONS, info=info, provenance=inputs.record.provenance())
     stats.merge(source.stats)
     stats.add("written", len(questions))
     shutil.rmtree(out.shards, ignore_errors=True)
@@ -156,3 +88,13 @@ def shard_count(pool: PoolLayout) -> int:
             "records no shard count: prepare the questions again", path=str(pool.questions_stats)
         )
     return int(shards)
+
+
+def shard_questions(shard: ShardLayout) -> list[Question]:
+    """The questions of one shard (written when the pool's questions were prepared)."""
+    return read_records(shard.questions, Question)
+
+
+def pool_shards(pool: PoolLayout, count: int) -> list[tuple[list[Question], ShardLayout]]:
+    """Every shard of a pool with its questions."""
+    return [(shard_questions(pool.shard(i)), pool.shard(i)) for i in range(count)]

@@ -27,37 +27,9 @@ from tipqa.build.plan import Plan
 from tipqa.config import read_config
 from tipqa.config.reference import between, write_page
 from tipqa.core import cli
-from tipqa.core import layout as steps
-from tipqa.core.fingerprint import StepRecord
+from tipqa.core.fingerprint import StepInputs, StepRecord
+from tipqa.core.steps import SHARD_STEPS, Step
 from tipqa.training_order.synthetic import write_megatron
-
-STEP_ORDER = (
-    steps.WORLD,
-    steps.QUESTIONS,
-    steps.TOKEN_INDEX,
-    steps.VECTOR_INDEX,
-    steps.KEYWORDS,
-    steps.TOKEN_SEARCH,
-    steps.TOKEN_JUDGE,
-    steps.COST_PREVIEW,
-    steps.VECTOR_SEARCH,
-    steps.VECTOR_JUDGE,
-    steps.PARTITION,
-    steps.VERBATIM,
-    steps.AUDIT,
-    steps.TRAINING_INDEX,
-    steps.BOUNDARY,
-    steps.SPLITS,
-    steps.HUB_FOLDER,
-    steps.REPORT,
-    steps.ANNOTATION_EXPORT,
-    steps.ANNOTATION_PUSH,
-    steps.ANNOTATION_PULL,
-    steps.ANNOTATION_AGREEMENT,
-    steps.PREDICTIONS,
-    steps.EVALUATE,
-)
-"""Every step of a build, in the order a build runs them."""
 
 SECTIONS = {
     "demo": "[demo]",
@@ -88,7 +60,7 @@ SECTIONS = {
 }
 """The config section behind each group of settings a step record holds."""
 
-NOT_SETTINGS = {(steps.PARTITION, "pool")}
+NOT_SETTINGS = {(Step.PARTITION, "pool")}
 """Groups that name what a step is of (the partition's pool), not a setting."""
 
 RAW_INPUTS = {
@@ -170,7 +142,7 @@ def _sections(root: Path) -> list[dict[str, dict[str, str]]]:
 
 def records(plan: Plan, completed: list[str]) -> list[StepRecord]:
     """Every step's record of `plan` (the per-pool steps of every pool)."""
-    found = [
+    found: list[StepInputs] = [
         plan.world,
         plan.token_index,
         plan.vector_index,
@@ -190,11 +162,11 @@ def records(plan: Plan, completed: list[str]) -> list[StepRecord]:
     for pool in plan.config.pool_names:
         found += [plan.questions(pool), plan.cost_preview(pool), plan.partition(pool)]
         found += [plan.verbatim(pool), plan.audit(pool)]
-        found += [plan.pool_step(pool, step) for step in steps.SHARD_STEPS]
+        found += [plan.pool_step(pool, step) for step in SHARD_STEPS]
         found.append(plan.boundary(pool))
     if plan.training_index is not None:
         found.append(plan.training_index)
-    return found
+    return [inputs.record for inputs in found]
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -258,7 +230,7 @@ def _downstream(starts: Iterable[str], after: Mapping[str, set[str]]) -> set[str
 
 
 def _ordered(names: Iterable[str]) -> tuple[str, ...]:
-    return tuple(step for step in STEP_ORDER if step in set(names))
+    return tuple(step for step in Step if step in set(names))
 
 
 def rerun_rows() -> list[Row]:
@@ -280,10 +252,10 @@ def rerun_rows() -> list[Row]:
                     decides.setdefault((raw, ""), set()).add(record.step)
     grouped: dict[tuple[str, tuple[str, ...], tuple[str, ...]], list[str]] = {}
     for (section, key), direct in decides.items():
-        reruns = _ordered(_downstream(direct - {steps.WORLD}, after))
+        reruns = _ordered(_downstream(direct - {Step.WORLD}, after))
         grouped.setdefault((section, _ordered(direct), reruns), []).append(key)
     rows = [
-        Row(section, tuple(sorted(k for k in keys if k)), direct, reruns, steps.WORLD in direct)
+        Row(section, tuple(sorted(k for k in keys if k)), direct, reruns, Step.WORLD in direct)
         for (section, direct, reruns), keys in grouped.items()
     ]
     return sorted(rows, key=_place)
@@ -291,8 +263,8 @@ def rerun_rows() -> list[Row]:
 
 def _place(row: Row) -> tuple[int, str]:
     """Where a row goes: at the first step it decides after the demo world."""
-    first = next((step for step in row.decides if step != steps.WORLD), steps.WORLD)
-    return STEP_ORDER.index(first), row.changed
+    first = next((step for step in row.decides if step != Step.WORLD), Step.WORLD)
+    return list(Step).index(Step(first)), row.changed
 
 
 def _key(key: str) -> str:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import shlex
 from collections import Counter
+from collections.abc import Callable
 
 from tipqa.audit.markdown import summary_line
+from tipqa.core.errors import UndeterminedError
 from tipqa.core.jsonl import atomic_open
 from tipqa.core.layout import RunLayout
 from tipqa.core.stats import read_stats
@@ -182,3 +184,21 @@ def write_summary(
     with atomic_open(run.summary) as handle:
         handle.write(text.encode())
     return text
+
+
+def finish_build(
+    run: RunLayout,
+    pools: list[str],
+    config_path: str | None,
+    say: Callable[[str], None],
+    *,
+    boundary: bool,
+    audited: bool,
+    accept_undetermined: bool,
+) -> None:
+    """CreateDataset's end: the summary written and said; an UndeterminedError when questions
+    are undetermined, unless that is accepted."""
+    say(write_summary(run, pools, config_path, boundary, audited))
+    undetermined = undetermined_count(run, pools)
+    if undetermined and not accept_undetermined:
+        raise UndeterminedError(undetermined, str(run.summary))

@@ -34,7 +34,7 @@ from tipqa.indexes.es.client import EsConnection
 from tipqa.indexes.token_index.base import TOKEN_INDEXES
 from tipqa.indexes.token_index.elasticsearch import ElasticsearchTokenSettings
 from tipqa.indexes.vector_index.base import VECTOR_INDEXES
-from tipqa.llm.answerers import ANSWERERS
+from tipqa.llm.answerers.base import ANSWERERS
 from tipqa.llm.judges.base import JUDGES
 from tipqa.llm.keywords.base import KEYWORD_EXTRACTORS
 from tipqa.sources.corpus.base import CORPUS_READERS
@@ -76,7 +76,7 @@ class BuildSettings(Settings):
 
 
 @dataclass(frozen=True)
-class VectorStepSettings(Settings):
+class VectorChunkingSettings(Settings):
     """[vector_index] keys of the index build itself, whatever the backend."""
 
     chunk_overlap_tokens: int = setting(0, doc="tokens shared by consecutive chunks")
@@ -113,10 +113,10 @@ class Config:
     token_index: Choice
     embedder: Choice
     vector_index: Choice
-    vector_build: VectorStepSettings
+    vector_chunking: VectorChunkingSettings
     keywords: Choice
     judge: Choice
-    windows: WindowStepSettings
+    judging: WindowStepSettings
     elasticsearch: EsConnection
     splits: SplitSettings
     hub: HubSettings
@@ -220,7 +220,7 @@ SELECTOR = "backend"
 SEAMS: dict[str, Seam] = {
     "token_index": Seam(TOKEN_INDEXES, "tantivy"),
     "embedder": Seam(EMBEDDERS, "sentence-transformers"),
-    "vector_index": Seam(VECTOR_INDEXES, "candidates", VectorStepSettings),
+    "vector_index": Seam(VECTOR_INDEXES, "candidates", VectorChunkingSettings),
     "keywords": Seam(KEYWORD_EXTRACTORS, "rules"),
     "judge": Seam(JUDGES, "rules", WindowStepSettings),
     "training_order": Seam(TRAINING_ORDERS, "megatron"),
@@ -263,10 +263,10 @@ def read_config(sections: Sections) -> Config:
         token_index=seams["token_index"],
         embedder=seams["embedder"],
         vector_index=seams["vector_index"],
-        vector_build=step(VectorStepSettings, "vector_index"),
+        vector_chunking=step(VectorChunkingSettings, "vector_index"),
         keywords=seams["keywords"],
         judge=seams["judge"],
-        windows=step(WindowStepSettings, "judge"),
+        judging=step(WindowStepSettings, "judge"),
         elasticsearch=section(EsConnection, "elasticsearch"),
         splits=splits,
         hub=section(HubSettings, "hub"),

@@ -24,7 +24,7 @@ from tipqa.core.errors import InputError
 from tipqa.core.registry import Registry
 from tipqa.core.settings import Settings, keys, plain
 from tipqa.evaluate.settings import ANSWERER_SECTION
-from tipqa.llm.answerers import ANSWERERS
+from tipqa.llm.answerers.base import ANSWERERS
 from tipqa.sources.corpus.base import CORPUS_READERS
 from tipqa.sources.corpus.files import FileGroupSettings
 from tipqa.sources.questions.base import QUESTION_SOURCES

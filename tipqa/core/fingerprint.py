@@ -111,3 +111,8 @@ class StepInputs:
     def record(self) -> StepRecord:
         """The step's record: its fingerprint and provenance."""
         return StepRecord(self.step, self.settings(), self.upstream())
+
+    @property
+    def fingerprint(self) -> str:
+        """The step's fingerprint (its record's)."""
+        return self.record.fingerprint

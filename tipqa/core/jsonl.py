@@ -48,9 +48,10 @@ def write_records(path: str | os.PathLike[str], records: Iterable[Record]) -> in
 
 
 def write_json(path: str | os.PathLike[str], data: object) -> None:
-    """Write one JSON document atomically (indented, keys sorted)."""
+    """Write one JSON document atomically (indented, keys sorted; a `Step` key as its name)."""
+    options = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
     with atomic_open(path) as out:
-        out.write(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+        out.write(orjson.dumps(data, option=options))
         out.write(b"\n")
 
 

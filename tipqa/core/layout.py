@@ -1,7 +1,6 @@
-"""Where a run keeps its files, and what its steps are called: one place for both.
+"""Where a run keeps its files: every output path of a build comes from here.
 
-Every output path of a build comes from here; every step name used in stats files,
-fingerprints and tests is one of the constants below.
+The steps' names are `tipqa.core.steps.Step`.
 """
 
 from __future__ import annotations
@@ -10,33 +9,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-WORLD = "world"
-QUESTIONS = "questions"
-TOKEN_INDEX = "token_index"
-VECTOR_INDEX = "vector_index"
-KEYWORDS = "keywords"
-TOKEN_SEARCH = "token_search"
-TOKEN_JUDGE = "token_judge"
-VECTOR_SEARCH = "vector_search"
-VECTOR_JUDGE = "vector_judge"
-PARTITION = "partition"
-SPLITS = "splits"
-HUB_FOLDER = "hub_folder"
-REPORT = "report"
-COST_PREVIEW = "cost_preview"
-ANNOTATION_EXPORT = "annotation_export"
-ANNOTATION_AGREEMENT = "annotation_agreement"
-TRAINING_INDEX = "training_index"
-BOUNDARY = "boundary"
-ANNOTATION_PUSH = "annotation_push"
-ANNOTATION_PULL = "annotation_pull"
-PREDICTIONS = "predictions"
-EVALUATE = "evaluate"
-AUDIT = "audit"
-VERBATIM = "verbatim"
-
-SHARD_STEPS = (KEYWORDS, TOKEN_SEARCH, TOKEN_JUDGE, VECTOR_SEARCH, VECTOR_JUDGE)
-"""The steps of Algorithm 1 that run per block of questions, in order."""
+from tipqa.core.steps import Step
 
 
 @dataclass(frozen=True)
@@ -51,24 +24,9 @@ class RunLayout:
         return cls(Path(output_root) / run)
 
     @property
-    def world(self) -> Path:
+    def world(self) -> WorldLayout:
         """The demo world (corpus files, questions, expected labels)."""
-        return self.root / "world"
-
-    @property
-    def world_stats(self) -> Path:
-        """The demo world's stats file, written last."""
-        return self.world / "world.stats.json"
-
-    @property
-    def world_corpus(self) -> Path:
-        """The demo world's corpus files."""
-        return self.world / "corpus"
-
-    @property
-    def world_questions(self) -> Path:
-        """The demo world's questions."""
-        return self.world / "questions.jsonl"
+        return WorldLayout(self.root / "world")
 
     @property
     def token_index(self) -> Path:
@@ -88,11 +46,16 @@ class RunLayout:
         """The stats file of starting an index built in parts (created in build mode)."""
         return self.root / "index" / f"{step}-files" / "start.stats.json"
 
-    def index_file_stats(self, step: str, corpus_file: str) -> Path:
-        """The stats file of one corpus file's part of a sharded index build."""
+    def index_part_stats(self, step: str, corpus_file: str) -> Path:
+        """The stats file of one corpus file's part of an index built in parts."""
         digest = hashlib.sha256(corpus_file.encode()).hexdigest()[:16]
         name = Path(corpus_file).name or "corpus"
         return self.root / "index" / f"{step}-files" / f"{name}.{digest}.stats.json"
+
+    @property
+    def cost_sample_index(self) -> Path:
+        """PreviewCost's token index of the corpus sample (embedded, whatever the backend)."""
+        return self.root / "index" / "token-sample"
 
     @property
     def llm_cache(self) -> Path:
@@ -158,7 +121,9 @@ class RunLayout:
 
     def evaluation(self, backend: str, model: str, split: str) -> EvaluationLayout:
         """The evaluation of `model` (on answerer `backend`) on `split`."""
-        return EvaluationLayout(self.root / EVALUATE / f"{backend}-{model_slug(model)}" / split)
+        return EvaluationLayout(
+            self.root / Step.EVALUATE / f"{backend}-{model_slug(model)}" / split
+        )
 
 
 def model_slug(model: str) -> str:
@@ -171,6 +136,42 @@ def model_slug(model: str) -> str:
         return "--".join(parts)
     digest = hashlib.sha256(model.encode()).hexdigest()[:8]
     return f"{parts[-1]}-{digest}"
+
+
+@dataclass(frozen=True)
+class WorldLayout:
+    """The demo world's files: its corpus, its questions and their expected labels."""
+
+    root: Path
+
+    @property
+    def corpus(self) -> Path:
+        """The folder of the corpus files."""
+        return self.root / "corpus"
+
+    def corpus_file(self, part: int) -> Path:
+        """Corpus file number `part`."""
+        return self.corpus / f"part-{part:05d}.jsonl"
+
+    @property
+    def questions(self) -> Path:
+        """The questions (`Question`)."""
+        return self.root / "questions.jsonl"
+
+    @property
+    def expected(self) -> Path:
+        """Each question's expected label and why (`Expected`)."""
+        return self.root / "expected.jsonl"
+
+    @property
+    def spec(self) -> Path:
+        """The world's settings and counts."""
+        return self.root / "world.json"
+
+    @property
+    def stats(self) -> Path:
+        """The world step's stats file, written last."""
+        return self.root / "world.stats.json"
 
 
 @dataclass(frozen=True)
@@ -207,6 +208,11 @@ class EvaluationLayout:
     def report(self) -> Path:
         """The Markdown report."""
         return self.root / "report.md"
+
+    @property
+    def confidence(self) -> Path:
+        """Each question's confidences by method (sampled answers, P(True), ...)."""
+        return self.root / "confidence.jsonl"
 
     def figure(self, name: str) -> Path:
         """A figure of the report (`reliability`, `breakdown-stage`, ...)."""
@@ -254,6 +260,10 @@ class PoolLayout:
     def shard(self, index: int) -> ShardLayout:
         """The files of question shard `index`."""
         return ShardLayout(self.shards / f"shard-{index:05d}")
+
+    def shard_folders(self) -> list[ShardLayout]:
+        """The pool's shards there are on disk, in order."""
+        return [ShardLayout(path) for path in sorted(self.shards.glob("shard-*"))]
 
     @property
     def partition(self) -> Path:
@@ -414,7 +424,7 @@ class ShardLayout:
 
     @property
     def keywords(self) -> Path:
-        """The shard's the keywords of each question (`Keywords`)."""
+        """The shard's keywords of each question (`Keywords`)."""
         return self.data("keywords")
 
     @property

@@ -156,8 +156,9 @@ class VectorCandidates(Record):
 
 
 @dataclass
-class JudgeRequest(Record):
-    """One relevance question put to a judge: is `text` sufficient to answer `question`?"""
+class Triplet(Record):
+    """A (question, answer, document unit) triplet for the judge: the question with its answer,
+    aliases and the keywords searched, the stage, the document and its unit (window or chunk)."""
 
     question_id: str
     question: str
@@ -167,6 +168,12 @@ class JudgeRequest(Record):
     stage: Stage
     doc_id: str
     unit_id: str
+
+
+@dataclass
+class JudgeRequest(Triplet):
+    """One relevance question put to a judge: is `text` sufficient to answer `question`?"""
+
     text: str
     start: int | None = None
     end: int | None = None

@@ -20,8 +20,9 @@ from tipqa.core.records import SCHEMA_VERSION
 class StepStats:
     """What one step (or shard of it) did: counts by name, errors by kind, seconds.
 
-    `provenance` (a `tipqa.build.plan.StepRecord`'s) says how the output was made: the fingerprint
-    that marks the step complete, the settings it ran with and the fingerprints of its inputs.
+    `provenance` (a `tipqa.core.fingerprint.StepRecord`'s) says how the output was made: the
+    fingerprint that marks the step complete, the settings it ran with and the fingerprints of
+    its inputs.
     """
 
     step: str

@@ -10,7 +10,7 @@ from typing import Any
 from tipqa.core.errors import InputError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json, read_records, write_records
-from tipqa.core.layout import PARTITION, SHARD_STEPS, PartitionLayout, ShardLayout
+from tipqa.core.layout import PartitionLayout, ShardLayout
 from tipqa.core.records import (
     LABELS,
     Decision,
@@ -20,6 +20,7 @@ from tipqa.core.records import (
     VectorInstance,
 )
 from tipqa.core.stats import StepStats
+from tipqa.core.steps import SHARD_STEPS, Step
 from tipqa.dataset.qrels import shard_units, write_relevance
 from tipqa.dataset.retry import shard_failures
 
@@ -78,7 +79,7 @@ def write_partition(
     `build` is how the shards were made (`tipqa.dataset.provenance.pool_provenance`), kept in the
     stats for the splits and the dataset card.
     """
-    stats = StepStats(PARTITION, info={"build": build}, provenance=record.provenance())
+    stats = StepStats(Step.PARTITION, info={"build": build}, provenance=record.provenance())
     rows: list[LabeledQuestion] = []
     instances: list[VectorInstance] = []
     failures: Counter[str] = Counter()

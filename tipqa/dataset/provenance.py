@@ -1,11 +1,10 @@
 """Provenance: how a pool's partition was made, read from what its steps recorded.
 
 Every step writes the settings it ran with and the fingerprints of its inputs into its stats
-file (`tipqa.build.plan.StepRecord.provenance`). A partition gathers those of all the steps behind
-it, with what the corpus reader skipped (`tipqa.dataset.corpus_reading`, from the token index
-build's
-stats); the splits check that their pools agree and keep the construction parameters; the
-dataset card shows them. Nothing here reads the current configuration.
+file (`tipqa.core.fingerprint.StepRecord.provenance`). A partition gathers those of all the
+steps behind it, with what the corpus reader skipped (`tipqa.dataset.corpus_reading`, from the
+token index build's stats); the splits check that their pools agree and keep the construction
+parameters; the dataset card shows them. Nothing here reads the current configuration.
 """
 
 from __future__ import annotations
@@ -13,22 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import tipqa
 from tipqa.core.errors import InputError
-from tipqa.core.layout import (
-    KEYWORDS,
-    QUESTIONS,
-    SHARD_STEPS,
-    TOKEN_INDEX,
-    TOKEN_JUDGE,
-    TOKEN_SEARCH,
-    VECTOR_INDEX,
-    VECTOR_SEARCH,
-    WORLD,
-    RunLayout,
-)
+from tipqa.core.layout import RunLayout
 from tipqa.core.records import SCHEMA_VERSION
 from tipqa.core.stats import read_stats
+from tipqa.core.steps import SHARD_STEPS, Step
+from tipqa.core.version import __version__
 from tipqa.dataset.corpus_reading import CorpusReading
 from tipqa.sources.demo.world import DEMO
 
@@ -52,7 +41,7 @@ def pool_provenance(run: RunLayout, pool: str, shards: int) -> dict[str, Any]:
     matched); otherwise this is an InputError naming the first shard that differs.
     """
     layout = run.pool(pool)
-    steps: dict[str, Any] = {QUESTIONS: recorded(layout.questions_stats)}
+    steps: dict[str, Any] = {Step.QUESTIONS: recorded(layout.questions_stats)}
     for step in SHARD_STEPS:
         first = recorded(layout.shard(0).stats(step))
         for number in range(1, shards):
@@ -62,13 +51,13 @@ def pool_provenance(run: RunLayout, pool: str, shards: int) -> dict[str, Any]:
                     f"{step} ran with other settings than shard 0: {REMEDY}", path=str(path)
                 )
         steps[step] = {"settings": first["settings"]}
-    for step in (TOKEN_INDEX, VECTOR_INDEX):
+    for step in (Step.TOKEN_INDEX, Step.VECTOR_INDEX):
         steps[step] = recorded(run.index_stats(step))
-    if steps[TOKEN_INDEX]["inputs"].get("corpus", {}).get("source") == DEMO:
-        steps[WORLD] = recorded(run.world_stats)
-    reading = CorpusReading.from_index_stats(read_stats(run.index_stats(TOKEN_INDEX), REMEDY))
+    if steps[Step.TOKEN_INDEX]["inputs"].get("corpus", {}).get("source") == DEMO:
+        steps[Step.WORLD] = recorded(run.world.stats)
+    reading = CorpusReading.from_index_stats(read_stats(run.index_stats(Step.TOKEN_INDEX), REMEDY))
     return {
-        "tipqa_version": tipqa.__version__,
+        "tipqa_version": __version__,
         "schema_version": SCHEMA_VERSION,
         "steps": steps,
         "corpus_reading": reading.to_dict(),
@@ -80,10 +69,10 @@ def shared_steps(provenance: dict[str, Any]) -> dict[str, Any]:
     steps = provenance["steps"]
     return {
         name: {"settings": step.get("settings"), "inputs": step.get("inputs")}
-        if name in (TOKEN_INDEX, VECTOR_INDEX, WORLD)
+        if name in (Step.TOKEN_INDEX, Step.VECTOR_INDEX, Step.WORLD)
         else {"settings": step.get("settings")}
         for name, step in steps.items()
-        if name != QUESTIONS
+        if name != Step.QUESTIONS
     }
 
 
@@ -91,21 +80,21 @@ def construction_parameters(provenance: dict[str, Any]) -> dict[str, Any]:
     """What a dataset card shows of how a partition was made (`corpus_reading` is None for a
     partition that did not record it)."""
     steps = provenance["steps"]
-    token_index = steps[TOKEN_INDEX]
-    vector_index = steps[VECTOR_INDEX]["settings"]
-    judging = steps[TOKEN_JUDGE]["settings"]
-    search = steps[VECTOR_SEARCH]["settings"]
+    token_index = steps[Step.TOKEN_INDEX]
+    vector_index = steps[Step.VECTOR_INDEX]["settings"]
+    judging = steps[Step.TOKEN_JUDGE]["settings"]
+    search = steps[Step.VECTOR_SEARCH]["settings"]
     return {
         "tipqa_version": provenance.get("tipqa_version"),
         "schema_version": provenance.get("schema_version"),
-        "k1": steps[TOKEN_SEARCH]["settings"].get("k1"),
+        "k1": steps[Step.TOKEN_SEARCH]["settings"].get("k1"),
         "k2": search.get("k2"),
         "corpus": _corpus(token_index["inputs"].get("corpus", {})),
         "token_index": token_index["settings"]["token_index"].get("backend"),
         "vector_index": vector_index["vector_index"].get("backend"),
         "vector_search": search["vector_index"],
         "embedder": {**vector_index["embedder"], **search["embedder"]},
-        "keywords": steps[KEYWORDS]["settings"]["keywords"],
+        "keywords": steps[Step.KEYWORDS]["settings"]["keywords"],
         "judge": judging["judge"],
         "windows": judging["windows"],
         "corpus_reading": provenance.get("corpus_reading"),

@@ -26,15 +26,16 @@ from pathlib import Path
 
 import orjson
 
-from tipqa.core.errors import InputError
 from tipqa.core.jsonl import atomic_open, iter_records, read_records
 from tipqa.core.layout import ShardLayout
 from tipqa.core.records import JudgedUnit, Judgment
+from tipqa.core.trec import trec_lines, trec_number
 
 QRELS_FILE = "qrels.txt"
 UNITS_FILE = "judged_units.jsonl"
 
 Qrels = dict[str, dict[str, int]]
+QRELS_FIELDS = ("qid", "0", "doc_id", "relevance")
 
 
 def judged_units(judgments: Iterable[Judgment], counts: Counter[str]) -> list[JudgedUnit]:
@@ -116,31 +117,10 @@ def write_relevance(groups: Iterable[list[JudgedUnit]], folder: Path) -> Counter
 
 def read_qrels(path: Path) -> Qrels:
     """Read a TREC qrels file (`qid iteration doc_id relevance`); bad lines are an InputError."""
-    if not Path(path).is_file():
-        raise InputError("no qrels file here", path=str(path))
     qrels: Qrels = {}
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            fields = line.split()
-            if not fields:
-                continue
-            if len(fields) != 4:
-                raise InputError(
-                    f"a qrels line has 4 fields (qid 0 doc_id relevance), got {len(fields)}",
-                    path=str(path),
-                    line=number,
-                )
-            qid, _, doc_id, relevance = fields
-            try:
-                value = int(relevance)
-            except ValueError:
-                raise InputError(
-                    f"relevance {relevance!r} is not an integer",
-                    path=str(path),
-                    line=number,
-                    field="relevance",
-                ) from None
-            qrels.setdefault(qid, {})[doc_id] = value
+    for number, (qid, _, doc_id, relevance) in trec_lines(path, "qrels", QRELS_FIELDS):
+        value = trec_number(relevance, int, "relevance", path, number, "an integer")
+        qrels.setdefault(qid, {})[doc_id] = value
     return qrels
 
 

@@ -15,9 +15,9 @@ from collections import Counter
 from pathlib import Path
 
 from tipqa.core.jsonl import read_json
-from tipqa.core.layout import SHARD_STEPS, PoolLayout, RunLayout, ShardLayout
+from tipqa.core.layout import PoolLayout, RunLayout, ShardLayout
+from tipqa.core.steps import SHARD_STEPS, Step
 
-STEPS = list(SHARD_STEPS)
 FAILURE_PREFIXES = ("judgment_", "extraction_failed")
 
 
@@ -31,12 +31,12 @@ def step_failures(shard: ShardLayout, step: str) -> Counter[str]:
 
 def shard_failures(shard: ShardLayout) -> Counter[str]:
     """The LLM failures every step of the shard recorded, by kind."""
-    return sum((step_failures(shard, step) for step in STEPS), Counter())
+    return sum((step_failures(shard, step) for step in SHARD_STEPS), Counter())
 
 
 def first_failed_step(shard: ShardLayout) -> str | None:
     """The earliest step of the shard whose stats record an LLM failure, if any."""
-    return next((step for step in STEPS if step_failures(shard, step)), None)
+    return next((step for step in SHARD_STEPS if step_failures(shard, step)), None)
 
 
 def reset_shard(shard: ShardLayout, step: str) -> list[Path]:
@@ -45,7 +45,7 @@ def reset_shard(shard: ShardLayout, step: str) -> list[Path]:
     Their data files stay until the steps rerun and replace them atomically.
     """
     removed = []
-    for later in STEPS[STEPS.index(step) :]:
+    for later in SHARD_STEPS[SHARD_STEPS.index(Step(step)) :]:
         path = shard.stats(later)
         if path.is_file():
             path.unlink()

@@ -35,7 +35,6 @@ import orjson
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import atomic_open, iter_records, read_json, read_records
-from tipqa.core.layout import SPLITS as SPLITS_STEP
 from tipqa.core.layout import PartitionLayout, PoolLayout, RunLayout, SplitsLayout
 from tipqa.core.records import (
     LABELS,
@@ -48,6 +47,7 @@ from tipqa.core.records import (
 )
 from tipqa.core.settings import Settings, setting
 from tipqa.core.stats import StepStats, read_stats
+from tipqa.core.steps import Step
 from tipqa.dataset.provenance import REMEDY, construction_parameters, shared_steps
 from tipqa.dataset.qrels import judged_units, split_relevance
 
@@ -376,7 +376,7 @@ def make_splits(
     """Read the pools' partitions, write every split's questions and instances, then stats.
 
     `evaluation` writes files that evaluate the test split into the splits folder before the
-    stats file (the lm-evaluation-harness task, `tipqa.lmeval_task.write_task_folder`).
+    stats file (the lm-evaluation-harness task, `tipqa.lmeval_task.task_files.write_task_folder`).
     """
     pools = [read_pool(name, run.pool(name), plan) for name in plan.used_pools]
     parameters = agreed_parameters(pools)
@@ -394,7 +394,7 @@ def make_splits(
     judged = split_relevance(folders, membership, names, layout.root, added)
     for stale in set(SPLITS) - set(names):
         shutil.rmtree(layout.folder(stale), ignore_errors=True)
-    stats = StepStats(SPLITS_STEP, provenance=record.provenance())
+    stats = StepStats(Step.SPLITS, provenance=record.provenance())
     sources = {"test": plan.test_pool, "train": plan.train_pool}
     sources["validation"] = plan.train_pool
     summary: dict[str, Any] = {}

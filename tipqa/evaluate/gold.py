@@ -63,13 +63,11 @@ def load_gold(
     """
     path = Path(source)
     if path.is_dir():
-        if (path / "questions.jsonl").is_file():
-            return _split_folder(path, path.name)
-        if (path / split / "questions.jsonl").is_file():
-            return _split_folder(path / split, split)
-        run_splits = RunLayout(path).splits
-        if (run_splits / split / "questions.jsonl").is_file():
-            return _split_folder(run_splits / split, split)
+        places = ((path.parent, path.name), (path, split), (RunLayout(path).splits, split))
+        for splits, name in places:
+            layout = SplitsLayout(splits)
+            if layout.questions(name).is_file():
+                return _split_folder(layout.folder(name), name)
         if (path / HUB_CONFIG).is_dir() and (path / "README.md").is_file():
             return _hub_folder(path, split, cache_dir)
         raise InputError(
@@ -92,7 +90,7 @@ def _split_folder(folder: Path, split: str) -> GoldSet:
         version = int(read_stats(stats_path, REBUILD)["schema_version"])
     else:
         log.warning("%s: no splits stats file beside it; schema version not checked", folder)
-    path = folder / "questions.jsonl"
+    path = SplitsLayout(folder.parent).questions(folder.name)
     questions = list(iter_records(path, LabeledQuestion))
     return _checked(GoldSet(questions, str(folder), split, version), str(path))
 

@@ -19,7 +19,7 @@ from tipqa.evaluate.confidence import ConfidenceSettings, Rated, method_measures
 from tipqa.evaluate.gold import load_gold
 from tipqa.evaluate.predict import make_predictions
 from tipqa.evaluate.refusal import RefusalDetector
-from tipqa.evaluate.sampling import CONFIDENCE_FILE, rate, write_confidences
+from tipqa.evaluate.sampling import rate, write_confidences
 from tipqa.evaluate.score import ScoringSettings, score_file, write_evaluation
 from tipqa.llm.answerers.base import Answerer
 from tipqa.llm.answerers.llm import LLMAnswerer
@@ -64,7 +64,7 @@ def evaluate_model(
             for s in scored
         ]
         rows = [{"id": r.id, "correct": r.correct, "known": r.known, **r.values} for r in rated]
-    write_confidences(folder.root / CONFIDENCE_FILE, rows)
+    write_confidences(folder.confidence, rows)
     result["confidence_methods"] = method_measures(rated, scoring.bins, fit_on)
     result["confidence_settings"] = confidence.to_dict()
     result["confidence_counts"] = {"counts": dict(stats.counts), "errors": dict(stats.errors)}

@@ -29,9 +29,10 @@ from tqdm import tqdm
 
 from tipqa.core.errors import InputError, TipqaError
 from tipqa.core.fingerprint import StepRecord
-from tipqa.core.layout import PREDICTIONS, EvaluationLayout
+from tipqa.core.layout import EvaluationLayout
 from tipqa.core.records import LabeledQuestion
 from tipqa.core.stats import StepStats, recorded_fingerprint
+from tipqa.core.steps import Step
 from tipqa.evaluate.gold import GoldSet
 from tipqa.evaluate.predictions import Prediction, parse_prediction, write_predictions
 from tipqa.llm.answerers.base import Answerer
@@ -51,7 +52,7 @@ def answerer_record(answerer: Answerer, gold: GoldSet) -> StepRecord:
             **answerer.decoding(),
         }
     }
-    return StepRecord(PREDICTIONS, settings, {"gold": gold.source, "split": gold.split})
+    return StepRecord(Step.PREDICTIONS, settings, {"gold": gold.source, "split": gold.split})
 
 
 def read_done(path: Path, gold_ids: set[str], stats: StepStats) -> dict[str, Prediction]:
@@ -107,7 +108,7 @@ def make_predictions(
     out, partial = folder.predictions, folder.predictions_partial(record.fingerprint)
     ids = set(gold.ids)
     stats = StepStats(
-        PREDICTIONS,
+        Step.PREDICTIONS,
         info={
             "backend": answerer.backend,
             "model": answerer.model,

@@ -16,43 +16,21 @@ from pathlib import Path
 from typing import Any
 
 from tipqa.core.errors import InputError
+from tipqa.core.trec import trec_lines, trec_number
 from tipqa.dataset.qrels import Qrels
 
 Run = dict[str, list[str]]
-
-
-def _number(value: str, kind: type, path: Path, line: int, name: str) -> Any:
-    """`value` as an int or float; an InputError naming file, line and field otherwise."""
-    try:
-        return kind(value)
-    except ValueError:
-        raise InputError(
-            f"{name} {value!r} is not a number", path=str(path), line=line, field=name
-        ) from None
+RUN_FIELDS = ("qid", "Q0", "doc_id", "rank", "score", "tag")
 
 
 def read_run(path: Path, counts: Counter[str] | None = None) -> Run:
     """Each question's retrieved documents, best first; bad lines are an InputError."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("no run file here", path=str(path))
     counts = Counter() if counts is None else counts
     entries: dict[str, list[tuple[float, int, int, str]]] = {}
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            fields = line.split()
-            if not fields:
-                continue
-            if len(fields) != 6:
-                raise InputError(
-                    f"a run line has 6 fields (qid Q0 doc_id rank score tag), got {len(fields)}",
-                    path=str(path),
-                    line=number,
-                )
-            qid, _, doc_id, rank, score, _ = fields
-            place = _number(rank, int, path, number, "rank")
-            value = _number(score, float, path, number, "score")
-            entries.setdefault(qid, []).append((-value, place, number, doc_id))
+    for number, (qid, _, doc_id, rank, score, _) in trec_lines(path, "run", RUN_FIELDS):
+        place = trec_number(rank, int, "rank", path, number, "a number")
+        value = trec_number(score, float, "score", path, number, "a number")
+        entries.setdefault(qid, []).append((-value, place, number, doc_id))
     run: Run = {}
     for qid, found in entries.items():
         ranked: list[str] = []

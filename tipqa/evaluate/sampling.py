@@ -31,7 +31,6 @@ from tipqa.llm.answerers.llm import LLMAnswerer
 from tipqa.llm.chat import ChatModel, ChatPrompt, Decoding, p_yes
 from tipqa.llm.prompts import load_template
 
-CONFIDENCE_FILE = "confidence.jsonl"
 P_TRUE_PROMPT = "p-true-v1"
 TOP_LOGPROBS = 5
 

@@ -22,9 +22,10 @@ import orjson
 from tipqa.core.errors import ConfigError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import atomic_open, write_json
-from tipqa.core.layout import EVALUATE, EvaluationLayout
+from tipqa.core.layout import EvaluationLayout
 from tipqa.core.settings import Settings, setting
 from tipqa.core.stats import StepStats
+from tipqa.core.steps import Step
 from tipqa.evaluate.bootstrap import bootstrap_intervals
 from tipqa.evaluate.breakdown import by_matches, by_stage
 from tipqa.evaluate.calibration import (
@@ -186,7 +187,7 @@ def write_evaluation(
     folder = EvaluationLayout(Path(out))
     provenance = record.provenance() if record is not None else None
     info = {"gold": result["gold"], **result["predictions"]}
-    stats = StepStats(EVALUATE, info=info, provenance=provenance)
+    stats = StepStats(Step.EVALUATE, info=info, provenance=provenance)
     folder.stats.unlink(missing_ok=True)
     with atomic_open(folder.scored) as handle:
         for item in scored:

@@ -24,9 +24,10 @@ from tipqa.audit.markdown import trust_section
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import iter_records, read_json
-from tipqa.core.layout import HUB_FOLDER, RunLayout, SplitsLayout
+from tipqa.core.layout import RunLayout, SplitsLayout
 from tipqa.core.records import SCHEMA_VERSION, JudgedUnit, LabeledQuestion, VectorInstance
 from tipqa.core.stats import StepStats, read_stats
+from tipqa.core.steps import Step
 from tipqa.dataset.partition import question_row
 from tipqa.dataset.provenance import REMEDY
 from tipqa.dataset.qrels import QRELS_FILE, UNITS_FILE
@@ -286,7 +287,7 @@ def build_hub_folder(
     staging = out.with_name(out.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    step = StepStats(HUB_FOLDER, provenance=record.provenance())
+    step = StepStats(Step.HUB_FOLDER, provenance=record.provenance())
     extra = extension.configs(stats["info"]) if extension is not None else []
     folder = write_data_files(layout, staging, available, rows_per_file, extra)
     copy_qrels(layout, staging, folder)

@@ -14,11 +14,13 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+from tqdm import tqdm
 
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.records import Chunk, Document
 from tipqa.core.stats import StepStats
 from tipqa.indexes.embedders.base import Embedder
+from tipqa.indexes.vector_index.base import VectorIndex
 
 TokenCounter = Callable[[list[str]], list[int]]
 
@@ -225,3 +227,57 @@ def iter_chunks(
             if splitter.oversized > oversized:
                 stats.error("chunk_over_token_limit", splitter.oversized - oversized)
         yield from chunks
+
+
+def _batches(items: Iterable[Chunk], size: int) -> Iterator[list[Chunk]]:
+    """Consecutive lists of at most `size` items."""
+    batch: list[Chunk] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def embed_chunks(
+    embedder: Embedder,
+    chunks: Iterable[Chunk],
+    index: VectorIndex,
+    *,
+    batch_size: int = 256,
+    checkpoint_every: int = 0,
+    stats: StepStats | None = None,
+    progress: bool = True,
+) -> dict[str, float]:
+    """Embed a stream of chunks into `index` in bounded memory, then checkpoint the index.
+
+    Chunks whose ids the index already holds are not embedded again, so a rerun after a crash
+    resumes; `checkpoint_every` > 0 calls `index.checkpoint()` after that many newly added
+    chunks. The index is made durable, not searchable (`finish` is the caller's, once every
+    part of a build is in). Returns the counts, also added to `stats` if given.
+    """
+    if batch_size < 1:
+        raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+    counts: dict[str, float] = {"chunks_seen": 0, "chunks_embedded": 0, "chunks_present": 0}
+    since_checkpoint = 0
+    with tqdm(desc="embedding chunks", unit="chunk", disable=not progress) as bar:
+        for batch in _batches(chunks, batch_size):
+            counts["chunks_seen"] += len(batch)
+            present = index.present_ids([c.id for c in batch])
+            todo = [c for c in batch if c.id not in present]
+            counts["chunks_present"] += len(batch) - len(todo)
+            if todo:
+                index.add(todo, embedder.encode_passages([c.text for c in todo]))
+                counts["chunks_embedded"] += len(todo)
+                since_checkpoint += len(todo)
+            if checkpoint_every > 0 and since_checkpoint >= checkpoint_every:
+                index.checkpoint()
+                since_checkpoint = 0
+            bar.update(len(batch))
+    counts.update(index.checkpoint())
+    if stats is not None:
+        for name, value in counts.items():
+            stats.add(name, value)
+    return counts

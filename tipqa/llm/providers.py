@@ -11,15 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tipqa.core.settings import Settings
-from tipqa.llm.answerers import ANSWERERS
+from tipqa.llm.answerers.base import ANSWERERS
 from tipqa.llm.answerers.llm import AnswerTask, LLMAnswerer
 from tipqa.llm.judges.base import JUDGES, LLM_JUDGE
 from tipqa.llm.judges.llm import JudgeTask, LLMJudge
 from tipqa.llm.keywords.base import KEYWORD_EXTRACTORS, LLM_EXTRACTOR
 from tipqa.llm.keywords.llm import KeywordTask, LLMKeywordExtractor
 from tipqa.llm.settings import LLMSettings
-
-TASKS = ("judge", "keywords", "answer")
 
 
 def task_settings(provider: type[LLMSettings], task: type[Settings]) -> type[LLMSettings]:
@@ -42,9 +40,3 @@ def register_provider(name: str, settings: type[LLMSettings]) -> None:
         capabilities=LLM_EXTRACTOR,
     )
     ANSWERERS.add(name, LLMAnswerer, task_settings(settings, AnswerTask))
-
-
-def unregister_provider(name: str) -> None:
-    """Forget the three tasks registered for the provider `name`."""
-    for registry in (JUDGES, KEYWORD_EXTRACTORS, ANSWERERS):
-        registry.remove(name)

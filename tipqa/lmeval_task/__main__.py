@@ -14,6 +14,7 @@ from pathlib import Path
 
 from tipqa.core import cli
 from tipqa.core.errors import TipqaError
+from tipqa.core.layout import SplitsLayout
 from tipqa.lmeval_task.samples import samples_to_predictions
 from tipqa.lmeval_task.task_files import CHECKPOINT, FOLDER, SPLIT, write_task_folder
 
@@ -41,7 +42,7 @@ def run(argv: Sequence[str]) -> int:
         sys.stdout.write(f"{count} predictions written to {args.out}\n")
         return 0
     folder: Path = args.folder
-    if not ((folder / SPLIT / "questions.jsonl").is_file() or (folder / "questions").is_dir()):
+    if not (SplitsLayout(folder).questions(SPLIT).is_file() or (folder / "questions").is_dir()):
         raise TipqaError(f"{folder}: neither a splits folder nor a Hub-ready folder")
     steps = sorted(
         int(found.group(1))

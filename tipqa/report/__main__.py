@@ -68,7 +68,8 @@ def run(argv: Sequence[str]) -> int:
                 f"the config's run is {config.layout().root}, not {args.run} "
                 "([build] output_root and name)"
             )
-        source.fetch = token_index(config, Plan(config)).get
+        plan = Plan(config)
+        source.fetch = token_index(plan.token_index, plan.layout).get
     compare = compare_runs(args.run, args.compare) if args.compare else None
     form = EXCERPTS if args.excerpts else WHOLE
     counts = write_explorer(layout, source, args.out, layout.report, form, compare)

@@ -14,23 +14,31 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from tipqa.audit.markdown import trust_section
+from tipqa.boundary.hub import shown_steps, split_shares
+from tipqa.build.assemble import token_index
+from tipqa.build.step_inputs import ReportInputs
 from tipqa.core.errors import InputError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import atomic_open, iter_records, write_json
-from tipqa.core.layout import REPORT, RunLayout, SplitsLayout
+from tipqa.core.layout import RunLayout, SplitsLayout
 from tipqa.core.records import LabeledQuestion
 from tipqa.core.stats import StepStats, read_stats
+from tipqa.core.steps import Step
 from tipqa.dataset.corpus_reading import CorpusReading
+from tipqa.dataset.figures import draw_boundary, draw_funnel, draw_matches
 from tipqa.dataset.match_bins import MATCH_BINS, UNKNOWN_BIN, match_bin
 from tipqa.dataset.provenance import REMEDY
 from tipqa.dataset.splits import SPLITS, read_audit
 from tipqa.hub.card import rules_warning
 from tipqa.report.explorer.collect import TextSource
-
-TOKEN_OUTCOMES = ("answerable_token", "discarded_token", "undetermined_token")
-VECTOR_OUTCOMES = ("answerable_vector", "unanswerable_vector", "undetermined_vector")
-AUDIT_OUTCOME = "answerable_audit"
-"""Questions the audit moved to answerable (`[audit] apply`), from discarded or unanswerable."""
+from tipqa.report.explorer.write import write_explorer
+from tipqa.report.funnel import (
+    AUDIT_OUTCOME,
+    TOKEN_OUTCOMES,
+    VECTOR_OUTCOMES,
+    pool_funnel,
+    split_funnel,
+)
 
 
 def match_shares(rows: Iterable[LabeledQuestion]) -> list[dict[str, Any]]:
@@ -51,27 +59,6 @@ def match_shares(rows: Iterable[LabeledQuestion]) -> list[dict[str, Any]]:
             {"bin": label, "answerable": answerable, "unanswerable": unanswerable, "share": share}
         )
     return out
-
-
-def pool_funnel(summary: dict[str, Any]) -> dict[str, int]:
-    """A pool's questions through the token stage, then through the vector stage, and those
-    the audit moved to answerable (from either stage's label)."""
-    stages = summary["by_stage"]
-    from_discarded = summary.get("audit_moved", {}).get("discarded", 0)
-    funnel = {"questions": summary["questions"]}
-    funnel.update({name: stages.get(name, 0) for name in TOKEN_OUTCOMES})
-    decided = sum(funnel[n] for n in TOKEN_OUTCOMES) + from_discarded
-    funnel["to_vector"] = summary["questions"] - decided
-    funnel.update({name: stages.get(name, 0) for name in VECTOR_OUTCOMES})
-    funnel[AUDIT_OUTCOME] = stages.get(AUDIT_OUTCOME, 0)
-    return funnel
-
-
-def split_funnel(summary: dict[str, Any]) -> dict[str, int]:
-    """A split's questions by deciding stage and label."""
-    stages = summary["by_stage"]
-    names = ("answerable_token", "answerable_vector", AUDIT_OUTCOME, "unanswerable_vector")
-    return {"questions": summary["questions"], **{n: stages.get(n, 0) for n in names}}
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> str:
@@ -152,8 +139,6 @@ def render_markdown(data: dict[str, Any]) -> str:
 
 def boundary_markdown(shares: dict[str, list[dict[str, Any]]]) -> list[str]:
     """The report's section on the answerable share against the training step."""
-    from tipqa.boundary.hub import shown_steps
-
     names = list(shares)
     steps = [entry["step"] for entry in next(iter(shares.values()), [])]
     shown = set(shown_steps(steps))
@@ -192,14 +177,11 @@ def write_report(
     audited pools with their audits' fingerprints: their figures join the report, with the
     splits' verbatim counts.
     """
-    from tipqa.dataset.figures import draw_boundary, draw_funnel, draw_matches
-    from tipqa.report.explorer.write import write_explorer
-
     layout = SplitsLayout(run.splits)
     info = read_stats(layout.stats, REMEDY).get("info")
     if not isinstance(info, dict) or "splits" not in info or "pools" not in info:
         raise InputError("not a split statistics file", path=str(layout.stats))
-    stats = StepStats(REPORT, provenance=record.provenance())
+    stats = StepStats(Step.REPORT, provenance=record.provenance())
     names = [s for s in SPLITS if s in info["splits"]]
     matches = {}
     for name in names:
@@ -225,8 +207,6 @@ def write_report(
     draw_matches(matches, out / "matches.png")
     stats.add("figures", 2)
     if boundary_steps:
-        from tipqa.boundary.hub import split_shares
-
         shares = split_shares(run, info, boundary_steps)
         data["boundary"] = shares
         draw_boundary(shares, out / "boundary.png")
@@ -239,3 +219,11 @@ def write_report(
         handle.write(render_markdown(data).encode())
     stats.write(run.report_stats)
     return stats
+
+
+def write_build_report(inputs: ReportInputs, layout: RunLayout) -> StepStats:
+    """BuildReport: the report of the run's splits (and boundary, when it is built), its
+    explorer's window texts from the token index the splits came from."""
+    checkpoints = inputs.dating.checkpoints if inputs.dating is not None else ()
+    texts = TextSource(fetch=token_index(inputs.index, layout).get)
+    return write_report(layout, inputs.record, checkpoints, texts, inputs.audits)

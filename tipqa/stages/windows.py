@@ -19,6 +19,7 @@ from tipqa.core.errors import ConfigError
 from tipqa.core.records import Document, Window
 from tipqa.core.settings import Settings, setting
 from tipqa.core.text import contains_phrase, paragraph_spans, split_paragraphs, tokenize
+from tipqa.llm.judges.base import KnowsContext
 
 DEFAULT_MAX_WORDS = 30_000
 
@@ -62,6 +63,14 @@ class WindowStepSettings(Settings):
         """The window limits, `max_words` taken from the judge's context when unset."""
         words = self.max_words or context_words or DEFAULT_MAX_WORDS
         return WindowSettings(max_words=words, max_windows=self.max_windows)
+
+    def resolve_for(self, judge: Settings) -> WindowSettings:
+        """The window limits for a judge of these settings: `max_words` if set, else what its
+        context holds when its settings know it (the vLLM judge's, without loading the model),
+        else the paper's 30,000 words."""
+        if self.max_words is None and isinstance(judge, KnowsContext):
+            return self.resolve(judge.window_words())
+        return self.resolve(None)
 
 
 def _targets(paragraph: str, keywords: list[list[str]], aliases: list[list[str]]) -> set[int]:

@@ -16,7 +16,6 @@ A, B = "annotator-01", "annotator-02"
 def _items(n: int, judge: list[str], double_every: int = 2) -> list[AnnotationItem]:
     return [
         AnnotationItem(
-            f"it-{i:03d}",
             f"q{i}",
             "Q",
             "A",
@@ -25,6 +24,7 @@ def _items(n: int, judge: list[str], double_every: int = 2) -> list[AnnotationIt
             ("token", "vector")[i % 2],
             "d",
             "u",
+            f"it-{i:03d}",
             judge[i % len(judge)],
             "t",
             ("answerable", "unanswerable")[(i // 2) % 2],

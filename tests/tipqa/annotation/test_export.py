@@ -24,7 +24,7 @@ from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.sampling import SamplingSettings
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json, read_records
-from tipqa.core.layout import ANNOTATION_EXPORT
+from tipqa.core.steps import Step
 
 REPO = Path(__file__).resolve().parents[3]
 CONFIG = REPO / "annotation" / "label-studio.xml"
@@ -34,7 +34,6 @@ G = SHEET_GUARD
 
 def _item(text: str) -> AnnotationItem:
     return AnnotationItem(
-        "it-1",
         "q1",
         'Who wrote "Pnin", a novel?',
         "Vladimir Nabokov",
@@ -43,6 +42,7 @@ def _item(text: str) -> AnnotationItem:
         "token",
         "d1",
         "d1@w0",
+        "it-1",
         "yes",
         "t",
         "answerable",
@@ -128,7 +128,7 @@ def test_export_writes_key_exports_and_manifest_without_leaking_the_key(
     pool = make_pool()
     out = AnnotationLayout(tmp_path / "annotation" / "dev")
     settings = SamplingSettings(40, 10, 3, seed=5)
-    record = StepRecord(ANNOTATION_EXPORT, {"pool": "dev"})
+    record = StepRecord(Step.ANNOTATION_EXPORT, {"pool": "dev"})
     stats = export_annotation(pool.layout, out, pool.fetch, settings, record)
     key = read_records(out.key, AnnotationItem)
     assert len(key) == 40 and all(i.text and i.annotators for i in key)

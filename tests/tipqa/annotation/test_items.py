@@ -20,7 +20,6 @@ def test_annotator_names_sort_in_order() -> None:
 
 def test_items_round_trip_through_their_dict_form() -> None:
     item = AnnotationItem(
-        "it-1",
         "q",
         "Q?",
         "A",
@@ -29,6 +28,7 @@ def test_items_round_trip_through_their_dict_form() -> None:
         "vector",
         "d",
         "c",
+        "it-1",
         "yes",
         "t",
         "answerable",

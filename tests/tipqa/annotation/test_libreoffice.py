@@ -77,7 +77,6 @@ def convert(source: Path, target: str, out: Path, infilter: str | None = None) -
 def _items() -> list[AnnotationItem]:
     return [
         AnnotationItem(
-            f"it-{n:012x}",
             f"q{n}",
             question,
             answer,
@@ -86,6 +85,7 @@ def _items() -> list[AnnotationItem]:
             "token",
             f"d{n}",
             f"d{n}@w0",
+            f"it-{n:012x}",
             ("yes", "no")[n % 2],
             "t",
             "answerable",

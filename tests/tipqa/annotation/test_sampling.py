@@ -23,7 +23,6 @@ from tipqa.core.stats import StepStats
 
 def _item(n: int, question: int, label: str = "answerable", stage: str = "token") -> AnnotationItem:
     return AnnotationItem(
-        f"it-{n:05d}",
         f"q{question}",
         "Q?",
         "A",
@@ -32,6 +31,7 @@ def _item(n: int, question: int, label: str = "answerable", stage: str = "token"
         stage,
         f"d{n}",
         f"d{n}@w0",
+        f"it-{n:05d}",
         "no",
         "t",
         label,

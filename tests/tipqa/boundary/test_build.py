@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests_support import fetch_from
 
 from tipqa.boundary.build import (
     PYTHIA_CHECKPOINTS,
@@ -17,7 +18,7 @@ from tipqa.boundary.records import FirstSeen
 from tipqa.core.errors import ConfigError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json, read_records
-from tipqa.core.layout import BOUNDARY, BoundaryLayout
+from tipqa.core.layout import BoundaryLayout
 from tipqa.core.records import (
     Document,
     Evidence,
@@ -28,6 +29,7 @@ from tipqa.core.records import (
     VectorInstance,
 )
 from tipqa.core.settings import parse
+from tipqa.core.steps import Step
 from tipqa.stages.windows import WindowSettings
 from tipqa.training_order.table import TableOrder, TableOrderSettings
 
@@ -60,9 +62,7 @@ DOCS = {
     "d3": Document("d3", "Bo Rill sang in Ulm."),
 }
 
-
-def fetch(ids: list[str]) -> dict[str, Document]:
-    return {i: DOCS[i] for i in ids if i in DOCS}
+fetch = fetch_from(DOCS)
 
 
 def test_write_boundary_files(tmp_path: Path) -> None:
@@ -94,7 +94,7 @@ def test_write_boundary_files(tmp_path: Path) -> None:
     ]  # fmt: skip
     order = TableOrder(TableOrderSettings(paths=(str(table),)))
     out = BoundaryLayout(tmp_path / "boundary")
-    record = StepRecord(BOUNDARY, {"checkpoints": [0, 1000, 143_000]})
+    record = StepRecord(Step.BOUNDARY, {"checkpoints": [0, 1000, 143_000]})
     out.root.mkdir()
     out.checkpoint(5).write_text("an earlier build's checkpoint\n")
     stats = write_boundary(rows, evidence, order, fetch, [1000, 0, 143_000], out, record)
@@ -116,5 +116,5 @@ def test_write_boundary_files(tmp_path: Path) -> None:
     assert out.figure.stat().st_size > 0
     written = read_json(out.stats)
     assert written["counts"]["answerable"] == 2
-    assert written["step"] == BOUNDARY and written["fingerprint"] == record.fingerprint
+    assert written["step"] == Step.BOUNDARY and written["fingerprint"] == record.fingerprint
     assert stats.counts["training_order.spans_found"] == 3

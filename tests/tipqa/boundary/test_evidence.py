@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from tests_support import fetch_from
 
 from tipqa.boundary.evidence import first_seen, span_id, token_evidence, vector_evidence
 from tipqa.boundary.records import FirstSeen
@@ -26,9 +27,7 @@ DOCS = {
 QUESTION = Question("q1", "Where was Ada Vell born?", "Orrin", ["Orrin"])
 KEYWORDS = {"q1": Keywords("q1", ["Ada Vell"])}
 
-
-def fetch(ids: list[str]) -> dict[str, Document]:
-    return {i: DOCS[i] for i in ids if i in DOCS}
+fetch = fetch_from(DOCS)
 
 
 def judgment(doc_id: str, window: int, label: str | None, qid: str = "q1") -> Judgment:

@@ -15,9 +15,10 @@ from tipqa.boundary.records import FirstSeen
 from tipqa.core.errors import InputError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json, read_records
-from tipqa.core.layout import BOUNDARY, HUB_FOLDER, REPORT, RunLayout, SplitsLayout
+from tipqa.core.layout import RunLayout, SplitsLayout
 from tipqa.core.records import Document, LabeledQuestion
 from tipqa.core.stats import read_stats
+from tipqa.core.steps import Step
 from tipqa.hub.folder import build_hub_folder
 from tipqa.hub.settings import HubSettings
 from tipqa.report.build import write_report
@@ -25,7 +26,7 @@ from tipqa.training_order.table import TableOrder, TableOrderSettings
 
 STEPS = [0, 50, 100, 150]
 CARD = HubSettings(repo_id="someone/tip-demo")
-RECORD = StepRecord(HUB_FOLDER, {})
+RECORD = StepRecord(Step.HUB_FOLDER, {})
 
 
 def nothing(ids: list[str]) -> dict[str, Document]:
@@ -45,7 +46,7 @@ def dated_run(root: Path, *, undated: int | None = None) -> RunLayout:
         rows = [row for items in written.values() for row in items]
         evidence = {r.id: [r.evidence] for r in rows if r.evidence is not None}
         out = run.pool(pool).boundary
-        write_boundary(rows, evidence, order, nothing, STEPS, out, StepRecord(BOUNDARY, {}))
+        write_boundary(rows, evidence, order, nothing, STEPS, out, StepRecord(Step.BOUNDARY, {}))
     return run
 
 
@@ -127,7 +128,7 @@ def test_shown_steps_keep_the_ends() -> None:
 
 def test_the_report_shows_the_share_over_training(tmp_path: Path) -> None:
     run = dated_run(tmp_path / "run")
-    write_report(run, StepRecord(REPORT, {}), STEPS)
+    write_report(run, StepRecord(Step.REPORT, {}), STEPS)
     data = read_json(run.report / "report.json")
     assert set(data["boundary"]) == {"train", "validation", "test"}
     test = data["boundary"]["test"]
@@ -137,6 +138,6 @@ def test_the_report_shows_the_share_over_training(tmp_path: Path) -> None:
     assert (run.report / "boundary.png").stat().st_size > 0
     assert read_json(run.report_stats)["counts"]["figures"] == 3
     plain = dated_run(tmp_path / "plain")
-    write_report(plain, StepRecord(REPORT, {}))
+    write_report(plain, StepRecord(Step.REPORT, {}))
     assert "boundary" not in read_json(plain.report / "report.json")
     assert not (plain.report / "boundary.png").exists()

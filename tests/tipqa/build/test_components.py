@@ -12,7 +12,6 @@ from tipqa.build.components import (
     make_keyword_extractor,
     make_token_index,
     make_vector_index,
-    window_settings,
 )
 from tipqa.config import read_config
 from tipqa.indexes.place import IndexPlace
@@ -21,10 +20,8 @@ from tipqa.llm.answerers.openai import OpenAIAnswerer
 from tipqa.llm.cached_chat import CachedChatModel
 from tipqa.llm.judges.openai import OpenAIJudge
 from tipqa.llm.judges.rules import RuleJudge
-from tipqa.llm.judges.vllm import max_window_words
 from tipqa.llm.keywords.openai import OpenAIKeywordExtractor
 from tipqa.llm.keywords.rules import RuleKeywordExtractor
-from tipqa.stages.windows import DEFAULT_MAX_WORDS, WindowSettings
 
 LOCAL = "http://127.0.0.1:9/v1"
 
@@ -78,20 +75,6 @@ def test_keyword_extractors_and_answerers(tmp_path: Path) -> None:
         config(**{"evaluate.openai": {"base_url": LOCAL}}).answerer("openai"), tmp_path / "c"
     )
     assert isinstance(answerer, OpenAIAnswerer) and isinstance(answerer.chat, CachedChatModel)
-
-
-def test_window_settings_from_max_words() -> None:
-    built = config(judge={"max_words": "100", "max_windows": "3"})
-    assert window_settings(built.windows, built.judge) == WindowSettings(100, 3)
-    vllm = config(judge={"backend": "vllm", "max_words": "100", "max_model_len": "4096"})
-    assert window_settings(vllm.windows, vllm.judge).max_words == 100
-
-
-def test_window_settings_from_the_judge_context() -> None:
-    rules = config(judge={"max_windows": "3"})
-    assert window_settings(rules.windows, rules.judge).max_words == DEFAULT_MAX_WORDS
-    vllm = config(judge={"backend": "vllm", "model": "m", "max_model_len": "4096"})
-    assert window_settings(vllm.windows, vllm.judge).max_words == max_window_words(4096)
 
 
 def test_token_index_lives_at_its_place(tmp_path: Path) -> None:

@@ -8,13 +8,12 @@ import orjson
 import pytest
 
 from tipqa.build.inputs import (
-    QuestionsInputs,
-    WorldInputs,
     make_world,
     open_corpus,
     prepare_questions,
     shard_count,
 )
+from tipqa.build.step_inputs import QuestionsInputs, WorldInputs
 from tipqa.config import read_config
 from tipqa.config.pools import Pool
 from tipqa.core.errors import InputError
@@ -40,15 +39,15 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> RunLayout:
 
 
 def test_make_world_writes_world_and_stats(run: RunLayout) -> None:
-    assert sorted(p.name for p in run.world_corpus.iterdir()) == [
+    assert sorted(p.name for p in run.world.corpus.iterdir()) == [
         "part-00000.jsonl",
         "part-00001.jsonl",
     ]
-    info = read_json(run.world / "world.json")
+    info = read_json(run.world.spec)
     assert info["spec"]["k1"] == 10 and info["spec"]["seed"] == 7
-    stats = read_json(run.world_stats)
+    stats = read_json(run.world.stats)
     assert stats["counts"]["documents"] == 300
-    assert stats["counts"]["questions"] == len(read_records(run.world_questions, Question))
+    assert stats["counts"]["questions"] == len(read_records(run.world.questions, Question))
 
 
 def test_demo_corpus_reads_the_world(run: RunLayout) -> None:
@@ -72,7 +71,7 @@ def test_prepare_demo_questions_with_limit_and_shards(run: RunLayout) -> None:
     stats = prepare_questions(inputs, run)
     layout = run.pool("dev")
     written = read_records(layout.questions, Question)
-    assert written == read_records(run.world_questions, Question)[:5]
+    assert written == read_records(run.world.questions, Question)[:5]
     assert stats.counts["written"] == 5 and stats.counts["shards"] == 3
     assert [len(read_records(layout.shard(i).questions, Question)) for i in range(3)] == [2, 2, 1]
     assert shard_count(layout) == 3

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tipqa.build.plan import Plan
 from tipqa.config import read_config
-from tipqa.core.layout import KEYWORDS, TOKEN_JUDGE, TOKEN_SEARCH, VECTOR_JUDGE, VECTOR_SEARCH
+from tipqa.core.steps import SHARD_STEPS
 
 ROOT = Path(__file__).resolve().parents[3]
 PINNED = ROOT / "tests" / "data" / "fingerprints" / "demo.json"
@@ -41,7 +41,7 @@ def demo_fingerprints() -> dict[str, str]:
         "audit/dev": plan.audit("dev"),
         "verbatim/dev": plan.verbatim("dev"),
     }
-    for step in (KEYWORDS, TOKEN_SEARCH, TOKEN_JUDGE, VECTOR_SEARCH, VECTOR_JUDGE):
+    for step in SHARD_STEPS:
         for shard in range(SHARDS):
             steps[f"{step}/dev/{shard}"] = plan.shard("dev", step, shard)
     return {name: record.fingerprint for name, record in sorted(steps.items())}

@@ -24,21 +24,7 @@ from plan_support import (
 from tipqa.build.plan import Plan
 from tipqa.config import read_config
 from tipqa.core.errors import ConfigError, InputError
-from tipqa.core.layout import (
-    ANNOTATION_EXPORT,
-    COST_PREVIEW,
-    EVALUATE,
-    HUB_FOLDER,
-    PREDICTIONS,
-    QUESTIONS,
-    REPORT,
-    SPLITS,
-    TOKEN_INDEX,
-    TOKEN_JUDGE,
-    TOKEN_SEARCH,
-    VECTOR_INDEX,
-    VERBATIM,
-)
+from tipqa.core.steps import Step
 
 
 @pytest.fixture
@@ -57,42 +43,45 @@ CHANGES = [
     ("max_windows", "judge", {"max_windows": "4"}, FROM_TOKEN_JUDGE),
     ("keyword backend", "keywords", {"backend": "openai", "base_url": LOCAL}, SHARD_STEPS_ON),
     ("k1", "build", {"k1": "50"}, FROM_TOKEN_SEARCH),
-    ("k2", "build", {"k2": "5"}, FROM_VECTOR_SEARCH | {COST_PREVIEW}),
-    ("shard_size", "build", {"shard_size": "3"}, {QUESTIONS, VERBATIM, *SHARD_STEPS_ON}),
-    ("tantivy rank_pool", "token_index", {"rank_pool": "50"}, {VERBATIM, *FROM_TOKEN_SEARCH}),
+    ("k2", "build", {"k2": "5"}, FROM_VECTOR_SEARCH | {Step.COST_PREVIEW}),
+    ("shard_size", "build", {"shard_size": "3"}, {Step.QUESTIONS, Step.VERBATIM, *SHARD_STEPS_ON}),
+    ("tantivy rank_pool", "token_index", {"rank_pool": "50"},
+     {Step.VERBATIM, *FROM_TOKEN_SEARCH}),
     ("embedder model", "embedder", {"model": "other/model"},
-     {VECTOR_INDEX, *FROM_VECTOR_SEARCH, COST_PREVIEW}),
+     {Step.VECTOR_INDEX, *FROM_VECTOR_SEARCH, Step.COST_PREVIEW}),
     ("query prefix", "embedder", {"query_prefix": '"query: "'},
-     FROM_VECTOR_SEARCH | {COST_PREVIEW}),
+     FROM_VECTOR_SEARCH | {Step.COST_PREVIEW}),
     ("passage prefix", "embedder", {"passage_prefix": '"passage: "'},
-     {VECTOR_INDEX, *FROM_VECTOR_SEARCH, COST_PREVIEW}),
+     {Step.VECTOR_INDEX, *FROM_VECTOR_SEARCH, Step.COST_PREVIEW}),
     ("embedder runtime", "embedder", {"runtime": "torch"},
-     {VECTOR_INDEX, *FROM_VECTOR_SEARCH, COST_PREVIEW}),
+     {Step.VECTOR_INDEX, *FROM_VECTOR_SEARCH, Step.COST_PREVIEW}),
     ("embedder precision", "embedder", {"runtime": "torch", "precision": "bf16"},
-     {VECTOR_INDEX, *FROM_VECTOR_SEARCH, COST_PREVIEW}),
+     {Step.VECTOR_INDEX, *FROM_VECTOR_SEARCH, Step.COST_PREVIEW}),
     ("device under runtime auto", "embedder", {"device": "cuda"},
-     {VECTOR_INDEX, *FROM_VECTOR_SEARCH, COST_PREVIEW}),
+     {Step.VECTOR_INDEX, *FROM_VECTOR_SEARCH, Step.COST_PREVIEW}),
     ("what auto means, spelled out", "embedder", {"runtime": "onnx", "precision": "fp32"}, set()),
-    ("faiss kind", "vector_index", {"kind": "flat"}, {VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
+    ("faiss kind", "vector_index", {"kind": "flat"}, {Step.VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
     ("HNSW settings under pq-rerank (not read)", "vector_index",
      {"hnsw_m": "16", "ef_construction": "200", "ef_search": "64"}, set()),
-    ("PQ dims", "vector_index", {"pq_dims": "4"}, {VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
+    ("PQ dims", "vector_index", {"pq_dims": "4"}, {Step.VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
     ("rerank", "vector_index", {"rerank": "10"}, FROM_VECTOR_SEARCH),
     ("chunk overlap", "vector_index", {"chunk_overlap_tokens": "16"},
-     {VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
-    ("pool limit", "pool.dev", {"limit": "1"}, {QUESTIONS, VERBATIM, *SHARD_STEPS_ON}),
-    ("splits seed", "splits", {"seed": "3"}, {SPLITS, HUB_FOLDER, REPORT, *EVALUATION}),
-    ("card name", "hub", {"pretty_name": "Mine"}, {HUB_FOLDER}),
-    ("annotation sample", "annotation", {"triplets": "100"}, {ANNOTATION_EXPORT, *LABEL_STUDIO}),
+     {Step.VECTOR_INDEX, *FROM_VECTOR_SEARCH}),
+    ("pool limit", "pool.dev", {"limit": "1"}, {Step.QUESTIONS, Step.VERBATIM, *SHARD_STEPS_ON}),
+    ("splits seed", "splits", {"seed": "3"},
+     {Step.SPLITS, Step.HUB_FOLDER, Step.REPORT, *EVALUATION}),
+    ("card name", "hub", {"pretty_name": "Mine"}, {Step.HUB_FOLDER}),
+    ("annotation sample", "annotation", {"triplets": "100"},
+     {Step.ANNOTATION_EXPORT, *LABEL_STUDIO}),
     ("Label Studio projects", "labelstudio", {"project_prefix": "paper"}, LABEL_STUDIO),
     ("answerer model", "evaluate.openai", {"model": "other"}, EVALUATION),
     ("answerer max_tokens", "evaluate.openai", {"max_tokens": "16"}, EVALUATION),
     ("answerer stop", "evaluate.openai", {"stop": "[]"}, EVALUATION),
     ("answerer prompt", "evaluate.openai", {"prompt": "judge-v1"}, EVALUATION),
-    ("refusal threshold", "evaluate", {"threshold": "0.5"}, {EVALUATE}),
-    ("refusal by phrases only", "evaluate", {"embedding": "false"}, {EVALUATE}),
-    ("bootstrap", "evaluate", {"bootstrap": "10", "seed": "1"}, {EVALUATE}),
-    ("calibration bins", "evaluate", {"bins": "5", "min_bin_count": "3"}, {EVALUATE}),
+    ("refusal threshold", "evaluate", {"threshold": "0.5"}, {Step.EVALUATE}),
+    ("refusal by phrases only", "evaluate", {"embedding": "false"}, {Step.EVALUATE}),
+    ("bootstrap", "evaluate", {"bootstrap": "10", "seed": "1"}, {Step.EVALUATE}),
+    ("calibration bins", "evaluate", {"bins": "5", "min_bin_count": "3"}, {Step.EVALUATE}),
     ("another answerer backend", "evaluate.vllm", {"model": "other", "chat": "true"}, set()),
     ("answerer server (knobs)", "evaluate.openai",
      {"base_url": LOCAL, "max_concurrency": "2", "max_retries": "0", "timeout": "5"}, set()),
@@ -152,11 +141,11 @@ def test_corpus_files_count_by_size_and_time(inputs: dict[str, Path]) -> None:
     corpus.write_text(corpus.read_text() + '{"id": "d2", "text": "Varnholt is a town."}\n')
     after = fingerprints(sections)
     assert {s for s in before if before[s] != after[s]} == {
-        TOKEN_INDEX, VECTOR_INDEX, VERBATIM, *FROM_TOKEN_SEARCH,
+        Step.TOKEN_INDEX, Step.VECTOR_INDEX, Step.VERBATIM, *FROM_TOKEN_SEARCH,
     }  # fmt: skip
     stat = corpus.stat()
     os.utime(corpus, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
-    assert fingerprints(sections)[TOKEN_INDEX] != after[TOKEN_INDEX]
+    assert fingerprints(sections)[Step.TOKEN_INDEX] != after[Step.TOKEN_INDEX]
 
 
 def test_question_files_count_by_content(inputs: dict[str, Path]) -> None:
@@ -168,7 +157,7 @@ def test_question_files_count_by_content(inputs: dict[str, Path]) -> None:
     assert fingerprints(sections) == before
     questions.write_text(questions.read_text().replace("Kellan", "Kellen"))
     assert {s for s, fp in fingerprints(sections).items() if fp != before[s]} == {
-        QUESTIONS, VERBATIM, *SHARD_STEPS_ON,
+        Step.QUESTIONS, Step.VERBATIM, *SHARD_STEPS_ON,
     }  # fmt: skip
 
 
@@ -182,7 +171,7 @@ def test_a_local_dataset_folder_counts_by_its_files(inputs: dict[str, Path]) -> 
     before = fingerprints(sections)
     rows.write_text(rows.read_text() + rows.read_text().replace("q1", "q2"))
     assert {s for s, fp in fingerprints(sections).items() if fp != before[s]} == {
-        QUESTIONS, VERBATIM, *SHARD_STEPS_ON,
+        Step.QUESTIONS, Step.VERBATIM, *SHARD_STEPS_ON,
     }  # fmt: skip
 
 
@@ -194,7 +183,7 @@ def test_a_model_in_a_local_folder_counts_by_its_files(inputs: dict[str, Path]) 
     before = fingerprints(sections)
     (model / "model.safetensors").write_bytes(b"other weights")
     changed = {s for s, fp in fingerprints(sections).items() if fp != before[s]}
-    assert VECTOR_INDEX in changed and TOKEN_INDEX not in changed
+    assert Step.VECTOR_INDEX in changed and Step.TOKEN_INDEX not in changed
 
 
 def test_the_demo_questions_go_only_with_the_demo_corpus(inputs: dict[str, Path]) -> None:
@@ -218,13 +207,14 @@ def test_a_missing_input_file_names_its_setting_and_the_step(inputs: dict[str, P
 
 def test_shards_differ_and_records_say_what_decided_them(inputs: dict[str, Path]) -> None:
     plan = Plan(read_config(base(inputs)))
-    first, second = plan.shard("dev", TOKEN_JUDGE, 0), plan.shard("dev", TOKEN_JUDGE, 1)
+    first = plan.shard("dev", Step.TOKEN_JUDGE, 0).record
+    second = plan.shard("dev", Step.TOKEN_JUDGE, 1).record
     assert first.fingerprint != second.fingerprint
     assert first.settings == second.settings
     judge = first.settings["judge"]
     assert judge["backend"] == "openai" and judge["model"] == "judge-a"
     assert len(judge["prompt_sha256"]) == 64 and "base_url" not in judge
-    assert first.inputs[TOKEN_SEARCH] == plan.pool_step("dev", TOKEN_SEARCH).fingerprint
+    assert first.inputs[Step.TOKEN_SEARCH] == plan.pool_step("dev", Step.TOKEN_SEARCH).fingerprint
 
 
 def test_an_elasticsearch_cluster_is_part_of_the_index_without_credentials(
@@ -235,7 +225,7 @@ def test_an_elasticsearch_cluster_is_part_of_the_index_without_credentials(
         "token_index": {"backend": "elasticsearch"},
         "elasticsearch": {"url": "https://user:secret@es.example:9200"},
     }
-    record = Plan(read_config(sections)).token_index
+    record = Plan(read_config(sections)).token_index.record
     assert record.inputs["elasticsearch"] == {"cluster": "https://es.example:9200"}
     assert "secret" not in str(record.provenance())
     other = merged(sections, "elasticsearch", url="https://es2.example:9200")
@@ -249,22 +239,22 @@ def test_the_refusal_embedder_counts_only_when_it_reads_refusals(inputs: dict[st
     phrases_only = merged(sections, "evaluate", embedding="false")
     other_model = merged(phrases_only, "embedder", model="other/model")
     before, after = fingerprints(phrases_only), fingerprints(other_model)
-    assert before[PREDICTIONS] != after[PREDICTIONS]  # the splits changed
-    record = Plan(read_config(other_model)).evaluate("openai", "test")
+    assert before[Step.PREDICTIONS] != after[Step.PREDICTIONS]  # the splits changed
+    record = Plan(read_config(other_model)).evaluate("openai", "test").record
     assert "embedder" not in record.settings
-    assert record.inputs == {PREDICTIONS: after[PREDICTIONS]}
-    with_embedder = Plan(read_config(sections)).evaluate("openai", "test")
+    assert record.inputs == {Step.PREDICTIONS: after[Step.PREDICTIONS]}
+    with_embedder = Plan(read_config(sections)).evaluate("openai", "test").record
     assert with_embedder.settings["embedder"]["backend"] == "sentence-transformers"
 
 
 def test_evaluation_records_say_what_decided_them(inputs: dict[str, Path]) -> None:
     plan = Plan(read_config(merged(base(inputs), "evaluate.openai", model="m", base_url=LOCAL)))
-    predictions = plan.predictions("openai", "test")
+    predictions = plan.predictions("openai", "test").record
     answerer = predictions.settings["answerer"]
     assert answerer["backend"] == "openai" and answerer["model"] == "m"
     assert len(answerer["prompt_sha256"]) == 64 and "base_url" not in answerer
     assert predictions.settings["split"] == "test"
-    assert predictions.inputs == {SPLITS: plan.splits.fingerprint}
+    assert predictions.inputs == {Step.SPLITS: plan.splits.fingerprint}
     assert plan.predictions("vllm", "test").fingerprint != predictions.fingerprint
     with pytest.raises(ConfigError, match=r"split 'train' is not made .* makes test; train"):
         plan.predictions("openai", "train")

@@ -12,12 +12,7 @@ from plan_support import FROM_TOKEN_JUDGE, base, fingerprints, merged, write_inp
 from tipqa.build.plan import Plan
 from tipqa.config import read_config
 from tipqa.core.errors import ConfigError, InputError
-from tipqa.core.layout import (
-    BOUNDARY,
-    HUB_FOLDER,
-    REPORT,
-    TRAINING_INDEX,
-)
+from tipqa.core.steps import Step
 from tipqa.training_order.synthetic import write_megatron
 
 
@@ -51,9 +46,9 @@ def dated_fingerprints(sections: dict[str, dict[str, str]]) -> dict[str, str]:
     """`fingerprints` and the training index and the boundary of pool dev."""
     plan = Plan(read_config(sections))
     out = fingerprints(sections)
-    out[BOUNDARY] = plan.boundary("dev").fingerprint
+    out[Step.BOUNDARY] = plan.boundary("dev").fingerprint
     if plan.training_index is not None:
-        out[TRAINING_INDEX] = plan.training_index.fingerprint
+        out[Step.TRAINING_INDEX] = plan.training_index.fingerprint
     return out
 
 
@@ -62,18 +57,19 @@ def dated_changes(before: dict, after: dict) -> set[str]:
     return {step for step in old.keys() | new.keys() if old.get(step) != new.get(step)}
 
 
-AFTER_BOUNDARY = {BOUNDARY, HUB_FOLDER, REPORT}
+AFTER_BOUNDARY = {Step.BOUNDARY, Step.HUB_FOLDER, Step.REPORT}
 DATED_CHANGES = [
     ("checkpoints", "boundary", {"checkpoints": "0, 5, ..., 20"}, AFTER_BOUNDARY),
-    ("match_tokens", "training_order", {"match_tokens": "4"}, {TRAINING_INDEX, *AFTER_BOUNDARY}),
-    ("eod id", "training_order", {"eod_id": "0"}, {TRAINING_INDEX, *AFTER_BOUNDARY}),
-    ("batch size", "training_order", {"batch_size": "4"}, {TRAINING_INDEX, *AFTER_BOUNDARY}),
+    ("match_tokens", "training_order", {"match_tokens": "4"},
+     {Step.TRAINING_INDEX, *AFTER_BOUNDARY}),
+    ("eod id", "training_order", {"eod_id": "0"}, {Step.TRAINING_INDEX, *AFTER_BOUNDARY}),
+    ("batch size", "training_order", {"batch_size": "4"}, {Step.TRAINING_INDEX, *AFTER_BOUNDARY}),
     ("overlap (matching only)", "training_order", {"overlap": "0"}, AFTER_BOUNDARY),
     ("index knobs", "training_order",
      {"workers": "8", "range_mb": "1", "keys_per_round": "10", "index_dir": "/elsewhere"}, set()),
-    ("judge model", "judge", {"model": "judge-b"}, {*FROM_TOKEN_JUDGE, BOUNDARY}),
+    ("judge model", "judge", {"model": "judge-b"}, {*FROM_TOKEN_JUDGE, Step.BOUNDARY}),
     ("judge all candidates", "boundary", {"judge_all_candidates": "true"},
-     {*FROM_TOKEN_JUDGE, BOUNDARY}),
+     {*FROM_TOKEN_JUDGE, Step.BOUNDARY}),
     ("run name", "build", {"name": "other"}, set()),
 ]  # fmt: skip
 
@@ -93,15 +89,15 @@ def test_the_training_index_is_the_stream_s_not_the_build_s(
     before = dated_fingerprints(dated)
     corpus = inputs["corpus"]
     corpus.write_text(corpus.read_text() + '{"id": "d2", "text": "Varnholt is a town."}\n')
-    assert dated_fingerprints(dated)[TRAINING_INDEX] == before[TRAINING_INDEX]
+    assert dated_fingerprints(dated)[Step.TRAINING_INDEX] == before[Step.TRAINING_INDEX]
     stream = inputs["stream"]
     stat = stream.stat()
     os.utime(stream, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
     after = dated_fingerprints(dated)
-    assert after[TRAINING_INDEX] != before[TRAINING_INDEX]
+    assert after[Step.TRAINING_INDEX] != before[Step.TRAINING_INDEX]
     inputs["tokenizer"].write_text('{"model": "another tokenizer"}')
     again = dated_fingerprints(dated)
-    assert {s for s in after if after[s] != again[s]} == {TRAINING_INDEX, *AFTER_BOUNDARY}
+    assert {s for s in after if after[s] != again[s]} == {Step.TRAINING_INDEX, *AFTER_BOUNDARY}
     with_id = merged(dated, "training_order", eod_id="0")
     before_id = dated_fingerprints(with_id)
     inputs["tokenizer"].write_text('{"model": "a third tokenizer"}')
@@ -115,7 +111,7 @@ def test_a_table_order_has_no_index_and_counts_its_files(
     sections = {**dated, "training_order": {"backend": "table", "paths": str(inputs["table"])}}
     plan = Plan(read_config(sections))
     assert plan.training_index is None
-    assert TRAINING_INDEX not in plan.boundary("dev").inputs
+    assert Step.TRAINING_INDEX not in plan.boundary("dev").record.inputs
     before = dated_fingerprints(sections)
     inputs["table"].write_text("doc_id,first_step\nd1,4\n")
     os.utime(inputs["table"], ns=(1, 2))
@@ -135,7 +131,7 @@ def test_without_a_training_order_nothing_of_the_boundary_counts(
         Plan(read_config(plain)).boundary("dev")
     without = fingerprints(plain)
     added = {step for step, fp in dated_fingerprints(dated).items() if without.get(step) != fp}
-    assert added == {TRAINING_INDEX, *AFTER_BOUNDARY}
+    assert added == {Step.TRAINING_INDEX, *AFTER_BOUNDARY}
     missing = merged(dated, "training_order", path=str(inputs["stream"].with_name("none")))
     with pytest.raises(InputError, match="no such file"):
         _ = Plan(read_config(missing)).training_index

@@ -18,7 +18,7 @@ from tipqa.core.layout import (
 def test_run_layout_paths(tmp_path: Path) -> None:
     run = RunLayout.of(tmp_path, "demo")
     assert run.root == tmp_path / "demo"
-    assert run.world == tmp_path / "demo" / "world"
+    assert run.world.root == tmp_path / "demo" / "world"
     assert run.token_index == tmp_path / "demo" / "index" / "token"
     assert run.vector_index == tmp_path / "demo" / "index" / "vector"
     assert run.llm_cache == tmp_path / "demo" / "llm-cache"

@@ -5,104 +5,93 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from tipqa.core.records import (
-    Decision,
-    Document,
-    Evidence,
-    Judgment,
-    Keywords,
-    LabeledQuestion,
-    Question,
-    RecordError,
-    TokenCandidates,
-    TokenHit,
-    VectorCandidates,
-    VectorHit,
-)
+from tipqa.core import records
 
 
-def _evidence() -> Evidence:
-    return Evidence("token", "d1", "d1@w0", "Kellan Dusk was born in Varnholt.")
+def _evidence() -> records.Evidence:
+    return records.Evidence("token", "d1", "d1@w0", "Kellan Dusk was born in Varnholt.")
 
 
 def test_question_round_trip_keeps_default_source() -> None:
-    q = Question("q1", "In which city was Kellan Dusk born?", "Varnholt", ["Varnholt"])
+    q = records.Question("q1", "In which city was Kellan Dusk born?", "Varnholt", ["Varnholt"])
     data = q.to_dict()
     assert data["source"] == ""
-    assert Question.from_dict(data) == q
-    assert Question.from_dict(orjson.loads(orjson.dumps(data))) == q
+    assert records.Question.from_dict(data) == q
+    assert records.Question.from_dict(orjson.loads(orjson.dumps(data))) == q
 
 
 def test_token_candidates_hits_become_records() -> None:
-    tc = TokenCandidates("q1", ["Kellan Dusk"], 7, [TokenHit("d1", 3.0), TokenHit("d2", 1.0)])
+    tc = records.TokenCandidates(
+        "q1", ["Kellan Dusk"], 7, [records.TokenHit("d1", 3.0), records.TokenHit("d2", 1.0)]
+    )
     data = orjson.loads(orjson.dumps(tc.to_dict()))
     assert data["hits"][0] == {"doc_id": "d1", "score": 3.0}
-    back = TokenCandidates.from_dict(data)
+    back = records.TokenCandidates.from_dict(data)
     assert back == tc
-    assert all(isinstance(h, TokenHit) for h in back.hits)
+    assert all(isinstance(h, records.TokenHit) for h in back.hits)
 
 
 def test_vector_candidates_round_trip() -> None:
-    vc = VectorCandidates("q1", [VectorHit("c1", "d1", 0.9, "text")])
-    back = VectorCandidates.from_dict(vc.to_dict())
+    vc = records.VectorCandidates("q1", [records.VectorHit("c1", "d1", 0.9, "text")])
+    back = records.VectorCandidates.from_dict(vc.to_dict())
     assert back == vc
-    assert isinstance(back.hits[0], VectorHit)
+    assert isinstance(back.hits[0], records.VectorHit)
 
 
 @pytest.mark.parametrize("evidence", [None, _evidence()])
-def test_decision_evidence_round_trip(evidence: Evidence | None) -> None:
-    d = Decision("q1", "answerable", "token", "why", evidence, total_matches=4, judged=2)
-    back = Decision.from_dict(orjson.loads(orjson.dumps(d.to_dict())))
+def test_decision_evidence_round_trip(evidence: records.Evidence | None) -> None:
+    d = records.Decision("q1", "answerable", "token", "why", evidence, total_matches=4, judged=2)
+    back = records.Decision.from_dict(orjson.loads(orjson.dumps(d.to_dict())))
     assert back == d
-    assert back.evidence is None or isinstance(back.evidence, Evidence)
+    assert back.evidence is None or isinstance(back.evidence, records.Evidence)
 
 
 def test_decision_defaults_when_optional_fields_absent() -> None:
-    back = Decision.from_dict(
+    back = records.Decision.from_dict(
         {"question_id": "q", "label": "to_vector", "stage": "token", "reason": "r"}
     )
     assert (back.evidence, back.total_matches, back.judged) == (None, None, 0)
 
 
 def test_labeled_question_evidence_round_trip() -> None:
-    row = LabeledQuestion(
+    row = records.LabeledQuestion(
         "q1", "Q?", "A", ["A", "a"], "answerable", "token", "r", ["K"], 3, _evidence()
     )
-    back = LabeledQuestion.from_dict(row.to_dict())
+    back = records.LabeledQuestion.from_dict(row.to_dict())
     assert back == row
-    assert isinstance(back.evidence, Evidence)
+    assert isinstance(back.evidence, records.Evidence)
 
 
 def test_judgment_failed_property_and_round_trip() -> None:
-    ok = Judgment("q", "vector", "d", "c", "yes", "yes", "rules:v1")
-    bad = Judgment("q", "vector", "d", "c", None, "maybe", "j", error="unparsable")
+    ok = records.Judgment("q", "vector", "d", "c", "yes", "yes", "rules:v1")
+    bad = records.Judgment("q", "vector", "d", "c", None, "maybe", "j", error="unparsable")
     assert not ok.failed and bad.failed
-    assert Judgment.from_dict(bad.to_dict()) == bad
+    assert records.Judgment.from_dict(bad.to_dict()) == bad
 
 
 def test_document_meta_is_not_shared_between_instances() -> None:
-    a, b = Document("a", "x"), Document("b", "y")
+    a, b = records.Document("a", "x"), records.Document("b", "y")
     a.meta["k"] = 1
     assert b.meta == {}
 
 
 def test_missing_field_is_named() -> None:
-    with pytest.raises(RecordError, match=r"Question: missing field 'answer'"):
-        Question.from_dict({"id": "q", "text": "t", "aliases": []})
+    with pytest.raises(records.RecordError, match=r"Question: missing field 'answer'"):
+        records.Question.from_dict({"id": "q", "text": "t", "aliases": []})
 
 
 def test_missing_field_of_nested_record_is_named() -> None:
     data = {"question_id": "q", "keywords": [], "total": 1, "hits": [{"doc_id": "d"}]}
-    with pytest.raises(RecordError, match=r"TokenHit: missing field 'score'"):
-        TokenCandidates.from_dict(data)
+    with pytest.raises(records.RecordError, match=r"TokenHit: missing field 'score'"):
+        records.TokenCandidates.from_dict(data)
 
 
 @pytest.mark.parametrize("value", [[1, 2], "text", None, 3])
 def test_non_dict_input_is_rejected(value: object) -> None:
-    with pytest.raises(RecordError, match="Keywords: expected an object"):
-        Keywords.from_dict(value)  # type: ignore[arg-type]
+    with pytest.raises(records.RecordError, match="Keywords: expected an object"):
+        records.Keywords.from_dict(value)  # type: ignore[arg-type]
 
 
 def test_unknown_keys_are_ignored() -> None:
-    back = Keywords.from_dict({"question_id": "q", "keywords": ["K"], "extra": 1})
-    assert back == Keywords("q", ["K"])
+    back = records.Keywords.from_dict({"question_id": "q", "keywords": ["K"], "extra": 1})
+    assert back == records.Keywords("q", ["K"])

@@ -10,7 +10,7 @@ from datasets import load_from_disk
 from tipqa.core.errors import InputError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json, read_records, write_json, write_records
-from tipqa.core.layout import PARTITION, PartitionLayout, ShardLayout
+from tipqa.core.layout import PartitionLayout, ShardLayout
 from tipqa.core.records import (
     LABELS,
     Decision,
@@ -20,6 +20,7 @@ from tipqa.core.records import (
     Question,
     VectorInstance,
 )
+from tipqa.core.steps import Step
 from tipqa.dataset.partition import label_questions, write_partition
 
 
@@ -113,7 +114,7 @@ def test_write_partition_files_stats_and_dataset(tmp_path: Path) -> None:
     write_json(second.stats("keywords"), {"counts": {"VLLMKeywordExtractor.engine_starts": 1}})
     out = tmp_path / "partition"
     stats = write_partition(
-        shards, PartitionLayout(out), StepRecord(PARTITION, {"pool": "dev"}), {"steps": {}}
+        shards, PartitionLayout(out), StepRecord(Step.PARTITION, {"pool": "dev"}), {"steps": {}}
     )
 
     labelled = {label: read_records(out / f"{label}.jsonl", LabeledQuestion) for label in LABELS}
@@ -161,11 +162,11 @@ def test_write_partition_again_replaces_the_dataset(tmp_path: Path) -> None:
     shard = shard_with(
         tmp_path / "s0", [Decision("e", "discarded", "token", "many", None, 9, 2)], []
     )
-    write_partition([([q("e")], shard)], PartitionLayout(out), StepRecord(PARTITION, {}), {})
+    write_partition([([q("e")], shard)], PartitionLayout(out), StepRecord(Step.PARTITION, {}), {})
     shard = shard_with(
         tmp_path / "s0", [Decision("e", "answerable", "token", "yes", TOKEN_EVIDENCE, 9, 1)], []
     )
-    write_partition([([q("e")], shard)], PartitionLayout(out), StepRecord(PARTITION, {}), {})
+    write_partition([([q("e")], shard)], PartitionLayout(out), StepRecord(Step.PARTITION, {}), {})
     loaded = load_from_disk(str(out / "hf"))
     assert (loaded["answerable"].num_rows, loaded["discarded"].num_rows) == (1, 0)
     assert read_records(out / "discarded.jsonl", LabeledQuestion) == []

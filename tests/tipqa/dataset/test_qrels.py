@@ -11,8 +11,9 @@ from partition_fixtures import write_pool
 from tipqa.core.errors import InputError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json, read_records, write_records
-from tipqa.core.layout import PARTITION, SPLITS, PartitionLayout, RunLayout, ShardLayout
+from tipqa.core.layout import PartitionLayout, RunLayout, ShardLayout
 from tipqa.core.records import Decision, JudgedUnit, Judgment, Keywords, Question
+from tipqa.core.steps import Step
 from tipqa.dataset.partition import write_partition
 from tipqa.dataset.qrels import (
     QRELS_FILE,
@@ -116,7 +117,7 @@ def test_the_partition_writes_the_relevance_files_and_counts_them(tmp_path: Path
         for qid, shard in (("b", first), ("c", second))
     ]
     out = tmp_path / "partition"
-    write_partition(shards, PartitionLayout(out), StepRecord(PARTITION, {}), {"steps": {}})
+    write_partition(shards, PartitionLayout(out), StepRecord(Step.PARTITION, {}), {"steps": {}})
     assert (out / QRELS_FILE).read_text() == "b 0 d3 1\nb 0 d5 0\nc 0 d8 0\n"
     assert [u.question_id for u in read_records(out / UNITS_FILE, JudgedUnit)] == ["b"] * 3 + ["c"]
     relevance = read_json(out / "stats.json")["info"]["relevance"]
@@ -143,7 +144,7 @@ def test_splits_carry_each_question_s_relevance(tmp_path: Path) -> None:
         JudgedUnit(left_out, "token", "d7", "d7@w0", 0, None, "rules", 0, 9),
     ]
     write_relevance([units], run.pool("dev").partition)
-    make_splits(run, SplitPlan("dev", "train", 0, 0), StepRecord(SPLITS, {}))
+    make_splits(run, SplitPlan("dev", "train", 0, 0), StepRecord(Step.SPLITS, {}))
     test = run.splits / "test"
     assert read_qrels(test / QRELS_FILE) == {kept[0]: {"d0": 1}, kept[1]: {"d9": 0}}
     assert read_records(test / UNITS_FILE, JudgedUnit) == units[:2]

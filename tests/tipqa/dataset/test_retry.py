@@ -6,7 +6,10 @@ from pathlib import Path
 
 from tipqa.core.jsonl import write_json
 from tipqa.core.layout import RunLayout
-from tipqa.dataset.retry import STEPS, failed_shards, first_failed_step, reset_failed
+from tipqa.core.steps import SHARD_STEPS
+from tipqa.dataset.retry import failed_shards, first_failed_step, reset_failed
+
+STEPS = list(SHARD_STEPS)
 
 
 def finished_shard(run: RunLayout, index: int, errors: dict[str, dict[str, int]]) -> Path:

@@ -11,14 +11,15 @@ from partition_fixtures import CONFIG, DEV, INFO, TRAIN, provenance, write_pool
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json, read_records, write_records
-from tipqa.core.layout import SPLITS, RunLayout, SplitsLayout
+from tipqa.core.layout import RunLayout, SplitsLayout
 from tipqa.core.records import LabeledQuestion, VectorInstance
+from tipqa.core.steps import Step
 from tipqa.dataset.provenance import construction_parameters
 from tipqa.dataset.splits import SplitPlan, SplitSettings, make_splits, sample_validation
 from tipqa.llm.prompts import load_template
 from tipqa.lmeval_task.task_files import write_task_folder
 
-RECORD = StepRecord(SPLITS, {})
+RECORD = StepRecord(Step.SPLITS, {})
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ import pytest
 from evaluate_support import ANSWER_LAYOUT, labeled, write_split
 from partition_fixtures import build_splits
 
+from tipqa.build.evaluate import evaluate
 from tipqa.build.plan import Plan
-from tipqa.build.steps import evaluate
 from tipqa.config import read_config
 from tipqa.core.errors import ConfigError
 from tipqa.core.layout import EvaluationLayout
@@ -26,7 +26,7 @@ from tipqa.evaluate.confidence import (
 )
 from tipqa.evaluate.pipeline import evaluate_model
 from tipqa.evaluate.refusal import RefusalDetector
-from tipqa.evaluate.sampling import CONFIDENCE_FILE, read_rated
+from tipqa.evaluate.sampling import read_rated
 from tipqa.evaluate.score import ScoringSettings
 from tipqa.evaluate.settings import EvaluateSettings
 from tipqa.evaluate.temperature import fit_temperature, scale
@@ -118,7 +118,7 @@ def test_a_scripted_model_gives_exact_agreement_entropy_and_p_true(tmp_path: Pat
                 ScoringSettings(bootstrap=0),
                 folder,
                 confidence=settings,
-                fit_on=read_rated(folder.root / CONFIDENCE_FILE) if folder.root.exists() else None,
+                fit_on=read_rated(folder.confidence) if folder.root.exists() else None,
             )
 
         result = run()
@@ -128,7 +128,7 @@ def test_a_scripted_model_gives_exact_agreement_entropy_and_p_true(tmp_path: Pat
         server.reset()
         rescored = run()  # every answer, sample and P(True) comes from the cache
         assert server.calls == 0
-    by_id = {row["id"]: row for row in map(json.loads, (folder.root / CONFIDENCE_FILE).open())}
+    by_id = {row["id"]: row for row in map(json.loads, folder.confidence.open())}
     assert by_id["a1"]["agreement"] == 1.0 and by_id["a1"]["semantic_entropy"] == 0.0
     assert by_id["a2"]["agreement"] == 0.5
     assert by_id["a2"]["semantic_entropy"] == pytest.approx(1.5 * math.log(2))
@@ -176,9 +176,9 @@ def test_the_step_fits_temperatures_on_the_validation_split(tmp_path: Path) -> N
                 "evaluate.openai": {"model": "half", "base_url": server.base_url},
             }
         )
-        result = evaluate(config, Plan(config), "openai", "test")
+        result = evaluate(Plan(config).evaluate("openai", "test"), config.layout())
     validation = run.evaluation("openai", "half", "validation")
-    assert validation.stats.is_file() and (validation.root / CONFIDENCE_FILE).is_file()
+    assert validation.stats.is_file() and validation.confidence.is_file()
     block = result["confidence_methods"]["sequence_probability"]
     assert block["fitted_on_questions"] == 6 and block["temperature"] > 0
     assert block["ece_equal_width_scaled"] is not None

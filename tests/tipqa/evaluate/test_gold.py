@@ -13,8 +13,8 @@ from partition_fixtures import DEV, build_splits
 from tipqa.core.errors import InputError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json, write_json, write_records
-from tipqa.core.layout import HUB_FOLDER
 from tipqa.core.records import SCHEMA_VERSION
+from tipqa.core.steps import Step
 from tipqa.evaluate.gold import _hub_dataset, load_gold
 from tipqa.hub.folder import build_hub_folder
 from tipqa.hub.settings import HubSettings
@@ -22,7 +22,7 @@ from tipqa.hub.settings import HubSettings
 
 def test_split_folder_splits_folder_and_hub_folder_agree(tmp_path: Path) -> None:
     run = build_splits(tmp_path / "run", per_label=3)
-    build_hub_folder(run, HubSettings(repo_id="someone/tip"), StepRecord(HUB_FOLDER, {}))
+    build_hub_folder(run, HubSettings(repo_id="someone/tip"), StepRecord(Step.HUB_FOLDER, {}))
     cache = str(tmp_path / "cache")
     by_folder = load_gold(run.splits / "test")
     by_splits = load_gold(run.splits, "validation")
@@ -46,7 +46,7 @@ def test_a_hub_folder_is_read_as_it_holds_now(tmp_path: Path) -> None:
     """Every run's Hub folder is called `hub`: neither another run's nor an earlier build's
     copy in the datasets cache stands in for what the folder holds."""
     cache = str(tmp_path / "cache")
-    settings, record = HubSettings(repo_id="someone/tip"), StepRecord(HUB_FOLDER, {})
+    settings, record = HubSettings(repo_id="someone/tip"), StepRecord(Step.HUB_FOLDER, {})
     first = build_splits(tmp_path / "a", train=False, dev_counts={"unanswerable": 4})
     build_hub_folder(first, settings, record)
     assert load_gold(first.hub, cache_dir=cache).questions == load_gold(first.splits).questions

@@ -17,7 +17,8 @@ from partition_fixtures import DEV, TRAIN, build_splits
 
 from tipqa.core.errors import InputError
 from tipqa.core.fingerprint import StepRecord
-from tipqa.core.layout import HUB_FOLDER, RunLayout
+from tipqa.core.layout import RunLayout
+from tipqa.core.steps import Step
 from tipqa.evaluate.uabench import read_targets
 from tipqa.export.__main__ import run
 from tipqa.export.formats import FORMATS
@@ -197,7 +198,9 @@ def test_the_ua_bench_records_read_back_as_model_uncertain_targets(
 
 def test_a_hub_folder_is_exported_as_its_splits(demo_run: Path, tmp_path: Path) -> None:
     run_layout = RunLayout(demo_run)
-    build_hub_folder(run_layout, HubSettings(repo_id="someone/tip"), StepRecord(HUB_FOLDER, {}))
+    build_hub_folder(
+        run_layout, HubSettings(repo_id="someone/tip"), StepRecord(Step.HUB_FOLDER, {})
+    )
     downloaded = tmp_path / "tip"
     shutil.copytree(run_layout.hub, downloaded)
     assert export_splits(run_layout.hub, FORMATS["kuq"], tmp_path / "own")["splits"]

@@ -10,7 +10,7 @@ from partition_fixtures import CONFIG, INFO, build_splits, provenance
 
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json
-from tipqa.core.layout import HUB_FOLDER
+from tipqa.core.steps import Step
 from tipqa.dataset.corpus_reading import CorpusReading
 from tipqa.hub.card import PAPER_AUTHORS, PAPER_TITLE, size_category
 from tipqa.hub.folder import build_hub_folder
@@ -23,7 +23,7 @@ HUB = HubSettings(repo_id="someone/tip-demo", license="apache-2.0")
 def card(tmp_path: Path, **kwargs) -> str:
     settings = kwargs.pop("settings", HUB)
     run = build_splits(tmp_path, **kwargs)
-    build_hub_folder(run, settings, StepRecord(HUB_FOLDER, {}))
+    build_hub_folder(run, settings, StepRecord(Step.HUB_FOLDER, {}))
     return (run.hub / "README.md").read_text()
 
 

@@ -12,14 +12,15 @@ from partition_fixtures import DEV, TRAIN, build_splits
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json
-from tipqa.core.layout import HUB_FOLDER, RunLayout
+from tipqa.core.layout import RunLayout
+from tipqa.core.steps import Step
 from tipqa.hub.folder import build_hub_folder
 from tipqa.hub.settings import HubSettings
 from tipqa.report.explorer.collect import TextSource
 from tipqa.report.explorer.write import write_explorer
 
 CARD = HubSettings(repo_id="someone/tip-demo", pretty_name="TIP demo", language="en")
-RECORD = StepRecord(HUB_FOLDER, {})
+RECORD = StepRecord(Step.HUB_FOLDER, {})
 
 
 def load(folder: Path, config: str, cache: Path) -> datasets.DatasetDict:

@@ -9,8 +9,9 @@ import yaml
 from partition_fixtures import write_pool
 
 from tipqa.core.fingerprint import StepRecord
-from tipqa.core.layout import HUB_FOLDER, SPLITS, RunLayout
+from tipqa.core.layout import RunLayout
 from tipqa.core.records import JudgedUnit
+from tipqa.core.steps import Step
 from tipqa.dataset.qrels import read_qrels, write_relevance
 from tipqa.dataset.splits import SplitPlan, make_splits
 from tipqa.hub.folder import build_hub_folder
@@ -27,8 +28,10 @@ def test_the_relevance_configuration_and_qrels(tmp_path: Path) -> None:
         JudgedUnit(unanswerable, "vector", "d2", "d2#1", 0, None, "rules"),
     ]
     write_relevance([units], run.pool("dev").partition)
-    make_splits(run, SplitPlan("dev", None, 0, 0), StepRecord(SPLITS, {}))
-    built = build_hub_folder(run, HubSettings(repo_id="someone/tip"), StepRecord(HUB_FOLDER, {}))
+    make_splits(run, SplitPlan("dev", None, 0, 0), StepRecord(Step.SPLITS, {}))
+    built = build_hub_folder(
+        run, HubSettings(repo_id="someone/tip"), StepRecord(Step.HUB_FOLDER, {})
+    )
 
     assert built.rows["relevance"] == {"test": 3}
     loaded = datasets.load_dataset(str(run.hub), "relevance", cache_dir=str(tmp_path / "cache"))

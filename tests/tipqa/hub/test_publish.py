@@ -16,7 +16,7 @@ from partition_fixtures import build_splits
 from tipqa.core.errors import ConfigError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json
-from tipqa.core.layout import HUB_FOLDER
+from tipqa.core.steps import Step
 from tipqa.hub.folder import build_hub_folder
 from tipqa.hub.publish import (
     LocalFile,
@@ -51,7 +51,7 @@ def hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeHub]:
 
 def make_folder(root: Path, **kwargs) -> Path:
     run = build_splits(root, **kwargs)
-    build_hub_folder(run, HubSettings(repo_id=REPO), StepRecord(HUB_FOLDER, {}))
+    build_hub_folder(run, HubSettings(repo_id=REPO), StepRecord(Step.HUB_FOLDER, {}))
     return root / "hub"
 
 

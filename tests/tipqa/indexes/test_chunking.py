@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from tipqa.build.indexing import embed_chunks
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.records import Document
 from tipqa.core.stats import StepStats
@@ -17,6 +16,7 @@ from tipqa.indexes.chunking import (
     ChunkSplitter,
     calibrate_chars_per_token,
     chunk_document,
+    embed_chunks,
     iter_chunks,
     make_splitter,
 )

@@ -22,12 +22,12 @@ from tipqa.config import Choice
 from tipqa.core.records import JudgeRequest, Question
 from tipqa.core.settings import knob, setting
 from tipqa.core.stats import StepStats
-from tipqa.llm.answerers import ANSWERERS
+from tipqa.llm.answerers.base import ANSWERERS
 from tipqa.llm.cached_chat import CachedChatModel
 from tipqa.llm.chat import ChatModel, ChatPrompt, Completion, Decoding, OnCompletion
 from tipqa.llm.judges.base import JUDGES
 from tipqa.llm.keywords.base import KEYWORD_EXTRACTORS
-from tipqa.llm.providers import register_provider, unregister_provider
+from tipqa.llm.providers import register_provider
 from tipqa.llm.settings import LLMSettings
 from tipqa.llm.usage import Usage
 
@@ -130,7 +130,8 @@ def tiny() -> Iterator[tuple[str, list[dict[str, Any]]]]:
     try:
         yield f"http://127.0.0.1:{server.server_port}", server.requests  # type: ignore[attr-defined]
     finally:
-        unregister_provider("tiny")
+        for registry in (JUDGES, KEYWORD_EXTRACTORS, ANSWERERS):
+            registry.remove("tiny")
         server.shutdown()
         server.server_close()
 

@@ -11,8 +11,9 @@ from partition_fixtures import DEV, TRAIN, build_splits, write_pool
 from tipqa.boundary.build import write_boundary
 from tipqa.boundary.hub import BoundaryHub
 from tipqa.core.fingerprint import StepRecord
-from tipqa.core.layout import BOUNDARY, HUB_FOLDER, RunLayout
+from tipqa.core.layout import RunLayout
 from tipqa.core.records import Document
+from tipqa.core.steps import Step
 from tipqa.hub.folder import build_hub_folder
 from tipqa.hub.settings import HubSettings
 from tipqa.lmeval_task.__main__ import run
@@ -40,9 +41,9 @@ def dated_hub(root: Path) -> RunLayout:
         rows = [row for items in write_pool(run, pool, counts).values() for row in items]
         evidence = {r.id: [r.evidence] for r in rows if r.evidence is not None}
         out = run.pool(pool).boundary
-        write_boundary(rows, evidence, order, nothing, STEPS, out, StepRecord(BOUNDARY, {}))
+        write_boundary(rows, evidence, order, nothing, STEPS, out, StepRecord(Step.BOUNDARY, {}))
     extension = BoundaryHub(run, STEPS, {"backend": "table"}, CARD.repo_id)
-    build_hub_folder(run, CARD, StepRecord(HUB_FOLDER, {}), extension)
+    build_hub_folder(run, CARD, StepRecord(Step.HUB_FOLDER, {}), extension)
     return run
 
 

@@ -11,14 +11,14 @@ from partition_fixtures import DEV, INFO, build_splits
 from tipqa.core.errors import InputError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json
-from tipqa.core.layout import REPORT, RunLayout
+from tipqa.core.layout import RunLayout
 from tipqa.core.records import LabeledQuestion
+from tipqa.core.steps import Step
 from tipqa.dataset.corpus_reading import CorpusReading
 from tipqa.report.build import (
     MATCH_BINS,
     match_bin,
     match_shares,
-    pool_funnel,
     render_markdown,
     write_report,
 )
@@ -51,28 +51,11 @@ def test_answerable_share_per_bin() -> None:
     }  # fmt: skip
 
 
-def test_pool_funnel_passes_the_rest_to_the_vector_stage() -> None:
-    summary = {
-        "questions": 10,
-        "by_stage": {"answerable_token": 4, "discarded_token": 1, "unanswerable_vector": 3,
-                     "answerable_vector": 1, "undetermined_vector": 1},
-    }  # fmt: skip
-    funnel = pool_funnel(summary)
-    assert (
-        funnel["to_vector"]
-        == 5
-        == sum(
-            funnel[k] for k in ("answerable_vector", "unanswerable_vector", "undetermined_vector")
-        )
-    )
-    assert funnel["undetermined_token"] == 0
-
-
 def test_report_files(tmp_path: Path) -> None:
     reading = CorpusReading(120, {"invalid_json": 1, "missing_text": 2}, duplicate_ids=1)
     run = build_splits(tmp_path, per_label=3, build={**INFO, "corpus_reading": reading.to_dict()})
     out = run.report
-    stats = write_report(run, StepRecord(REPORT, {}))
+    stats = write_report(run, StepRecord(Step.REPORT, {}))
     assert stats.counts["test.questions"] == DEV["answerable"] + DEV["unanswerable"]
     for name in ("funnel.png", "matches.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -98,7 +81,7 @@ def test_report_files(tmp_path: Path) -> None:
 
 
 def test_report_needs_the_splits(tmp_path: Path) -> None:
-    record = StepRecord(REPORT, {})
+    record = StepRecord(Step.REPORT, {})
     with pytest.raises(InputError, match="no stats file"):
         write_report(RunLayout(tmp_path / "nowhere"), record)
     bad = RunLayout(tmp_path / "bad")

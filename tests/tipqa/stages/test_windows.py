@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+from tipqa.config import read_config
 from tipqa.core.records import Document
-from tipqa.stages.windows import WindowSettings, judge_windows, minimal_spans, split_words
+from tipqa.llm.judges.vllm import max_window_words
+from tipqa.stages.windows import (
+    DEFAULT_MAX_WORDS,
+    WindowSettings,
+    judge_windows,
+    minimal_spans,
+    split_words,
+)
 
 KW = "Kellan Dusk"
 ALIAS = "Varnholt"
@@ -149,3 +157,17 @@ def test_pieces_of_a_long_window_have_the_offsets_of_their_words() -> None:
         "two\nthree Varnholt",
         "four",
     ]
+
+
+def test_the_step_s_window_limits_from_max_words() -> None:
+    built = read_config({"judge": {"max_words": "100", "max_windows": "3"}})
+    assert built.judging.resolve_for(built.judge.settings) == WindowSettings(100, 3)
+    vllm = read_config({"judge": {"backend": "vllm", "max_words": "100", "max_model_len": "4096"}})
+    assert vllm.judging.resolve_for(vllm.judge.settings).max_words == 100
+
+
+def test_the_step_s_window_limits_from_the_judge_context() -> None:
+    rules = read_config({"judge": {"max_windows": "3"}})
+    assert rules.judging.resolve_for(rules.judge.settings).max_words == DEFAULT_MAX_WORDS
+    vllm = read_config({"judge": {"backend": "vllm", "model": "m", "max_model_len": "4096"}})
+    assert vllm.judging.resolve_for(vllm.judge.settings).max_words == max_window_words(4096)

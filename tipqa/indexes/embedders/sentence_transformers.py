@@ -3,10 +3,9 @@
 One model, three runtimes that give the same vectors to within cosine 0.99 (measured by
 `python -m benchmarks.embedding`): on a CPU the model is exported once to ONNX (offline, from
 its local folder; `tipqa.indexes.embedders.export`) and run by ONNX Runtime (the fastest of the
-three
-there) or, on request, OpenVINO (`pip install 'tipqa[openvino]'`); elsewhere, and on request,
-sentence-transformers runs it on torch, in fp16 on a GPU. The runtime and
-precision are part of the embedder's name and settings, so they identify the vectors.
+three there) or, on request, OpenVINO (`pip install 'tipqa[openvino]'`); elsewhere, and on
+request, sentence-transformers runs it on torch, in fp16 on a GPU. The runtime and precision
+are part of the embedder's name and settings, so they identify the vectors.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from typing import Any
 from tqdm import tqdm
 
 from tipqa.core.errors import ConfigError, TipqaError
+from tipqa.indexes.es.client import import_elasticsearch
 
 log = logging.getLogger(__name__)
 
@@ -152,8 +153,6 @@ def run_bulk(
     """
     if threads < 1 or chunk_docs < 1 or max_bytes < 1 or max_retries < 0:
         raise ConfigError("bulk: threads, chunk_docs and max_bytes must be >= 1, retries >= 0")
-    from tipqa.indexes.es.client import import_elasticsearch
-
     import_elasticsearch()
     from elasticsearch import helpers
 

@@ -1,16 +1,16 @@
 """What the Elasticsearch token and vector indexes share: creation, build and serving settings,
-the shard ledger and the completion marker.
+the ledger of built parts and the completion marker.
 
-A build may be split into named shards (one per corpus file, one Luigi task each, many
-workers in parallel). `start_build` creates the index (or puts an existing one into build
-mode: no replicas, no refresh) once, before the first shard; workers then only add to it.
-Each finished shard is recorded as a document `shard:<name>` in the small index
-`<index>-tipqa-meta`; `finalize`, once after the last shard, checks that every expected shard
-is recorded, restores the serving settings, refreshes (and optionally force-merges), and
-writes the completion marker `complete` with the document count. `is_complete` is true only
+A build may be split into named parts (one per corpus file, one Luigi task each, many workers
+in parallel). `start_build` creates the index (or puts an existing one into build mode: no
+replicas, no refresh) once, before the first part; workers then only add to it. Each finished
+part is recorded as a document `shard:<name>` in the small index `<index>-tipqa-meta`;
+`finalize`, once after the last part, checks that every expected part is recorded, restores
+the serving settings, refreshes (and optionally force-merges), and writes the completion marker
+`complete` with the document count. `is_complete` is true only
 while the marker exists and the index still holds that many documents, so a finished index is
 never rebuilt and a deleted or damaged one is. Every record carries the index's UUID, so the
-records of a deleted index never mark shards of a new index of the same name as done.
+records of a deleted index never mark parts of a new index of the same name as done.
 """
 
 from __future__ import annotations
@@ -70,11 +70,11 @@ class EsBuildSettings(Settings):
 
 
 class IncompleteBuild(TipqaError):
-    """`finalize` was asked for shards that are not recorded as done."""
+    """`finalize` was asked for parts that are not recorded as done."""
 
 
 class EsIndexBase:
-    """Client, settings life cycle and shard ledger of one Elasticsearch index."""
+    """Client, settings life cycle and ledger of built parts of one Elasticsearch index."""
 
     def __init__(
         self,
@@ -157,7 +157,7 @@ class EsIndexBase:
 
     def start_build(self) -> None:
         """Create the index in build mode, or put an existing one into build mode (once per
-        build, before the first shard: workers adding shards never change settings)."""
+        build, before the first part: workers adding parts never change settings)."""
         if not self._ensure_index():
             self.client.indices.put_settings(index=self.index, settings=mappings.build_settings())
 
@@ -246,18 +246,18 @@ class EsIndexBase:
             return None
         return record
 
-    def shard_record(self, shard: str) -> dict[str, Any] | None:
-        """The counts recorded when `shard` finished, or None if it has not."""
-        record = self._current_record(f"shard:{shard}")
+    def part_record(self, part: str) -> dict[str, Any] | None:
+        """The counts recorded when `part` finished, or None if it has not."""
+        record = self._current_record(f"shard:{part}")
         return None if record is None else dict(record.get("counts", {}))
 
-    def shard_done(self, shard: str) -> bool:
-        """True when `shard` has been indexed completely."""
-        return self.shard_record(shard) is not None
+    def part_done(self, part: str) -> bool:
+        """True when `part` has been indexed completely."""
+        return self.part_record(part) is not None
 
-    def record_shard(self, shard: str, counts: dict[str, float]) -> None:
-        """Record that `shard` has been indexed completely, with its counts."""
-        self._ledger_put(f"shard:{shard}", {"kind": "shard", "shard": shard, "counts": counts})
+    def record_part(self, part: str, counts: dict[str, float]) -> None:
+        """Record that `part` has been indexed completely, with its counts."""
+        self._ledger_put(f"shard:{part}", {"kind": "shard", "shard": part, "counts": counts})
 
     def completion(self) -> dict[str, Any] | None:
         """The completion marker, or None when the index is not marked complete."""
@@ -279,12 +279,12 @@ class EsIndexBase:
         marker = self.completion()
         return marker is not None and self.count() == int(marker["documents"])
 
-    def finalize(self, shards: Sequence[str] = ()) -> dict[str, float]:
-        """Check that `shards` are done, serve, refresh, optionally merge, mark complete."""
-        missing = [s for s in shards if not self.shard_done(s)]
+    def finalize(self, parts: Sequence[str] = ()) -> dict[str, float]:
+        """Check that `parts` are done, serve, refresh, optionally merge, mark complete."""
+        missing = [s for s in parts if not self.part_done(s)]
         if missing:
             raise IncompleteBuild(
-                f"index {self.index!r}: shards not indexed yet: {', '.join(missing[:20])}"
+                f"index {self.index!r}: parts not indexed yet: {', '.join(missing[:20])}"
                 + (f" and {len(missing) - 20} more" if len(missing) > 20 else "")
             )
         started = time.perf_counter()
@@ -294,10 +294,10 @@ class EsIndexBase:
         documents = self.count()
         counts: dict[str, float] = {
             "documents": documents,
-            "shards": len(shards),
+            "shards": len(parts),
             "finalize_seconds": round(time.perf_counter() - started, 3),
         }
         self._ledger_put(
-            COMPLETE_ID, {"kind": "complete", "documents": documents, "shards": list(shards)}
+            COMPLETE_ID, {"kind": "complete", "documents": documents, "shards": list(parts)}
         )
         return counts

@@ -1,7 +1,7 @@
 """The token index on an Elasticsearch cluster (the paper's setup, for the whole Pile).
 
 Documents are indexed with `_id` = document id by bulk `create` actions, so a rerun or a
-resumed shard never duplicates a document (an id already present is counted as a duplicate,
+resumed part never duplicates a document (an id already present is counted as a duplicate,
 and the first text indexed under it is kept). The `text` field uses the analyzer of
 `tipqa.indexes.es.mappings`, which produces the tokens of `tipqa.core.text.tokenize`.
 
@@ -57,7 +57,7 @@ log = logging.getLogger(__name__)
 MAX_ID_BYTES = 512
 GET_BATCH = 500
 PAGE_SIZE = queries.MAX_RESULT_WINDOW
-SINGLE_SHARD = "all"
+WHOLE_CORPUS = "all"
 MAX_SKIP_LOGS = 20
 RANK_BATCH = 64
 BM25_SUBFIELD = "bm25"
@@ -83,7 +83,7 @@ class ElasticsearchTokenSettings(EsBuildSettings):
 
 
 class ElasticsearchTokenIndex(EsIndexBase):
-    """A `TokenIndex` in an Elasticsearch index, built by shards in parallel if needed."""
+    """A `TokenIndex` in an Elasticsearch index, built in parts in parallel if needed."""
 
     settings: ElasticsearchTokenSettings
 
@@ -117,38 +117,38 @@ class ElasticsearchTokenIndex(EsIndexBase):
         return mappings.token_index_meta()
 
     def build(self, documents: Iterable[Document]) -> dict[str, float]:
-        """Index `documents` as one shard and finalize; an index marked complete is reused."""
+        """Index `documents` as one part and finalize; an index marked complete is reused."""
         if self.is_complete():
             marker = self.completion() or {}
             log.info("Elasticsearch index %s is complete; not rebuilding", self.index)
             return {"documents": float(marker.get("documents", 0)), "reused": 1}
         self.start_build()
-        counts = self.build_shard(documents, SINGLE_SHARD)
-        counts.update(self.finalize([SINGLE_SHARD]))
+        counts = self.build_part(documents, WHOLE_CORPUS)
+        counts.update(self.finalize([WHOLE_CORPUS]))
         return counts
 
-    def build_shard(self, documents: Iterable[Document], shard: str) -> dict[str, float]:
-        """Index one shard of the corpus (e.g. one file) and record it in the ledger.
+    def build_part(self, documents: Iterable[Document], part: str) -> dict[str, float]:
+        """Index one part of the corpus (e.g. one file) and record it in the ledger.
 
-        A shard already recorded is skipped (its recorded counts are returned with
-        `reused`: 1). Many processes may build different shards of one index at once; call
-        `finalize(all_shard_names)` when all are done. Empty, oversized and badly identified
+        A part already recorded is skipped (its recorded counts are returned with
+        `reused`: 1). Many processes may build different parts of one index at once; call
+        `finalize(all_part_names)` when all are done. Empty, oversized and badly identified
         documents are skipped and counted; documents the cluster refuses for good are counted
         under `rejected` and logged; documents still refused for a transient reason after the
-        retries raise `BulkFailure` and leave the shard unrecorded, so a rerun redoes it
+        retries raise `BulkFailure` and leave the part unrecorded, so a rerun redoes it
         (documents already indexed then count as duplicates).
         """
-        done = self.shard_record(shard)
+        done = self.part_record(part)
         if done is not None:
             return {**done, "reused": 1}
         self._ensure_index()
         skipped = dict.fromkeys(("empty", "too_large", "unencodable", "bytes"), 0.0)
         started = time.perf_counter()
         with tqdm(
-            desc=f"indexing {shard} into {self.index}", unit="doc", disable=not self.progress
+            desc=f"indexing {part} into {self.index}", unit="doc", disable=not self.progress
         ) as bar:
             report = self._bulk(self._actions(documents, skipped), progress=bar)
-        report.raise_for_transient(f"index {self.index!r}, shard {shard!r}")
+        report.raise_for_transient(f"index {self.index!r}, part {part!r}")
         seconds = time.perf_counter() - started
         counts: dict[str, float] = {
             "documents": report.created + report.updated,
@@ -160,7 +160,7 @@ class ElasticsearchTokenIndex(EsIndexBase):
             "mb_per_second": round(skipped["bytes"] / 1e6 / seconds, 3) if seconds > 0 else 0.0,
         }
         counts.update({f"rejected_{kind}": n for kind, n in report.rejected.items()})
-        self.record_shard(shard, counts)
+        self.record_part(part, counts)
         return counts
 
     def _actions(

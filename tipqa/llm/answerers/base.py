@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from tipqa.core.registry import Registry
 from tipqa.core.stats import StepStats
 from tipqa.llm.prompts import PromptTemplate, load_template
 from tipqa.llm.usage import Usage
@@ -76,3 +77,16 @@ class Answerer(Protocol):
     def close(self) -> None:
         """Let go of what the answerer holds (connections); it answers no more."""
         ...
+
+
+ANSWERERS: Registry[Answerer] = Registry("answerer")
+ANSWERERS.add(
+    "openai",
+    "tipqa.llm.answerers.openai:OpenAIAnswerer",
+    settings="tipqa.llm.answerers.openai:OpenAIAnswererSettings",
+)
+ANSWERERS.add(
+    "vllm",
+    "tipqa.llm.answerers.vllm:VLLMAnswerer",
+    settings="tipqa.llm.answerers.vllm:VLLMAnswererSettings",
+)

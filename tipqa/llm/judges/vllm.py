@@ -25,7 +25,6 @@ from tipqa.llm.judges.llm import LLMJudge
 from tipqa.llm.prompts import PromptTemplate
 from tipqa.llm.vllm_chat import Prompt, VLLMChatModel, VLLMEngineSettings
 
-MODES = ("logprobs", "choice")
 TOP_LOGPROBS = 10
 RETRY_TEMPERATURE = 1.0
 WORDS_PER_TOKEN = 0.23
@@ -51,10 +50,8 @@ def max_window_words(max_model_len: int) -> int:
 class VLLMJudgeSettings(VLLMEngineSettings):
     """[judge] of the vLLM offline-engine backend."""
 
-    model: str = setting("meta-llama/Llama-3.1-8B-Instruct", doc="a Hub id or a local folder")
     prompt: str = setting("judge-v1", doc="a shipped template or a file")
     mode: Literal["logprobs", "choice"] = setting("logprobs", doc="logprobs or choice")
-    dtype: str = setting("auto", doc="weights' dtype (auto, bfloat16, float16)")
     parse_retries: int = setting(1, doc="seeded re-asks of an answer other than yes or no")
     seed: int = setting(0, doc="seed of the re-asks and the engine")
 

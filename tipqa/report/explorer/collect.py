@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tipqa.annotation.texts import FETCH_BATCH, window_settings
+from tipqa.annotation.texts import FETCH_BATCH, recorded_windows
 from tipqa.core.errors import InputError
 from tipqa.core.jsonl import iter_records
 from tipqa.core.layout import PoolLayout, ShardLayout
@@ -233,7 +233,7 @@ def _recompute(
     source: TextSource,
 ) -> None:
     """The wanted windows' texts, cut again from their documents as the judge got them."""
-    settings = window_settings(shard.root)
+    settings = recorded_windows(shard)
     recomputed: dict[tuple[str, str], list[Window]] = {}
     for item, document, window in wanted:
         found = documents.get(document["doc"])

@@ -34,11 +34,11 @@ from tipqa.core.records import LABELS
 from tipqa.core.stats import read_stats
 from tipqa.dataset.provenance import REMEDY
 from tipqa.dataset.splits import SPLITS, SplitsLayout
-from tipqa.report.build import pool_funnel, split_funnel
 from tipqa.report.explorer.audit import Audit, pool_audit
 from tipqa.report.explorer.collect import TextSource, collect_pool
 from tipqa.report.explorer.encode import FIELDS, Encoder
 from tipqa.report.explorer.store import WHOLE, TextForm, TextStore
+from tipqa.report.funnel import pool_funnel, split_funnel
 
 ROWS_PER_FILE = 10_000
 DETAILS_PER_FILE = 100

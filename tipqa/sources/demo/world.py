@@ -38,6 +38,7 @@ from tqdm import tqdm
 
 from tipqa.core.errors import ConfigError
 from tipqa.core.jsonl import atomic_open, write_json, write_records
+from tipqa.core.layout import WorldLayout
 from tipqa.core.records import Document, Question, Record
 from tipqa.core.settings import Settings, setting
 from tipqa.core.text import word_count
@@ -295,19 +296,19 @@ def _doc_id(slot: int) -> str:
 
 def write_world(spec: WorldSpec, directory: str | Path) -> dict[str, int]:
     """Write corpus files, questions and expected labels under `directory`; return counts."""
-    directory = Path(directory)
+    out = WorldLayout(Path(directory))
     world = World(spec)
     per_file = math.ceil(spec.documents / spec.files)
     documents = world.documents()
-    shutil.rmtree(directory / "corpus", ignore_errors=True)
+    shutil.rmtree(out.corpus, ignore_errors=True)
     for part in tqdm(range(spec.files), desc="demo corpus files", leave=False):
-        with atomic_open(directory / "corpus" / f"part-{part:05d}.jsonl") as out:
+        with atomic_open(out.corpus_file(part)) as file:
             for _, doc in zip(range(per_file), documents, strict=False):
-                out.write(doc_line(doc))
-    write_records(directory / "questions.jsonl", world.questions)
-    write_records(directory / "expected.jsonl", world.expected())
+                file.write(doc_line(doc))
+    write_records(out.questions, world.questions)
+    write_records(out.expected, world.expected())
     counts = {"documents": spec.documents, "questions": len(world.questions)}
-    write_json(directory / "world.json", {"spec": spec.__dict__, **counts})
+    write_json(out.spec, {"spec": spec.__dict__, **counts})
     return counts
 
 

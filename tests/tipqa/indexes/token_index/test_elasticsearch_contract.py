@@ -75,7 +75,7 @@ def test_build_counts_and_completion(built: tuple) -> None:
     assert counts["bytes"] > 0 and counts["docs_per_second"] > 0
     assert index.count() == 22
     assert index.is_complete()
-    assert index.shard_done("all")
+    assert index.part_done("all")
 
 
 def test_analyzer_equals_tokenize(built: tuple) -> None:
@@ -136,9 +136,9 @@ def test_rebuild_is_reused_and_shards_never_duplicate(built: tuple) -> None:
     index, _ = built
     assert index.build(CORPUS) == {"documents": 22.0, "reused": 1}
     again = ElasticsearchTokenIndex.named(index.index, bm25=True, progress=False)
-    counts = again.build_shard(CORPUS, "again")
+    counts = again.build_part(CORPUS, "again")
     assert counts["documents"] == 0 and counts["duplicates"] == 23
-    assert again.build_shard([], "again")["reused"] == 1
+    assert again.build_part([], "again")["reused"] == 1
     again.finalize(["all", "again"])
     assert again.count() == 22 and again.is_complete()
 
@@ -153,7 +153,7 @@ def test_sharded_parallel_build_equals_single_build(built: tuple) -> None:
 
         def run(worker: ElasticsearchTokenIndex, shard: str) -> None:
             try:
-                worker.build_shard(parts[shard], shard)
+                worker.build_part(parts[shard], shard)
             except BaseException as exc:
                 errors.append(exc)
 
@@ -183,7 +183,7 @@ def test_deleted_index_is_not_complete_and_rebuilds(tmp_path: Path) -> None:
     try:
         index.build(CORPUS[:3])
         index.client.indices.delete(index=index.index)
-        assert not index.is_complete() and not index.shard_done("all")
+        assert not index.is_complete() and not index.part_done("all")
         fresh = ElasticsearchTokenIndex.named(index.index, progress=False)
         counts: dict[str, Any] = fresh.build(CORPUS[:5])
         assert counts["documents"] == 5 and fresh.count() == 5

@@ -15,9 +15,9 @@ import pytest
 
 from tipqa.build.plan import Plan
 from tipqa.config import read_config
-from tipqa.core.layout import TOKEN_INDEX, VECTOR_SEARCH
 from tipqa.core.records import Document, Question
 from tipqa.core.stats import StepStats
+from tipqa.core.steps import Step
 from tipqa.indexes.chunking import chunk_document
 from tipqa.indexes.place import IndexPlace
 from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
@@ -214,10 +214,10 @@ def test_the_candidate_count_reruns_vector_search_and_keeps_the_store() -> None:
 
     base, more, other = plan(), plan(candidates="200"), plan({"passage_prefix": '"passage: "'})
     assert more.vector_index.fingerprint == base.vector_index.fingerprint, "the store is kept"
-    search = [p.pool_step("dev", VECTOR_SEARCH).fingerprint for p in (base, more)]
+    search = [p.pool_step("dev", Step.VECTOR_SEARCH).fingerprint for p in (base, more)]
     assert search[0] != search[1]
     assert other.vector_index.fingerprint != base.vector_index.fingerprint, "re-embedded"
-    assert TOKEN_INDEX in base.pool_step("dev", VECTOR_SEARCH).inputs
+    assert Step.TOKEN_INDEX in base.pool_step("dev", Step.VECTOR_SEARCH).record.inputs
 
 
 def test_a_shard_with_no_open_question_embeds_nothing(

@@ -108,7 +108,7 @@ def test_shards_and_completion() -> None:
     try:
         index.add(CHUNKS[:50], VECTORS[:50])
         index.finish_shard("file-1")
-        assert index.shard_done("file-1") and not index.shard_done("file-2")
+        assert index.part_done("file-1") and not index.part_done("file-2")
         assert not index.is_complete()
         index.finalize(["file-1"])
         assert index.is_complete() and index.count() == 50

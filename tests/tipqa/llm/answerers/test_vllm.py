@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 import math
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,11 +19,9 @@ from tipqa.evaluate.gold import load_gold
 from tipqa.evaluate.pipeline import evaluate_model
 from tipqa.evaluate.refusal import RefusalDetector, RefusalSettings
 from tipqa.evaluate.score import ScoringSettings
-from tipqa.llm import vllm_engine
-from tipqa.llm.answerers import ANSWERERS
+from tipqa.llm.answerers.base import ANSWERERS
 from tipqa.llm.answerers.vllm import VLLMAnswerer, VLLMAnswererSettings
 from tipqa.llm.cache import LLMCache
-from tipqa.llm.vllm_engine import shutdown_engine
 
 HAVE_VLLM = importlib.util.find_spec("vllm") is not None
 needs_vllm = pytest.mark.skipif(
@@ -65,15 +62,6 @@ def test_no_questions_start_no_engine() -> None:
 def test_missing_vllm_names_the_extra() -> None:
     with pytest.raises(MissingExtraError, match=r"tipqa\[vllm\]"):
         VLLMAnswerer(VLLMAnswererSettings(model="some/model")).answer(["Who?"])
-
-
-@pytest.fixture(scope="module")
-def model_path(vllm_environment: Path, tiny_model: Path) -> Iterator[str]:
-    """The tiny model's path; an engine these tests started is stopped after the module."""
-    running = bool(vllm_engine._ENGINE)
-    yield str(tiny_model)
-    if not running:
-        shutdown_engine()
 
 
 def answerer(model: str, cache: LLMCache | None = None, **changes) -> VLLMAnswerer:

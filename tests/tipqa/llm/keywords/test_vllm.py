@@ -7,7 +7,6 @@ prompt through the chat template, batching and order, counting, and the cache.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,11 +15,9 @@ from tipqa.build.components import make_keyword_extractor
 from tipqa.config import Choice
 from tipqa.core.errors import ConfigError
 from tipqa.core.records import Question
-from tipqa.llm import vllm_engine
 from tipqa.llm.cached_chat import CachedChatModel
 from tipqa.llm.keywords.base import KEYWORD_EXTRACTORS
 from tipqa.llm.keywords.vllm import VLLMKeywordExtractor, VLLMKeywordSettings
-from tipqa.llm.vllm_engine import shutdown_engine
 
 HAVE_VLLM = importlib.util.find_spec("vllm") is not None
 needs_vllm = pytest.mark.skipif(
@@ -43,15 +40,6 @@ def test_settings_are_checked_and_registered() -> None:
     assert KEYWORD_EXTRACTORS.resolve("vllm") is VLLMKeywordExtractor
     assert KEYWORD_EXTRACTORS.has("vllm", "cacheable")
     assert VLLMKeywordExtractor(VLLMKeywordSettings(model="m")).extract([]) == []
-
-
-@pytest.fixture(scope="module")
-def model_path(vllm_environment: Path, tiny_model: Path) -> Iterator[str]:
-    """The tiny model's path; an engine these tests started is stopped after the module."""
-    running = bool(vllm_engine._ENGINE)
-    yield str(tiny_model)
-    if not running:
-        shutdown_engine()
 
 
 @pytest.mark.vllm

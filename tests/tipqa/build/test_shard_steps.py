@@ -7,6 +7,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tipqa.build.assemble import Judging, TokenJudging, VectorSearching
+from tipqa.build.inputs import pool_shards, shard_questions
+from tipqa.build.plan import Plan
+from tipqa.build.shard_steps import (
+    extract_keywords,
+    token_judge,
+    token_search,
+    vector_judge,
+    vector_search,
+)
 from tipqa.build.step_inputs import (
     KeywordsInputs,
     TokenJudgeInputs,
@@ -14,26 +24,9 @@ from tipqa.build.step_inputs import (
     VectorJudgeInputs,
     VectorSearchInputs,
 )
-from tipqa.build.steps import (
-    Judging,
-    VectorSearching,
-    extract_keywords,
-    pool_shards,
-    shard_questions,
-    token_judge,
-    token_search,
-    vector_judge,
-    vector_search,
-)
 from tipqa.config import read_config
 from tipqa.core.jsonl import read_json, read_records, write_records
-from tipqa.core.layout import (
-    KEYWORDS,
-    TOKEN_JUDGE,
-    VECTOR_JUDGE,
-    PoolLayout,
-    ShardLayout,
-)
+from tipqa.core.layout import PoolLayout, ShardLayout
 from tipqa.core.records import (
     Decision,
     Document,
@@ -46,6 +39,7 @@ from tipqa.core.records import (
     VectorInstance,
 )
 from tipqa.core.stats import StepStats
+from tipqa.core.steps import Step
 from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
 from tipqa.llm.judges.rules import RuleJudge
 from tipqa.llm.keywords.rules import RuleKeywordExtractor
@@ -64,8 +58,9 @@ DOCS = [
 
 
 CONFIG = read_config({})
-KEYWORDS_INPUTS = KeywordsInputs(CONFIG.keywords, "questions")
-SEARCH_INPUTS = TokenSearchInputs(5, CONFIG.token_index, "keywords", "token-index")
+PLAN = Plan(CONFIG)
+KEYWORDS_INPUTS = KeywordsInputs(CONFIG.keywords, "questions", pool="dev")
+SEARCH_INPUTS = TokenSearchInputs(5, PLAN.token_index, "keywords", pool="dev")
 
 
 def test_pool_shards_read_each_shard_file(tmp_path: Path) -> None:
@@ -124,7 +119,7 @@ def test_keyword_and_token_steps(tmp_path: Path, index: TantivyTokenIndex) -> No
     assert [k.keywords for k in keywords] == [
         ["Kellan Dusk"], ["Orla Venn"], ["Quillmere Trading Company"], [],
     ]  # fmt: skip
-    written = read_json(shard.stats(KEYWORDS))
+    written = read_json(shard.stats(Step.KEYWORDS))
     assert written["info"] == {"extractor": "broken-for-one"}
     assert written["fingerprint"] == KEYWORDS_INPUTS.record.fingerprint
     assert written["provenance"]["settings"] == {"keywords": CONFIG.keywords.identity()}
@@ -137,8 +132,8 @@ def test_keyword_and_token_steps(tmp_path: Path, index: TantivyTokenIndex) -> No
     assert (found["apart"].total, found["none"].total) == (1, 0)
 
     judge = CountingJudge()
-    inputs = TokenJudgeInputs(CONFIG.judge, CONFIG.windows, False, SEARCH_INPUTS)
-    stats = token_judge(QUESTIONS, inputs, Judging(judge, index.get), shard)
+    inputs = TokenJudgeInputs(CONFIG.judge, CONFIG.judging, False, SEARCH_INPUTS, pool="dev")
+    stats = token_judge(QUESTIONS, inputs, TokenJudging(judge, index.get), shard)
     decisions = {d.question_id: d for d in read_records(shard.token_decisions, Decision)}
     assert {k: d.label for k, d in decisions.items()} == {
         "born": "answerable", "apart": "to_vector", "none": "to_vector", "broken": "undetermined",
@@ -149,7 +144,7 @@ def test_keyword_and_token_steps(tmp_path: Path, index: TantivyTokenIndex) -> No
     assert [(j.question_id, j.label) for j in judgments] == [("born", "yes"), ("apart", "no")]
     assert stats.counts["CountingJudge.requests"] == 2
     assert stats.counts["outcome_undetermined"] == 1
-    assert read_json(shard.stats(TOKEN_JUDGE))["info"]["max_words"] == 30_000
+    assert read_json(shard.stats(Step.TOKEN_JUDGE))["info"]["max_words"] == 30_000
 
 
 class OneHotEmbedder:
@@ -197,7 +192,7 @@ def test_vector_steps_take_only_questions_passed_on(tmp_path: Path) -> None:
     )
     texts = ["Orla Venn died in 1544.", "Quillmere is a town."]
     index = ChunkPerQuery(texts)
-    inputs = VectorSearchInputs(1, CONFIG.embedder, CONFIG.vector_index, "judge", "index", None)
+    inputs = VectorSearchInputs(1, PLAN.vector_index, "judge", None, pool="dev")
     stats = vector_search(QUESTIONS, inputs, VectorSearching(OneHotEmbedder(), index), shard)
     assert stats.counts["questions"] == 2
     candidates = read_records(shard.vector_candidates, VectorCandidates)
@@ -205,9 +200,8 @@ def test_vector_steps_take_only_questions_passed_on(tmp_path: Path) -> None:
         ("apart", "c0"),
         ("none", "c1"),
     ]
-    stats = vector_judge(
-        QUESTIONS, VectorJudgeInputs(CONFIG.judge, "search"), Judging(RuleJudge()), shard
-    )
+    judging = VectorJudgeInputs(CONFIG.judge, "search", PLAN.token_index, pool="dev")
+    stats = vector_judge(QUESTIONS, judging, Judging(RuleJudge()), shard)
     decisions = read_records(shard.vector_decisions, Decision)
     assert [(d.question_id, d.label) for d in decisions] == [
         ("apart", "answerable"),
@@ -215,4 +209,4 @@ def test_vector_steps_take_only_questions_passed_on(tmp_path: Path) -> None:
     ]
     instances = read_records(shard.instances, VectorInstance)
     assert [(i.question_id, i.relevant) for i in instances] == [("apart", True), ("none", False)]
-    assert read_json(shard.stats(VECTOR_JUDGE))["counts"]["prompts"] == 2
+    assert read_json(shard.stats(Step.VECTOR_JUDGE))["counts"]["prompts"] == 2

@@ -1,4 +1,4 @@
-"""Index builds: one pass for embedded backends, shard by shard for sharded ones."""
+"""Index builds: one pass for embedded backends, part by part for sharded ones."""
 
 from __future__ import annotations
 
@@ -10,18 +10,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tipqa.build import indexing
+from tipqa.build import indexes
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json
-from tipqa.core.layout import TOKEN_INDEX
 from tipqa.core.records import Document
 from tipqa.core.stats import StepStats
+from tipqa.core.steps import Step
 from tipqa.indexes.vector_index.faiss import MANIFEST, FaissVectorIndex
 from tipqa.sources.corpus.files import FileCorpus
 
 
 class LedgerIndex:
-    """A sharded token index double: keeps documents and a ledger of finished shards."""
+    """A sharded token index double: keeps documents and a ledger of finished parts."""
 
     def __init__(self) -> None:
         self.documents: dict[str, str] = {}
@@ -32,22 +32,22 @@ class LedgerIndex:
     def start_build(self) -> None:
         self.started += 1
 
-    def build_shard(self, documents, shard: str) -> dict[str, float]:
+    def build_part(self, documents, part: str) -> dict[str, float]:
         for doc in documents:
             self.documents.setdefault(doc.id, doc.text)
-        self.record_shard(shard, {"documents": len(self.documents)})
-        return self.ledger[shard]
+        self.record_part(part, {"documents": len(self.documents)})
+        return self.ledger[part]
 
-    def shard_done(self, shard: str) -> bool:
-        return shard in self.ledger
+    def part_done(self, part: str) -> bool:
+        return part in self.ledger
 
-    def record_shard(self, shard: str, counts: dict) -> None:
-        self.ledger[shard] = counts
+    def record_part(self, part: str, counts: dict) -> None:
+        self.ledger[part] = counts
 
-    def finalize(self, shards: list[str]) -> dict[str, float]:
-        assert all(self.shard_done(s) for s in shards)
-        self.finalized = list(shards)
-        return {"documents": len(self.documents), "shards": len(shards)}
+    def finalize(self, parts: list[str]) -> dict[str, float]:
+        assert all(self.part_done(s) for s in parts)
+        self.finalized = list(parts)
+        return {"documents": len(self.documents), "parts": len(parts)}
 
 
 def write_corpus(folder: Path) -> FileCorpus:
@@ -58,39 +58,39 @@ def write_corpus(folder: Path) -> FileCorpus:
     return FileCorpus.of(str(folder))
 
 
-def test_shards_are_the_corpus_files_in_order(tmp_path: Path) -> None:
+def test_parts_are_the_corpus_files_in_order(tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path / "corpus")
-    shards = indexing.corpus_shards(corpus)
-    assert [Path(s).name for s in shards] == ["part-0.jsonl", "part-1.jsonl"]
-    assert [d.id for d in indexing.shard_documents(corpus, shards[1])] == ["c"]
+    parts = indexes.corpus_parts(corpus)
+    assert [Path(s).name for s in parts] == ["part-0.jsonl", "part-1.jsonl"]
+    assert [d.id for d in indexes.part_documents(corpus, parts[1])] == ["c"]
 
 
-def test_a_corpus_without_files_is_one_shard() -> None:
+def test_a_corpus_without_files_is_one_part() -> None:
     class Stream:
         stats = None
 
         def __iter__(self):
             return iter([Document("x", "y")])
 
-    assert indexing.corpus_shards(Stream()) == [indexing.WHOLE_CORPUS]
-    assert [d.id for d in indexing.shard_documents(Stream(), indexing.WHOLE_CORPUS)] == ["x"]
+    assert indexes.corpus_parts(Stream()) == [indexes.WHOLE_CORPUS]
+    assert [d.id for d in indexes.part_documents(Stream(), indexes.WHOLE_CORPUS)] == ["x"]
 
 
-def test_sharded_build_started_once_then_finalized(tmp_path: Path) -> None:
+def test_a_build_in_parts_is_started_once_then_finalized(tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path / "corpus")
     index = LedgerIndex()
-    assert isinstance(index, indexing.ShardedTokenIndex)
-    record = StepRecord(TOKEN_INDEX, {})
-    indexing.start_index(index, tmp_path / "start.stats.json", TOKEN_INDEX, record)
-    shards = indexing.corpus_shards(corpus)
-    for number, shard in enumerate(shards):
+    assert isinstance(index, indexes.PartedTokenIndex)
+    record = StepRecord(Step.TOKEN_INDEX, {})
+    indexes.start_index(index, tmp_path / "start.stats.json", Step.TOKEN_INDEX, record)
+    parts = indexes.corpus_parts(corpus)
+    for number, part in enumerate(parts):
         path = tmp_path / f"file-{number}.stats.json"
-        indexing.index_token_shard(corpus, shard, index, path, record)
-        assert read_json(path)["info"] == {"file": shard}
+        indexes.index_token_part(corpus, part, index, path, record)
+        assert read_json(path)["info"] == {"file": part}
     stats_path = tmp_path / "token.stats.json"
-    stats = indexing.finalize_index(index, shards, TOKEN_INDEX, stats_path, record)
+    stats = indexes.finalize_index(index, parts, Step.TOKEN_INDEX, stats_path, record)
     assert index.started == 1
-    assert index.finalized == shards and set(index.documents) == {"a", "b", "c"}
+    assert index.finalized == parts and set(index.documents) == {"a", "b", "c"}
     assert read_json(stats_path)["counts"] == stats.to_dict()["counts"]
     assert read_json(stats_path)["fingerprint"] == record.fingerprint
     assert stats.counts["documents"] == 3
@@ -102,20 +102,20 @@ def test_which_backends_build_in_parts() -> None:
     from tipqa.indexes.vector_index.elasticsearch import ElasticsearchVectorIndex
     from tipqa.indexes.vector_index.faiss import FaissVectorIndex
 
-    assert not indexing.builds_in_parts(TantivyTokenIndex)
-    assert not indexing.builds_in_parts(FaissVectorIndex)
-    assert indexing.builds_in_parts(ElasticsearchTokenIndex)
-    assert indexing.builds_in_parts(ElasticsearchVectorIndex)
+    assert not indexes.builds_in_parts(TantivyTokenIndex)
+    assert not indexes.builds_in_parts(FaissVectorIndex)
+    assert indexes.builds_in_parts(ElasticsearchTokenIndex)
+    assert indexes.builds_in_parts(ElasticsearchVectorIndex)
 
 
 def test_a_folder_of_another_build_is_emptied(tmp_path: Path) -> None:
     folder = tmp_path / "index" / "vector"
-    indexing.fresh_folder(folder, "build-a")
+    indexes.fresh_folder(folder, "build-a")
     folder.mkdir()
     (folder / "part").write_text("of build a")
-    indexing.fresh_folder(folder, "build-a")
+    indexes.fresh_folder(folder, "build-a")
     assert (folder / "part").exists()
-    indexing.fresh_folder(folder, "build-b")
+    indexes.fresh_folder(folder, "build-b")
     assert not folder.exists()
     assert (tmp_path / "index" / "vector.build").read_text().strip() == "build-b"
 
@@ -125,13 +125,13 @@ def test_a_build_in_parts_sums_the_reader_counts_of_its_parts(tmp_path: Path) ->
     with open(corpus.files[1], "a") as handle:
         handle.write('{"id": "d", "text": \n{"id": "a", "text": "a again"}\n')
     corpus = FileCorpus.of(corpus.files)
-    index, record = LedgerIndex(), StepRecord(TOKEN_INDEX, {})
-    shards = indexing.corpus_shards(corpus)
-    parts = [tmp_path / f"file-{number}.stats.json" for number in range(len(shards))]
-    for shard, path in zip(shards, parts, strict=True):
-        indexing.index_token_shard(FileCorpus.of(corpus.files), shard, index, path, record)
+    index, record = LedgerIndex(), StepRecord(Step.TOKEN_INDEX, {})
+    parts = indexes.corpus_parts(corpus)
+    part_stats = [tmp_path / f"file-{number}.stats.json" for number in range(len(parts))]
+    for part, path in zip(parts, part_stats, strict=True):
+        indexes.index_token_part(FileCorpus.of(corpus.files), part, index, path, record)
     stats_path = tmp_path / "token.stats.json"
-    indexing.finalize_index(index, shards, TOKEN_INDEX, stats_path, record, parts)
+    indexes.finalize_index(index, parts, Step.TOKEN_INDEX, stats_path, record, part_stats)
     written = read_json(stats_path)
     assert written["counts"]["corpus.documents"] == 4
     assert written["counts"]["corpus.files"] == 2
@@ -195,13 +195,13 @@ def test_the_vector_build_reads_once_says_nothing_twice_and_counts_what_the_mani
     lines.append('{"id": "d1", "text": "A second document with the id of another."}')
     path.write_text("\n".join(lines) + "\n")
     corpus = CountedPasses(FileCorpus.of(path))
-    record = StepRecord(TOKEN_INDEX, {})
+    record = StepRecord(Step.TOKEN_INDEX, {})
     with caplog.at_level(logging.DEBUG, logger="tipqa.sources.corpus.base"):
-        indexing.build_token_index(corpus, ReadAll(), tmp_path / "token.stats.json", record)
+        indexes.build_token_index(corpus, ReadAll(), tmp_path / "token.stats.json", record)
         assert len(skip_warnings(caplog)) == 1 and corpus.passes == 1
         index = FaissVectorIndex.at(tmp_path / "vector", WordEmbedder.dimension, kind="flat")
         stats_path = tmp_path / "vector.stats.json"
-        indexing.build_vector_index(corpus, WordEmbedder(), index, stats_path, record)
+        indexes.build_vector_index(corpus, WordEmbedder(), index, stats_path, record)
     assert corpus.passes == 2, "the chunk size is calibrated on the pass that indexes"
     assert len(skip_warnings(caplog)) == 1, "the token index build has said it"
     debug = [r for r in caplog.records if r.levelno == logging.DEBUG]

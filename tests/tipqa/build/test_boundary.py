@@ -1,4 +1,4 @@
-"""The boundary steps as the tasks call them: a pool's shards dated, the stream indexed."""
+"""The boundary steps: a pool's shards dated, the training stream indexed."""
 
 from __future__ import annotations
 
@@ -6,12 +6,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from tests_support import fetch_from
 
 from tipqa.boundary.records import FirstSeen
-from tipqa.boundary.steps import build_training_index, pool_boundary
+from tipqa.build.boundary import build_training_index, pool_boundary
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json, read_records, write_records
-from tipqa.core.layout import BOUNDARY, TRAINING_INDEX, PoolLayout, TrainingIndexLayout
+from tipqa.core.layout import PoolLayout, TrainingIndexLayout
 from tipqa.core.records import (
     Decision,
     Document,
@@ -23,6 +24,7 @@ from tipqa.core.records import (
     VectorInstance,
 )
 from tipqa.core.stats import StepStats
+from tipqa.core.steps import Step
 from tipqa.stages.windows import WindowSettings
 from tipqa.training_order.megatron import MegatronOrder, MegatronOrderSettings
 from tipqa.training_order.synthetic import train_tokenizer, write_megatron
@@ -34,9 +36,7 @@ DOCS = {
     "d3": Document("d3", "Bo Rill sang in Ulm."),
 }
 
-
-def fetch(ids: list[str]) -> dict[str, Document]:
-    return {i: DOCS[i] for i in ids if i in DOCS}
+fetch = fetch_from(DOCS)
 
 
 def write_shard(pool: PoolLayout) -> list[Question]:
@@ -93,7 +93,7 @@ def test_a_pool_is_dated_from_its_shards(tmp_path: Path) -> None:
     table = tmp_path / "order.csv"
     table.write_text("doc_id,first_step\nd1,70\nd2,20\nd3,50\n", encoding="utf-8")
     order = TableOrder(TableOrderSettings(paths=(str(table),)))
-    record = StepRecord(BOUNDARY, {"checkpoints": [10, 30, 60, 100]})
+    record = StepRecord(Step.BOUNDARY, {"checkpoints": [10, 30, 60, 100]})
     stats = pool_boundary(
         [(questions, pool.shard(0))],
         fetch,
@@ -136,10 +136,10 @@ def test_the_index_step_writes_its_stats_last_and_resumes(tmp_path: Path) -> Non
         progress=False,
     )
     place = TrainingIndexLayout(tmp_path / "index")
-    record = StepRecord(TRAINING_INDEX, {"training_order": settings.index_identity()})
+    record = StepRecord(Step.TRAINING_INDEX, {"training_order": settings.index_identity()})
     stats = build_training_index(MegatronOrder(settings, place.root), place, record)
     written = read_json(place.stats)
-    assert written["step"] == TRAINING_INDEX and written["fingerprint"] == record.fingerprint
+    assert written["step"] == Step.TRAINING_INDEX and written["fingerprint"] == record.fingerprint
     assert stats.counts["sequences"] == 64 and stats.counts["units"] == 64
     again = build_training_index(MegatronOrder(settings, place.root), place, record)
     assert again.counts["units_done_before"] == 64 and "sequences" not in again.counts
@@ -158,7 +158,7 @@ class SlowIndex:
 def test_the_index_stats_time_the_whole_pass(tmp_path: Path) -> None:
     place = TrainingIndexLayout(tmp_path / "index")
     place.root.mkdir()
-    record = StepRecord(TRAINING_INDEX, {})
+    record = StepRecord(Step.TRAINING_INDEX, {})
     build_training_index(SlowIndex(), place, record)
     written = read_json(place.stats)
     assert written["seconds"] >= 0.3

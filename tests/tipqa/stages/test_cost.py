@@ -5,15 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests_support import fetch_from
 
-from tipqa.build.preview import (
+from tipqa.core.records import Document, Question, TokenCandidates, TokenHit
+from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
+from tipqa.stages.cost import (
     in_sample,
     preview_cost,
     preview_pool_from_sample,
     sample_documents,
 )
-from tipqa.core.records import Document, Question, TokenCandidates, TokenHit
-from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
 from tipqa.stages.windows import WindowSettings
 
 DOCS = {
@@ -22,9 +23,7 @@ DOCS = {
     "d3": Document("d3", "Nothing about it " * 50),
 }
 
-
-def fetch(ids: list[str]) -> dict[str, Document]:
-    return {i: DOCS[i] for i in ids if i in DOCS}
+fetch = fetch_from(DOCS)
 
 
 def candidates(qid: str, ids: list[str], total: int) -> TokenCandidates:

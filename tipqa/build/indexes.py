@@ -1,6 +1,6 @@
 """Index builds: the corpus into the token index, and its chunks into the vector index.
 
-Backends that build in parts (`ShardedIndex`, Elasticsearch: one part per corpus file, many
+Backends that build in parts (`PartedIndex`, Elasticsearch: one part per corpus file, many
 workers at once, a ledger of finished parts in the cluster) are started once, built part by
 part, and finalized once; embedded backends (tantivy, FAISS) are built in one pass into a
 folder that holds one build only (a folder left by a build with another fingerprint is
@@ -21,19 +21,27 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
+from tipqa.build.assemble import index_place, token_index, vector_index
+from tipqa.build.inputs import open_corpus
+from tipqa.build.step_inputs import (
+    IndexInputs,
+    IndexPartInputs,
+    TokenIndexInputs,
+    VectorIndexInputs,
+)
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.fingerprint import StepRecord
-from tipqa.core.layout import TOKEN_INDEX, VECTOR_INDEX
-from tipqa.core.records import Chunk, Document
+from tipqa.core.layout import RunLayout
+from tipqa.core.records import Document
 from tipqa.core.stats import StepStats, read_stats
+from tipqa.core.steps import Step
 from tipqa.dataset.provenance import REMEDY
-from tipqa.indexes.chunking import iter_chunks, make_splitter
+from tipqa.indexes.chunking import embed_chunks, iter_chunks, make_splitter
 from tipqa.indexes.embedders.base import Embedder
-from tipqa.indexes.token_index.base import TokenIndex
-from tipqa.indexes.vector_index.base import EmbedsOnDemand, VectorIndex
+from tipqa.indexes.token_index.base import TOKEN_INDEXES, TokenIndex
+from tipqa.indexes.vector_index.base import VECTOR_INDEXES, EmbedsOnDemand, VectorIndex
 from tipqa.sources.corpus.base import Corpus, skips_logged_at_debug
 
 CALIBRATION_DOCUMENTS = 200
@@ -42,43 +50,43 @@ WHOLE_CORPUS = "all"
 
 
 @runtime_checkable
-class ShardedIndex(Protocol):
+class PartedIndex(Protocol):
     """An index built in named parts (corpus files) by many workers, then finalized once."""
 
     def start_build(self) -> None:
         """Create the index (or put it into build mode) once, before the first part."""
         ...
 
-    def shard_done(self, shard: str) -> bool:
-        """True when part `shard` has been indexed completely."""
+    def part_done(self, part: str) -> bool:
+        """True when part `part` has been indexed completely."""
         ...
 
-    def record_shard(self, shard: str, counts: dict[str, float]) -> None:
-        """Record that part `shard` has been indexed completely, with its counts."""
+    def record_part(self, part: str, counts: dict[str, float]) -> None:
+        """Record that part `part` has been indexed completely, with its counts."""
         ...
 
-    def finalize(self, shards: Sequence[str] = ()) -> dict[str, float]:
+    def finalize(self, parts: Sequence[str] = ()) -> dict[str, float]:
         """Check that every part is done and make the index searchable; return counts."""
         ...
 
 
 @runtime_checkable
-class ShardedTokenIndex(ShardedIndex, Protocol):
-    """A token index built in parts, each part indexed (and recorded) by `build_shard`."""
+class PartedTokenIndex(PartedIndex, Protocol):
+    """A token index built in parts, each part indexed (and recorded) by `build_part`."""
 
-    def build_shard(self, documents: Iterable[Document], shard: str) -> dict[str, float]:
+    def build_part(self, documents: Iterable[Document], part: str) -> dict[str, float]:
         """Index one part and record it as done; return its counts."""
         ...
 
 
 @runtime_checkable
-class ShardedVectorIndex(ShardedIndex, VectorIndex, Protocol):
+class PartedVectorIndex(PartedIndex, VectorIndex, Protocol):
     """A vector index built in parts: chunks are added per part, then the part recorded."""
 
 
 def builds_in_parts(backend: object) -> bool:
     """True for index backends that build in parts (one per corpus file) and finalize once."""
-    return isinstance(backend, type) and issubclass(backend, ShardedIndex)
+    return isinstance(backend, type) and issubclass(backend, PartedIndex)
 
 
 @runtime_checkable
@@ -92,18 +100,18 @@ class FileCorpus(Corpus, Protocol):
         ...
 
 
-def corpus_shards(corpus: Corpus) -> list[str]:
+def corpus_parts(corpus: Corpus) -> list[str]:
     """The parts of a build: the corpus's files, or the whole corpus when it has none."""
     if isinstance(corpus, FileCorpus) and corpus.files:
         return [str(path) for path in corpus.files]
     return [WHOLE_CORPUS]
 
 
-def shard_documents(corpus: Corpus, shard: str) -> Iterator[Document]:
+def part_documents(corpus: Corpus, part: str) -> Iterator[Document]:
     """The documents of one part."""
-    if shard == WHOLE_CORPUS or not isinstance(corpus, FileCorpus):
+    if part == WHOLE_CORPUS or not isinstance(corpus, FileCorpus):
         return iter(corpus)
-    return corpus.iter_file(shard)
+    return corpus.iter_file(part)
 
 
 def fresh_folder(path: Path, fingerprint: str) -> None:
@@ -136,7 +144,7 @@ def build_token_index(
     corpus: Corpus, index: TokenIndex, stats_path: Path, record: StepRecord
 ) -> StepStats:
     """Index every document of `corpus` in one pass; write the stats (reader skips included)."""
-    stats = StepStats(TOKEN_INDEX, provenance=record.provenance())
+    stats = StepStats(Step.TOKEN_INDEX, provenance=record.provenance())
     with logging_redirect_tqdm():
         built = index.build(iter(corpus))
     for name, value in built.items():
@@ -147,13 +155,15 @@ def build_token_index(
     return stats
 
 
-def index_token_shard(
-    corpus: Corpus, shard: str, index: ShardedTokenIndex, stats_path: Path, record: StepRecord
+def index_token_part(
+    corpus: Corpus, part: str, index: PartedTokenIndex, stats_path: Path, record: StepRecord
 ) -> StepStats:
-    """Index one part of the corpus into a sharded token index (the backend records it)."""
-    stats = StepStats(f"{TOKEN_INDEX}_file", info={"file": shard}, provenance=record.provenance())
+    """Index one part of the corpus into a token index built in parts (the backend records it)."""
+    stats = StepStats(
+        f"{Step.TOKEN_INDEX}_file", info={"file": part}, provenance=record.provenance()
+    )
     with logging_redirect_tqdm():
-        built = index.build_shard(shard_documents(corpus, shard), shard)
+        built = index.build_part(part_documents(corpus, part), part)
     for name, value in built.items():
         stats.add(name, value)
     stats.merge(corpus.stats, prefix="corpus.")
@@ -198,7 +208,7 @@ def build_vector_index(
     running totals: they replace those it gave at its last checkpoint.
     """
     stats = StepStats(
-        VECTOR_INDEX, info={"embedder": embedder.name}, provenance=record.provenance()
+        Step.VECTOR_INDEX, info={"embedder": embedder.name}, provenance=record.provenance()
     )
     if isinstance(index, EmbedsOnDemand):
         with skips_logged_at_debug():
@@ -217,28 +227,28 @@ def build_vector_index(
     return stats
 
 
-def index_vector_shard(
+def index_vector_part(
     corpus: Corpus,
-    shard: str,
+    part: str,
     embedder: Embedder,
-    index: ShardedVectorIndex,
+    index: PartedVectorIndex,
     stats_path: Path,
     record: StepRecord,
     overlap_tokens: int = 0,
 ) -> StepStats:
     """Chunk, embed and index one part of the corpus, then record it as done."""
-    info = {"file": shard, "embedder": embedder.name}
-    stats = StepStats(f"{VECTOR_INDEX}_file", info=info, provenance=record.provenance())
+    info = {"file": part, "embedder": embedder.name}
+    stats = StepStats(f"{Step.VECTOR_INDEX}_file", info=info, provenance=record.provenance())
     with skips_logged_at_debug():
-        _embed(shard_documents(corpus, shard), embedder, index, stats, overlap_tokens)
-    index.record_shard(shard, dict(stats.counts))
+        _embed(part_documents(corpus, part), embedder, index, stats, overlap_tokens)
+    index.record_part(part, dict(stats.counts))
     stats.merge(corpus.stats, prefix="corpus.")
     stats.write(stats_path)
     return stats
 
 
-def start_index(index: ShardedIndex, stats_path: Path, step: str, record: StepRecord) -> StepStats:
-    """Create a sharded index (or put it into build mode) once, before its first part."""
+def start_index(index: PartedIndex, stats_path: Path, step: str, record: StepRecord) -> StepStats:
+    """Create an index built in parts (or put it into build mode) once, before its first part."""
     stats = StepStats(f"{step}_start", provenance=record.provenance())
     index.start_build()
     stats.write(stats_path)
@@ -246,82 +256,93 @@ def start_index(index: ShardedIndex, stats_path: Path, step: str, record: StepRe
 
 
 def finalize_index(
-    index: ShardedIndex,
-    shards: list[str],
+    index: PartedIndex,
+    parts: list[str],
     step: str,
     stats_path: Path,
     record: StepRecord,
-    parts: Sequence[Path] = (),
+    part_stats: Sequence[Path] = (),
 ) -> StepStats:
-    """Finalize a sharded index once every part is done; write the stats.
+    """Finalize an index built in parts once every part is done; write the stats.
 
-    `parts` are the parts' stats files: the corpus reader's counts and skips they recorded
+    `part_stats` are the parts' stats files: the corpus reader's counts and skips they recorded
     are summed into the stats, as a build in one pass records them.
     """
     stats = StepStats(step, provenance=record.provenance())
-    for name, value in index.finalize(shards).items():
+    for name, value in index.finalize(parts).items():
         stats.add(name, value)
     if not stats.counts.get("documents"):
         raise InputError(f"{step}: the index holds no document once every corpus file is in")
-    for path in parts:
-        part = read_stats(path, REMEDY)
-        for name, value in part.get("counts", {}).items():
+    for path in part_stats:
+        recorded = read_stats(path, REMEDY)
+        for name, value in recorded.get("counts", {}).items():
             if name.startswith("corpus."):
                 stats.add(name, value)
-        stats.errors.update(part.get("errors", {}))
+        stats.errors.update(recorded.get("errors", {}))
     stats.write(stats_path)
     return stats
 
 
-def _batches(items: Iterable[Chunk], size: int) -> Iterator[list[Chunk]]:
-    """Consecutive lists of at most `size` items."""
-    batch: list[Chunk] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+def in_parts(inputs: IndexInputs) -> bool:
+    """True when the index of `inputs` is built in parts (its backend is a `PartedIndex`)."""
+    registry = TOKEN_INDEXES if isinstance(inputs, TokenIndexInputs) else VECTOR_INDEXES
+    return builds_in_parts(registry.resolve(inputs.backend.backend))
 
 
-def embed_chunks(
-    embedder: Embedder,
-    chunks: Iterable[Chunk],
-    index: VectorIndex,
-    *,
-    batch_size: int = 256,
-    checkpoint_every: int = 0,
-    stats: StepStats | None = None,
-    progress: bool = True,
-) -> dict[str, float]:
-    """Embed a stream of chunks into `index` in bounded memory, then checkpoint the index.
+def index_parts(inputs: IndexInputs, layout: RunLayout) -> list[str]:
+    """The parts of an index built in parts (its corpus files); none for one built at once."""
+    return corpus_parts(open_corpus(inputs.reader, layout)) if in_parts(inputs) else []
 
-    Chunks whose ids the index already holds are not embedded again, so a rerun after a crash
-    resumes; `checkpoint_every` > 0 calls `index.checkpoint()` after that many newly added
-    chunks. The index is made durable, not searchable (`finish` is the caller's, once every
-    part of a build is in). Returns the counts, also added to `stats` if given.
-    """
-    if batch_size < 1:
-        raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
-    counts: dict[str, float] = {"chunks_seen": 0, "chunks_embedded": 0, "chunks_present": 0}
-    since_checkpoint = 0
-    with tqdm(desc="embedding chunks", unit="chunk", disable=not progress) as bar:
-        for batch in _batches(chunks, batch_size):
-            counts["chunks_seen"] += len(batch)
-            present = index.present_ids([c.id for c in batch])
-            todo = [c for c in batch if c.id not in present]
-            counts["chunks_present"] += len(batch) - len(todo)
-            if todo:
-                index.add(todo, embedder.encode_passages([c.text for c in todo]))
-                counts["chunks_embedded"] += len(todo)
-                since_checkpoint += len(todo)
-            if checkpoint_every > 0 and since_checkpoint >= checkpoint_every:
-                index.checkpoint()
-                since_checkpoint = 0
-            bar.update(len(batch))
-    counts.update(index.checkpoint())
-    if stats is not None:
-        for name, value in counts.items():
-            stats.add(name, value)
-    return counts
+
+def parted_index(inputs: TokenIndexInputs | VectorIndexInputs, layout: RunLayout) -> PartedIndex:
+    """The index of `inputs`, which its backend builds in parts (else a ConfigError)."""
+    if isinstance(inputs, TokenIndexInputs):
+        index: object = token_index(inputs, layout)
+    else:
+        index = vector_index(inputs, layout)[1]
+    if not isinstance(index, PartedIndex):
+        raise ConfigError(f"[{inputs.step}] backend {inputs.backend.backend!r} builds at once")
+    return index
+
+
+def start_index_parts(inputs: IndexPartInputs, layout: RunLayout) -> StepStats:
+    """StartIndex: an index built in parts created in build mode, once before its parts."""
+    step = inputs.index.step
+    stats = layout.index_start_stats(step)
+    return start_index(parted_index(inputs.index, layout), stats, step, inputs.record)
+
+
+def index_part(inputs: IndexPartInputs, layout: RunLayout) -> StepStats:
+    """IndexFile: one corpus file into an index built in parts."""
+    index, part = inputs.index, inputs.file or WHOLE_CORPUS
+    corpus = open_corpus(index.reader, layout)
+    path, record = layout.index_part_stats(index.step, part), inputs.record
+    if isinstance(index, TokenIndexInputs):
+        tokens = token_index(index, layout)
+        if isinstance(tokens, PartedTokenIndex):
+            return index_token_part(corpus, part, tokens, path, record)
+    else:
+        embedder, vectors = vector_index(index, layout)
+        if isinstance(vectors, PartedVectorIndex):
+            overlap = index.vector_chunking.chunk_overlap_tokens
+            return index_vector_part(corpus, part, embedder, vectors, path, record, overlap)
+    raise ConfigError(f"[{index.step}] backend {index.backend.backend!r} builds at once")
+
+
+def build_index(
+    inputs: TokenIndexInputs | VectorIndexInputs, layout: RunLayout, parts: Sequence[str] = ()
+) -> StepStats:
+    """BuildTokenIndex, BuildVectorIndex: the index built in one pass, or, given the `parts`
+    it was built in (all done), finalized."""
+    step, path, record = inputs.step, layout.index_stats(inputs.step), inputs.record
+    if parts:
+        part_stats = [layout.index_part_stats(step, name) for name in parts]
+        index = parted_index(inputs, layout)
+        return finalize_index(index, list(parts), step, path, record, part_stats)
+    fresh_folder(index_place(inputs, layout).path, record.fingerprint)
+    corpus = open_corpus(inputs.reader, layout)
+    if isinstance(inputs, TokenIndexInputs):
+        return build_token_index(corpus, token_index(inputs, layout), path, record)
+    embedder, vectors = vector_index(inputs, layout)
+    overlap = inputs.vector_chunking.chunk_overlap_tokens
+    return build_vector_index(corpus, embedder, vectors, path, record, overlap)
