@@ -18,9 +18,10 @@ from tests_support import luigi_config, run_luigi
 from tipqa.__main__ import main
 from tipqa.audit.compare import compare_runs
 from tipqa.core.jsonl import read_json, read_records
-from tipqa.core.layout import AUDIT, HUB_FOLDER, REPORT, SPLITS, RunLayout, SplitsLayout
+from tipqa.core.layout import RunLayout, SplitsLayout
 from tipqa.core.records import LABELS as ALL_LABELS
 from tipqa.core.records import Judgment, LabeledQuestion
+from tipqa.core.steps import Step
 from tipqa.dataset.qrels import QRELS_FILE, read_qrels
 
 pytestmark = pytest.mark.slow
@@ -154,7 +155,7 @@ def test_applied_the_findings_move_to_answerable_through_splits_qrels_and_card(
     run = copied(built, tmp_path)
     before = times(run)
     build(configure(tmp_path, world, server, audit={"apply": "true"}))
-    assert reran(before, run) == {AUDIT, SPLITS, HUB_FOLDER, REPORT}
+    assert reran(before, run) == {Step.AUDIT, Step.SPLITS, Step.HUB_FOLDER, Step.REPORT}
     assert labels(run) == LABELS, "the partition keeps Algorithm 1's labels"
     splits = SplitsLayout(run.splits)
     test = {row.id: row for row in read_records(splits.questions("test"), LabeledQuestion)}
@@ -181,7 +182,7 @@ def test_audit_settings_rerun_only_the_audit_and_what_shows_it(
     run = copied(built, tmp_path)
     before = times(run)
     build(configure(tmp_path, world, server, audit={"budget": "4"}))
-    assert reran(before, run) == {AUDIT, HUB_FOLDER, REPORT}
+    assert reran(before, run) == {Step.AUDIT, Step.HUB_FOLDER, Step.REPORT}
     assert read_json(run.pool("dev").audit)["settings"]["audit"]["budget"] == 4
 
 

@@ -8,8 +8,9 @@ import pytest
 from tests_support import luigi_config
 
 from tipqa.__main__ import main
-from tipqa.core.layout import PARTITION, RunLayout
+from tipqa.core.layout import RunLayout
 from tipqa.core.stats import StepStats
+from tipqa.core.steps import Step
 
 
 def error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
@@ -50,7 +51,7 @@ def test_a_config_of_another_run(config: Path, capsys: pytest.CaptureFixture) ->
 
 def test_another_build_s_questions(config: Path, capsys: pytest.CaptureFixture) -> None:
     run = RunLayout(config.parent / "outputs" / "t")
-    StepStats(PARTITION, provenance={"fingerprint": "another build"}).write(
+    StepStats(Step.PARTITION, provenance={"fingerprint": "another build"}).write(
         run.pool("dev").partition_stats
     )
     said = error([str(run.root), "--config", str(config), "--pool", "dev"], capsys)

@@ -9,7 +9,7 @@ from partition_fixtures import DEV, write_pool
 
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json, read_records, write_json, write_records
-from tipqa.core.layout import SPLITS, RunLayout, SplitsLayout
+from tipqa.core.layout import RunLayout, SplitsLayout
 from tipqa.core.records import (
     AuditEvidence,
     AuditFinding,
@@ -18,11 +18,12 @@ from tipqa.core.records import (
     LabeledQuestion,
     Verbatim,
 )
+from tipqa.core.steps import Step
 from tipqa.dataset.qrels import QRELS_FILE, UNITS_FILE, read_qrels
 from tipqa.dataset.splits import AUDIT_SCHEMA_VERSION, SplitPlan, make_splits
 from tipqa.report.build import pool_funnel, split_funnel
 
-RECORD = StepRecord(SPLITS, {})
+RECORD = StepRecord(Step.SPLITS, {})
 SETTINGS = {"sample": 0.5, "seed": 0, "budget": 20, "apply": True}
 
 
