@@ -31,7 +31,7 @@ def test_ctrl_c_says_interrupted_and_the_summary_says_not_finished(tmp_path: Pat
         text=True,
     )
     deadline = time.monotonic() + 120
-    while not RunLayout(run).world_stats.exists() and build.poll() is None:
+    while not RunLayout(run).world.stats.exists() and build.poll() is None:
         assert time.monotonic() < deadline, "the build made no demo world in 120 s"
         time.sleep(0.2)
     build.send_signal(signal.SIGINT)

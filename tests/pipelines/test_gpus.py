@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 from tests_support import luigi_config, run_luigi
 
-from pipelines import shard_steps
+from pipelines import gpus
 from pipelines.shard_steps import TokenJudge
 from tipqa.config import Choice
 from tipqa.core.jsonl import read_json
@@ -30,9 +30,9 @@ def test_engine_tasks_take_the_gpu_resource_where_it_is_set(
     engine = Choice("vllm", VLLMJudgeSettings(model="m", tensor_parallel_size=2))
     task = TokenJudge(pool="dev", shard=0)
     monkeypatch.setattr(TokenJudge, "inputs", lambda self: SimpleNamespace(llm=engine))
-    monkeypatch.setattr(shard_steps, "configured_gpus", lambda: None)
+    monkeypatch.setattr(gpus, "configured_gpus", lambda: None)
     assert task.resources == {}
-    monkeypatch.setattr(shard_steps, "configured_gpus", lambda: 8)
+    monkeypatch.setattr(gpus, "configured_gpus", lambda: 8)
     assert task.resources == {"gpu": 2}
     rules = SimpleNamespace(llm=Choice("rules", RuleJudgeSettings()))
     monkeypatch.setattr(TokenJudge, "inputs", lambda self: rules)
