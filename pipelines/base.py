@@ -54,12 +54,15 @@ class StepTask(OfTheRun):
 
     A step that starts removes the stats file of its last run (`_forget_last_run`): what that
     file describes is about to be replaced, so a failure leaves no record that says the step
-    finished. A failure is final for the run (`retry_count = 1`: the scheduler disables the
+    finished. A step whose record describes what lives outside the run (`keeps_last_record`:
+    the projects a push made on a Label Studio server) keeps it, since a failed run there
+    leaves that true. A failure is final for the run (`retry_count = 1`: the scheduler disables the
     task at once), so clients that wait for other clients' tasks (`--worker-keep-alive`) stop
     instead of waiting for a retry; running the command again retries it.
     """
 
     retry_count = 1
+    keeps_last_record = False
 
     def inputs(self) -> StepInputs:
         """This step's inputs record (from the build plan)."""
@@ -88,4 +91,6 @@ class StepTask(OfTheRun):
 @StepTask.event_handler(luigi.Event.START)
 def _forget_last_run(task: StepTask) -> None:
     """Remove the stats file of the step's last run as the step starts (see `StepTask`)."""
+    if task.keeps_last_record:
+        return
     task.stats_path().unlink(missing_ok=True)

@@ -30,7 +30,13 @@ from tipqa.build.step_inputs import PullInputs, PushInputs
 
 
 class PushAnnotation(AnnotationStep):
-    """Create each annotator's Label Studio project and import the tasks it lacks."""
+    """Create each annotator's Label Studio project and import the tasks it lacks.
+
+    Its record says which server holds the projects, which a failed push elsewhere leaves
+    true: it is kept, so that pointing back at that server pushes nothing again.
+    """
+
+    keeps_last_record = True
 
     def requires(self) -> luigi.Task:
         return ExportAnnotation()

@@ -9,6 +9,7 @@ question id; the card explains the definition in the words of `tipqa.boundary.ch
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -73,7 +74,8 @@ class PoolCheckpoints:
     def split_rows(
         self, splits: SplitsLayout, split: str, pool: str, step: int
     ) -> Iterator[LabeledQuestion]:
-        """The split's questions, in split order, as of checkpoint `step`."""
+        """The split's questions, in split order, as of checkpoint `step` (with the split's
+        verbatim counts: they are the question's, whatever the checkpoint)."""
         rows = self.rows(pool, step)
         path = splits.questions(split)
         for question in iter_records(path, LabeledQuestion):
@@ -84,7 +86,11 @@ class PoolCheckpoints:
                     f"boundary files: {REMEDY}",
                     path=str(path),
                 )
-            yield found
+            yield dataclasses.replace(
+                found,
+                verbatim_docs=question.verbatim_docs,
+                verbatim_with_alias=question.verbatim_with_alias,
+            )
 
 
 def first_seen_schema() -> Any:
