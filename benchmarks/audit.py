@@ -40,8 +40,8 @@ from benchmarks.common import (
 )
 from benchmarks.counting_server import CountingServer
 from benchmarks.real_text import SHARED_DATA
-from tipqa.build.assemble import load_config
-from tipqa.build.audit import audit_run
+from tipqa.builder.assemble import load_config
+from tipqa.builder.audit import audit_run
 from tipqa.core.jsonl import read_json
 
 SAMPLES = (0.05, 0.1, 0.25, 1.0)

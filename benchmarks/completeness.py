@@ -35,7 +35,7 @@ from tipqa.core.steps import SHARD_STEPS
 OLD_PROBE = """
 import sys, time
 from pathlib import Path
-from tipqa.build import steps
+from tipqa.builder import steps
 from pipelines import ExtractKeywords, TokenJudge, TokenSearch, VectorJudge, VectorSearch
 shards, size, pool = int(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
 started = time.perf_counter()
@@ -119,7 +119,7 @@ def time_new(run: RunLayout, shards: int) -> dict[str, float]:
         VectorJudge,
         VectorSearch,
     )
-    from tipqa.build.inputs import shard_questions
+    from tipqa.builder.inputs import shard_questions
 
     started = time.perf_counter()
     tasks = [PrepareQuestions(pool="dev"), BuildTokenIndex(), BuildVectorIndex()]

@@ -144,7 +144,7 @@ class CountingServer:
 
     def _key_of(self, kind: str, messages: list[dict[str, str]]) -> str:
         """The pipeline's cache key of a keyword or judge request with these messages."""
-        from tipqa.build.components import make_judge, make_keyword_extractor
+        from tipqa.builder.components import make_judge, make_keyword_extractor
         from tipqa.config import read_config
         from tipqa.llm.chat import ChatPrompt
 

@@ -45,8 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from explorer_support import Sizes, synthetic_run
 from webdriver import Driver, headless_chromium
 
-from tipqa.build.assemble import load_config, token_index
-from tipqa.build.plan import Plan
+from tipqa.builder.assemble import load_config, token_index
+from tipqa.builder.plan import Plan
 from tipqa.report.explorer.collect import TextSource, collect_pool
 from tipqa.report.explorer.store import EXCERPTS, WHOLE
 from tipqa.report.explorer.write import write_explorer

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from benchmarks.common import arguments, save, stopwatch, table
 from benchmarks.counting_server import _server_module
-from tipqa.build.components import make_judge
+from tipqa.builder.components import make_judge
 from tipqa.config import Choice
 from tipqa.core.records import JudgeRequest
 from tipqa.core.settings import setting

@@ -1,7 +1,7 @@
 """Demo labels under the default vector index and under exact search (library steps, rule judge).
 
 The demo world's questions go through the pipeline's own step functions
-(`tipqa.build.shard_steps`): rule keywords, the tantivy token index, token search and judging,
+(`tipqa.builder.shard_steps`): rule keywords, the tantivy token index, token search and judging,
 then vector search and judging twice, once with the shipped `FaissVectorIndex` defaults and
 once with a flat (exact) index, both holding the same cached vectors of the world's chunks.
 """
@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common import K1, corpus_files, world_questions
-from tipqa.build import shard_steps
-from tipqa.build.assemble import Judging, TokenJudging, VectorSearching
-from tipqa.build.plan import Plan
-from tipqa.build.step_inputs import (
+from tipqa.builder import shard_steps
+from tipqa.builder.assemble import Judging, TokenJudging, VectorSearching
+from tipqa.builder.plan import Plan
+from tipqa.builder.step_inputs import (
     KeywordsInputs,
     TokenJudgeInputs,
     TokenSearchInputs,

@@ -20,8 +20,8 @@ from pipelines.partition import Partition
 from tipqa.annotation.importing import COMPLETED_SUFFIXES
 from tipqa.annotation.items import annotator_names
 from tipqa.annotation.layout import AnnotationLayout
-from tipqa.build.annotation import annotation_layout, export_pool_annotation, report_agreement
-from tipqa.build.step_inputs import AgreementInputs, AnnotationExportInputs
+from tipqa.builder.annotation import annotation_layout, export_pool_annotation, report_agreement
+from tipqa.builder.step_inputs import AgreementInputs, AnnotationExportInputs
 
 
 class AnnotationStep(StepTask):

@@ -11,8 +11,8 @@ from pipelines.gpus import gpu_resources, on_gpu
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
 from pipelines.inputs import PrepareQuestions
 from pipelines.partition import Partition
-from tipqa.build.audit import audit, verbatim
-from tipqa.build.step_inputs import AuditInputs, VerbatimInputs
+from tipqa.builder.audit import audit, verbatim
+from tipqa.builder.step_inputs import AuditInputs, VerbatimInputs
 
 
 class Audit(StepTask):

@@ -13,7 +13,7 @@ from pathlib import Path
 import luigi
 
 from pipelines.config import plan
-from tipqa.build.plan import Plan
+from tipqa.builder.plan import Plan
 from tipqa.core.fingerprint import StepInputs, StepRecord
 from tipqa.core.layout import RunLayout
 from tipqa.core.stats import recorded_fingerprint

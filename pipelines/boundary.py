@@ -10,9 +10,9 @@ import luigi
 from pipelines.base import OfTheRun, StepTask
 from pipelines.indexes import BuildTokenIndex
 from pipelines.partition import Partition
-from tipqa.build.assemble import training_index_place
-from tipqa.build.boundary import date_pool, index_training_stream
-from tipqa.build.step_inputs import BoundaryInputs, TrainingIndexInputs
+from tipqa.builder.assemble import training_index_place
+from tipqa.builder.boundary import date_pool, index_training_stream
+from tipqa.builder.step_inputs import BoundaryInputs, TrainingIndexInputs
 from tipqa.core.errors import ConfigError
 
 

@@ -15,7 +15,7 @@ import functools
 
 import luigi.configuration
 
-from tipqa.build.plan import Plan
+from tipqa.builder.plan import Plan
 from tipqa.config import read_config
 from tipqa.config.files import parser_values
 

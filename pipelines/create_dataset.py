@@ -14,7 +14,7 @@ from pipelines.indexes import BuildTokenIndex
 from pipelines.partition import Partition
 from pipelines.publish import BuildHubFolder, BuildReport
 from pipelines.summary import announce
-from tipqa.build.summary import finish_build
+from tipqa.builder.summary import finish_build
 
 
 class CreateDataset(OfTheRun):

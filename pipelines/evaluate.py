@@ -16,8 +16,8 @@ import luigi
 
 from pipelines.base import StepTask
 from pipelines.publish import MakeSplits
-from tipqa.build.evaluate import evaluate, evaluation_layout
-from tipqa.build.step_inputs import EvaluateInputs
+from tipqa.builder.evaluate import evaluate, evaluation_layout
+from tipqa.builder.step_inputs import EvaluateInputs
 from tipqa.llm.answerers.base import ANSWERERS
 
 

@@ -15,8 +15,8 @@ import luigi
 
 from pipelines.base import StepTask
 from pipelines.inputs import world_requirements
-from tipqa.build.indexes import build_index, in_parts, index_part, index_parts, start_index_parts
-from tipqa.build.step_inputs import IndexPartInputs, TokenIndexInputs, VectorIndexInputs
+from tipqa.builder.indexes import build_index, in_parts, index_part, index_parts, start_index_parts
+from tipqa.builder.step_inputs import IndexPartInputs, TokenIndexInputs, VectorIndexInputs
 from tipqa.core.steps import Step
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import luigi
 
 from pipelines.base import StepTask
-from tipqa.build.inputs import make_world, prepare_questions
-from tipqa.build.step_inputs import QuestionsInputs, WorldInputs
+from tipqa.builder.inputs import make_world, prepare_questions
+from tipqa.builder.step_inputs import QuestionsInputs, WorldInputs
 
 
 class MakeDemoWorld(StepTask):

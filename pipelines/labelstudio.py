@@ -25,8 +25,8 @@ import luigi
 from pipelines.annotation import AnnotationStep, ExportAnnotation
 from tipqa.annotation.labelstudio import pushed_to
 from tipqa.annotation.labelstudio_server import shown_url
-from tipqa.build.labelstudio import pull_projects, push_projects
-from tipqa.build.step_inputs import PullInputs, PushInputs
+from tipqa.builder.labelstudio import pull_projects, push_projects
+from tipqa.builder.step_inputs import PullInputs, PushInputs
 
 
 class PushAnnotation(AnnotationStep):

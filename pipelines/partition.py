@@ -11,9 +11,9 @@ from pipelines.base import StepTask
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
 from pipelines.inputs import PrepareQuestions, world_requirements
 from pipelines.shard_steps import VectorJudge
-from tipqa.build.inputs import shard_count
-from tipqa.build.partition import partition_pool
-from tipqa.build.step_inputs import PartitionInputs
+from tipqa.builder.inputs import shard_count
+from tipqa.builder.partition import partition_pool
+from tipqa.builder.step_inputs import PartitionInputs
 
 
 class Partition(StepTask):

@@ -11,9 +11,9 @@ import luigi
 from pipelines.base import StepTask
 from pipelines.inputs import PrepareQuestions, world_requirements
 from pipelines.shard_steps import ExtractKeywords
-from tipqa.build.inputs import shard_count
-from tipqa.build.preview import preview_sample_pool
-from tipqa.build.step_inputs import PreviewInputs
+from tipqa.builder.inputs import shard_count
+from tipqa.builder.preview import preview_sample_pool
+from tipqa.builder.step_inputs import PreviewInputs
 
 
 class PreviewCost(StepTask):

@@ -12,8 +12,8 @@ from pipelines.base import OfTheRun, StepTask
 from pipelines.boundary import boundary_tasks
 from pipelines.indexes import BuildTokenIndex
 from pipelines.partition import Partition
-from tipqa.build.publish import publish_hub_folder, write_splits
-from tipqa.build.step_inputs import HubInputs, ReportInputs, SplitsInputs
+from tipqa.builder.publish import publish_hub_folder, write_splits
+from tipqa.builder.step_inputs import HubInputs, ReportInputs, SplitsInputs
 from tipqa.hub.publish import is_published, record_path
 from tipqa.report.build import write_build_report
 from tipqa.report.hub_folder import write_hub_folder

@@ -6,7 +6,7 @@ import os
 
 from pipelines.base import OfTheRun
 from pipelines.summary import announce
-from tipqa.build.summary import luigi_command
+from tipqa.builder.summary import luigi_command
 from tipqa.dataset.retry import reset_failed
 
 

@@ -10,14 +10,14 @@ from pipelines.base import StepTask
 from pipelines.gpus import gpu_resources, on_gpu
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
 from pipelines.inputs import PrepareQuestions
-from tipqa.build.shard_steps import (
+from tipqa.builder.shard_steps import (
     extract_shard_keywords,
     judge_shard_tokens,
     judge_shard_vectors,
     search_shard_tokens,
     search_shard_vectors,
 )
-from tipqa.build.step_inputs import (
+from tipqa.builder.step_inputs import (
     AsksLLM,
     KeywordsInputs,
     TokenJudgeInputs,

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tipqa.build.plan import Plan
+from tipqa.builder.plan import Plan
 from tipqa.config import read_config
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import write_json, write_records

@@ -1,10 +1,10 @@
-"""The settings and fingerprints shared by the plan tests (tests/tipqa/build/test_plan*.py)."""
+"""The settings and fingerprints shared by the plan tests (tests/tipqa/builder/test_plan*.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tipqa.build.plan import Plan
+from tipqa.builder.plan import Plan
 from tipqa.config import read_config
 from tipqa.core.steps import SHARD_STEPS, Step
 

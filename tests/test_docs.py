@@ -14,7 +14,7 @@ import docstring_check
 import pytest
 import yaml
 
-from tipqa.build import reruns as rerun_table
+from tipqa.builder import reruns as rerun_table
 from tipqa.config import reference as config_reference
 from tipqa.core.errors import InputError
 
@@ -57,7 +57,7 @@ def test_the_rerun_table_is_up_to_date() -> None:
     page = DOCS / "configuration" / "reruns.md"
     text = page.read_text()
     assert rerun_table.in_page(text, rerun_table.table()) == text, (
-        "run: python -m tipqa.build.reruns --write docs/configuration/reruns.md"
+        "run: python -m tipqa.builder.reruns --write docs/configuration/reruns.md"
     )
 
 

@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any
 from tipqa.core.version import __version__ as __version__
 
 _EXPORTS = {
-    "load_config": "tipqa.build.assemble",
-    "token_index": "tipqa.build.assemble",
-    "vector_index": "tipqa.build.assemble",
+    "load_config": "tipqa.builder.assemble",
+    "token_index": "tipqa.builder.assemble",
+    "vector_index": "tipqa.builder.assemble",
     "read_config": "tipqa.config",
     "Config": "tipqa.config",
-    "Plan": "tipqa.build.plan",
-    "make_judge": "tipqa.build.components",
-    "make_keyword_extractor": "tipqa.build.components",
+    "Plan": "tipqa.builder.plan",
+    "make_judge": "tipqa.builder.components",
+    "make_keyword_extractor": "tipqa.builder.components",
     "read_records": "tipqa.core.jsonl",
     "Question": "tipqa.core.records",
     "JudgeRequest": "tipqa.core.records",
@@ -45,9 +45,9 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from tipqa.build.assemble import load_config, token_index, vector_index
-    from tipqa.build.components import make_judge, make_keyword_extractor
-    from tipqa.build.plan import Plan
+    from tipqa.builder.assemble import load_config, token_index, vector_index
+    from tipqa.builder.components import make_judge, make_keyword_extractor
+    from tipqa.builder.plan import Plan
     from tipqa.config import Config, read_config
     from tipqa.core.jsonl import read_records
     from tipqa.core.records import JudgeRequest, Judgment, LabeledQuestion, Question

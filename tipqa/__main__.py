@@ -34,7 +34,7 @@ class Command:
 
 
 COMMANDS = {
-    "audit": Command("tipqa.build.audit", "audit a build's unanswerable and discarded labels"),
+    "audit": Command("tipqa.builder.audit", "audit a build's unanswerable and discarded labels"),
     "compare": Command(
         "tipqa.audit.compare", "label flips between two builds of the same questions"
     ),
@@ -46,7 +46,7 @@ COMMANDS = {
     "config-reference": Command(
         "tipqa.config.reference", "print or write the configuration reference"
     ),
-    "rerun-table": Command("tipqa.build.reruns", "print or write which change reruns which step"),
+    "rerun-table": Command("tipqa.builder.reruns", "print or write which change reruns which step"),
     "explore": Command(
         "tipqa.report.__main__",
         "explore a build's questions and evidence (tipqa.report explore)",

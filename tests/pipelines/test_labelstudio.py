@@ -20,7 +20,7 @@ from tipqa.annotation.export import write_exports
 from tipqa.annotation.items import AnnotationItem
 from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.sampling import Sample, SamplingSettings
-from tipqa.build.plan import Plan
+from tipqa.builder.plan import Plan
 from tipqa.config import read_config
 from tipqa.core.jsonl import read_json, read_records
 from tipqa.core.stats import StepStats

@@ -17,8 +17,8 @@ import openai_server as fake
 import pytest
 from tests_support import luigi_config, rule_playing_server, run_luigi
 
-from tipqa.build.inputs import make_world
-from tipqa.build.step_inputs import WorldInputs
+from tipqa.builder.inputs import make_world
+from tipqa.builder.step_inputs import WorldInputs
 from tipqa.core.jsonl import read_json, read_records
 from tipqa.core.layout import RunLayout
 from tipqa.core.records import LABELS, LabeledQuestion

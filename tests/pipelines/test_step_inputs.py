@@ -1,6 +1,6 @@
 """Every task depends on exactly the steps whose fingerprints its plan record lists as inputs.
 
-The plan (`tipqa.build.plan`) says what each step is made from; the tasks (`pipelines`) say what
+The plan (`tipqa.builder.plan`) says what each step is made from; the tasks (`pipelines`) say what
 must run first. If a task required less, a step could run before its input exists; if it
 required more (or its record listed less), a change upstream would not rerun it. A task may
 also require a step upstream of its inputs whose stats it reads (the partition reads the

@@ -31,7 +31,7 @@ FLOORS: dict[str, int] = {
     "hub": 5,
     "boundary": 6,
     "config": 7,
-    "build": 8,
+    "builder": 8,
     "report": 9,
     "pipelines": 10,
     "__main__": 11,
@@ -96,7 +96,7 @@ def test_imports_go_down_the_stack() -> None:
     ("where", "line", "expected"),
     [
         ("tipqa/sources/corpus/x.py", "from tipqa.llm.chat import Decoding", "sources -> llm"),
-        ("tipqa/evaluate/x.py", "from tipqa.build.plan import Plan", "evaluate -> build"),
+        ("tipqa/evaluate/x.py", "from tipqa.builder.plan import Plan", "evaluate -> builder"),
         ("tipqa/core/x.py", "import tipqa.dataset.splits", "core -> dataset"),
         ("pipelines/x.py", "from tipqa import __main__", "pipelines -> __main__"),
         ("tipqa/dataset/x.py", "import tipqa", "dataset -> tipqa"),

@@ -8,8 +8,8 @@ from tipqa.annotation.export import export_annotation
 from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.report import agreement_report
 from tipqa.annotation.settings import AnnotationSettings
-from tipqa.build.assemble import token_index
-from tipqa.build.step_inputs import AgreementInputs, AnnotationExportInputs
+from tipqa.builder.assemble import token_index
+from tipqa.builder.step_inputs import AgreementInputs, AnnotationExportInputs
 from tipqa.core.layout import RunLayout
 from tipqa.core.stats import StepStats
 

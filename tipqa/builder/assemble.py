@@ -11,8 +11,8 @@ from pathlib import Path
 
 from tipqa.audit.pool import AuditBackends
 from tipqa.boundary.hub import BoundaryHub
-from tipqa.build.components import make_embedder, make_judge, make_token_index, make_vector_index
-from tipqa.build.step_inputs import (
+from tipqa.builder.components import make_embedder, make_judge, make_token_index, make_vector_index
+from tipqa.builder.step_inputs import (
     AsksLLM,
     AuditInputs,
     Dating,

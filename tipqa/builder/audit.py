@@ -21,10 +21,10 @@ from tipqa.audit.markdown import summary_line
 from tipqa.audit.pool import audit_pool
 from tipqa.audit.settings import check_sample
 from tipqa.audit.verbatim import count_verbatim
-from tipqa.build.assemble import auditing, load_config, token_index
-from tipqa.build.inputs import shard_count
-from tipqa.build.plan import Plan
-from tipqa.build.step_inputs import AuditInputs, VerbatimInputs
+from tipqa.builder.assemble import auditing, load_config, token_index
+from tipqa.builder.inputs import shard_count
+from tipqa.builder.plan import Plan
+from tipqa.builder.step_inputs import AuditInputs, VerbatimInputs
 from tipqa.config import Config
 from tipqa.config.files import luigi_files
 from tipqa.core import cli
@@ -55,7 +55,7 @@ def verbatim(inputs: VerbatimInputs, layout: RunLayout) -> StepStats:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog=cli.prog("python -m tipqa.build.audit"),
+        prog=cli.prog("python -m tipqa.builder.audit"),
         description="Audit a finished build's unanswerable and discarded labels ([audit]).",
     )
     parser.add_argument("run", type=Path, help="the build's run folder, e.g. outputs/demo")

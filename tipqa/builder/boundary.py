@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tipqa.boundary.build import shard_evidence, write_boundary
-from tipqa.build.assemble import token_index, training_index_place, training_order
-from tipqa.build.inputs import pool_shards, shard_count
-from tipqa.build.step_inputs import BoundaryInputs, TrainingIndexInputs
+from tipqa.builder.assemble import token_index, training_index_place, training_order
+from tipqa.builder.inputs import pool_shards, shard_count
+from tipqa.builder.step_inputs import BoundaryInputs, TrainingIndexInputs
 from tipqa.core.errors import ConfigError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.layout import BoundaryLayout, RunLayout, ShardLayout, TrainingIndexLayout

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tipqa.build.assemble import llm_cache
-from tipqa.build.components import make_answerer, make_embedder
-from tipqa.build.step_inputs import EvaluateInputs
+from tipqa.builder.assemble import llm_cache
+from tipqa.builder.components import make_answerer, make_embedder
+from tipqa.builder.step_inputs import EvaluateInputs
 from tipqa.core.errors import ConfigError
 from tipqa.core.layout import EvaluationLayout, RunLayout
 from tipqa.core.stats import recorded_fingerprint

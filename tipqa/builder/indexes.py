@@ -23,9 +23,9 @@ from typing import Protocol, runtime_checkable
 
 from tqdm.contrib.logging import logging_redirect_tqdm
 
-from tipqa.build.assemble import index_place, token_index, vector_index
-from tipqa.build.inputs import open_corpus
-from tipqa.build.step_inputs import (
+from tipqa.builder.assemble import index_place, token_index, vector_index
+from tipqa.builder.inputs import open_corpus
+from tipqa.builder.step_inputs import (
     IndexInputs,
     IndexPartInputs,
     TokenIndexInputs,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 
-from tipqa.build.step_inputs import QuestionsInputs, WorldInputs
+from tipqa.builder.step_inputs import QuestionsInputs, WorldInputs
 from tipqa.config import Choice
 from tipqa.config.pools import Pool
 from tipqa.core.errors import InputError

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from tipqa.annotation.labelstudio import default_prefix, pull_annotation, push_annotation
 from tipqa.annotation.labelstudio_server import LabelStudioServer
-from tipqa.build.annotation import annotation_layout
-from tipqa.build.step_inputs import PullInputs, PushInputs
+from tipqa.builder.annotation import annotation_layout
+from tipqa.builder.step_inputs import PullInputs, PushInputs
 from tipqa.core.layout import RunLayout
 from tipqa.core.stats import StepStats
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tipqa.build.inputs import pool_shards, shard_count
-from tipqa.build.step_inputs import PartitionInputs
+from tipqa.builder.inputs import pool_shards, shard_count
+from tipqa.builder.step_inputs import PartitionInputs
 from tipqa.core.layout import RunLayout
 from tipqa.core.stats import StepStats
 from tipqa.dataset.partition import write_partition

@@ -1,6 +1,6 @@
 """The build plan: what every step's output is made from, and so its fingerprint.
 
-`Plan(config)` gives, for each step, its inputs record (`tipqa.build.step_inputs`): the settings
+`Plan(config)` gives, for each step, its inputs record (`tipqa.builder.step_inputs`): the settings
 that decide the step's output, the fingerprints of what it reads, and what it needs to run; its
 `record` (a `StepRecord`, written into the step's stats file as provenance) and `fingerprint`
 follow. Computing a plan reads no data and loads no model: raw inputs are known by file path,
@@ -19,7 +19,7 @@ from typing import Any, TypeVar, cast
 
 from tipqa.annotation.importing import all_completed
 from tipqa.annotation.items import annotator_names
-from tipqa.build.step_inputs import (
+from tipqa.builder.step_inputs import (
     AgreementInputs,
     AnnotationExportInputs,
     AuditInputs,

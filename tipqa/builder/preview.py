@@ -8,9 +8,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, cast
 
-from tipqa.build.indexes import fresh_folder
-from tipqa.build.inputs import open_corpus, pool_shards, shard_count
-from tipqa.build.step_inputs import PreviewInputs
+from tipqa.builder.indexes import fresh_folder
+from tipqa.builder.inputs import open_corpus, pool_shards, shard_count
+from tipqa.builder.step_inputs import PreviewInputs
 from tipqa.core.fingerprint import fingerprint
 from tipqa.core.jsonl import read_records, write_json
 from tipqa.core.layout import RunLayout

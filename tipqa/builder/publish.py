@@ -4,8 +4,8 @@ which carry the explorer page, are written a layer up: `tipqa.report.hub_folder`
 
 from __future__ import annotations
 
-from tipqa.build.step_inputs import HubInputs, SplitsInputs
-from tipqa.build.summary import undetermined_count
+from tipqa.builder.step_inputs import HubInputs, SplitsInputs
+from tipqa.builder.summary import undetermined_count
 from tipqa.core.errors import UndeterminedError
 from tipqa.core.layout import RunLayout
 from tipqa.core.stats import StepStats

@@ -7,7 +7,7 @@ fingerprints among its inputs are the edges to the steps downstream. A key rerun
 decides and everything downstream of them. A settings group or raw input that the plan gains
 and this module has no words for is an error, so the table cannot fall behind the plan.
 
-`python -m tipqa.build.reruns` prints the table; `--write FILE` writes it into FILE between the
+`python -m tipqa.builder.reruns` prints the table; `--write FILE` writes it into FILE between the
 markers (docs/configuration/reruns.md; a test checks that the file holds the current table).
 """
 
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from tipqa.build.plan import Plan
+from tipqa.builder.plan import Plan
 from tipqa.config import read_config
 from tipqa.config.reference import between, write_page
 from tipqa.core import cli
@@ -70,6 +70,7 @@ RAW_INPUTS = {
     "training_order": "the training order's files (tokenizer, table) by content",
     "stream": "a training stream file (path, size or modification time)",
     "completed": "a completed annotation file (size or modification time)",
+    "scorer": "tipqa's scorer (`SCORER_VERSION`: the same predictions score differently)",
 }
 """What each raw (not step) input of a step record is, in the table's words."""
 
@@ -299,7 +300,7 @@ def in_page(text: str, block: str) -> str:
 def parser() -> argparse.ArgumentParser:
     """The command line's argument parser."""
     parse = argparse.ArgumentParser(
-        prog=cli.prog("python -m tipqa.build.reruns"),
+        prog=cli.prog("python -m tipqa.builder.reruns"),
         description="Print which setting change reruns which step, or write it into a page.",
     )
     parse.add_argument("--write", type=Path, metavar="PAGE", help="write the table into PAGE")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from tipqa.build.assemble import (
+from tipqa.builder.assemble import (
     Judging,
     TokenJudging,
     VectorSearching,
@@ -23,9 +23,9 @@ from tipqa.build.assemble import (
     vector_judging,
     vector_searching,
 )
-from tipqa.build.components import make_keyword_extractor
-from tipqa.build.inputs import shard_questions
-from tipqa.build.step_inputs import (
+from tipqa.builder.components import make_keyword_extractor
+from tipqa.builder.inputs import shard_questions
+from tipqa.builder.step_inputs import (
     KeywordsInputs,
     ShardInputs,
     TokenJudgeInputs,

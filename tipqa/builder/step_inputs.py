@@ -25,6 +25,7 @@ from tipqa.core.fingerprint import StepInputs, StepRecord, file_stat
 from tipqa.core.steps import Step
 from tipqa.core.text import word_count
 from tipqa.dataset.splits import SplitPlan, SplitSettings
+from tipqa.evaluate.score import SCORER_VERSION
 from tipqa.evaluate.settings import EvaluateSettings
 from tipqa.hub.settings import HubSettings
 from tipqa.indexes.embedders.base import KnowsSequenceLength
@@ -592,9 +593,9 @@ class PredictionsInputs(AsksLLM):
 
 @dataclass(frozen=True)
 class EvaluateInputs(StepInputs):
-    """The scores of predictions: [evaluate], and the embedder when it reads refusals; with
-    temperature scaling, the evaluation of the validation split whose confidences it fits
-    (`fit_on`)."""
+    """The scores of predictions: [evaluate], the embedder when it reads refusals, and the
+    scorer's version; with temperature scaling, the evaluation of the validation split whose
+    confidences it fits (`fit_on`)."""
 
     step = Step.EVALUATE
     evaluate: EvaluateSettings
@@ -608,7 +609,7 @@ class EvaluateInputs(StepInputs):
 
     def upstream(self) -> dict[str, Any]:
         fit = {} if self.fit_on is None else {"fit_on": self.fit_on.fingerprint}
-        return {Step.PREDICTIONS: self.predictions.fingerprint, **fit}
+        return {Step.PREDICTIONS: self.predictions.fingerprint, "scorer": SCORER_VERSION, **fit}
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,9 @@ from tipqa.evaluate.uabench import score_responses
 
 SCHEMES: tuple[Scheme, ...] = ("width", "mass")
 DEFAULT_TRIALS = 10_000
+SCORER_VERSION = 2
+"""Raised whenever the same predictions and settings would score differently: it is in the
+`evaluate` fingerprint, so a finished evaluation is scored again."""
 
 
 @dataclass(frozen=True)

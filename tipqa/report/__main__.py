@@ -59,8 +59,8 @@ def run(argv: Sequence[str]) -> int:
     layout = RunLayout(args.run)
     source = TextSource(texts=args.texts)
     if args.config:
-        from tipqa.build.assemble import load_config, token_index
-        from tipqa.build.plan import Plan
+        from tipqa.builder.assemble import load_config, token_index
+        from tipqa.builder.plan import Plan
 
         config = load_config(*args.config)
         if config.layout().root.resolve() != args.run.resolve():

@@ -15,8 +15,8 @@ from typing import Any
 
 from tipqa.audit.markdown import trust_section
 from tipqa.boundary.hub import shown_steps, split_shares
-from tipqa.build.assemble import token_index
-from tipqa.build.step_inputs import ReportInputs
+from tipqa.builder.assemble import token_index
+from tipqa.builder.step_inputs import ReportInputs
 from tipqa.core.errors import InputError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import atomic_open, iter_records, write_json

@@ -8,9 +8,9 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
-from tipqa.build.annotation import annotation_layout
-from tipqa.build.assemble import hub_extension, token_index
-from tipqa.build.step_inputs import HubInputs, TokenIndexInputs
+from tipqa.builder.annotation import annotation_layout
+from tipqa.builder.assemble import hub_extension, token_index
+from tipqa.builder.step_inputs import HubInputs, TokenIndexInputs
 from tipqa.core.layout import RunLayout
 from tipqa.hub.folder import HubFolderStats, TrustFiles, build_hub_folder
 from tipqa.report.explorer.collect import TextSource

@@ -6,7 +6,7 @@ candidate; the vector stage at most k2 prompts per question that can reach it (t
 <= k1). Tokens are estimated from words. `preview_cost` counts them from the token-search
 candidates of the whole corpus; `preview_from_sample` estimates them from a token index of a
 seeded random sample of the corpus, scaled to the whole (docs/scale.md says how). The step
-that builds the sample's index and writes the estimate is `tipqa.build.preview`.
+that builds the sample's index and writes the estimate is `tipqa.builder.preview`.
 """
 
 from __future__ import annotations

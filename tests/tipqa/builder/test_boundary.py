@@ -9,7 +9,7 @@ import numpy as np
 from tests_support import fetch_from
 
 from tipqa.boundary.records import FirstSeen
-from tipqa.build.boundary import build_training_index, pool_boundary
+from tipqa.builder.boundary import build_training_index, pool_boundary
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json, read_records, write_records
 from tipqa.core.layout import PoolLayout, TrainingIndexLayout

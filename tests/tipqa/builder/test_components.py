@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tipqa.build.components import (
+from tipqa.builder.components import (
     make_answerer,
     make_judge,
     make_keyword_extractor,

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tipqa.build import indexes
+from tipqa.builder import indexes
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json
 from tipqa.core.records import Document

@@ -7,13 +7,13 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tipqa.build.inputs import (
+from tipqa.builder.inputs import (
     make_world,
     open_corpus,
     prepare_questions,
     shard_count,
 )
-from tipqa.build.step_inputs import QuestionsInputs, WorldInputs
+from tipqa.builder.step_inputs import QuestionsInputs, WorldInputs
 from tipqa.config import read_config
 from tipqa.config.pools import Pool
 from tipqa.core.errors import InputError

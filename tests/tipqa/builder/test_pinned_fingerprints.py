@@ -4,7 +4,7 @@ The plan computes every step's fingerprint from the configuration alone, exactly
 records them. A change that moves them must say so in CHANGELOG.md (which steps rerun, and
 why) and pin the new values:
 
-    TIPQA_PIN_FINGERPRINTS=1 python -m pytest tests/tipqa/build/test_pinned_fingerprints.py
+    TIPQA_PIN_FINGERPRINTS=1 python -m pytest tests/tipqa/builder/test_pinned_fingerprints.py
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import json
 import os
 from pathlib import Path
 
-from tipqa.build.plan import Plan
+from tipqa.builder.plan import Plan
 from tipqa.config import read_config
 from tipqa.core.steps import SHARD_STEPS
 

@@ -21,10 +21,11 @@ from plan_support import (
     write_inputs,
 )
 
-from tipqa.build.plan import Plan
+from tipqa.builder.plan import Plan
 from tipqa.config import read_config
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.steps import Step
+from tipqa.evaluate.score import SCORER_VERSION
 
 
 @pytest.fixture
@@ -242,7 +243,7 @@ def test_the_refusal_embedder_counts_only_when_it_reads_refusals(inputs: dict[st
     assert before[Step.PREDICTIONS] != after[Step.PREDICTIONS]  # the splits changed
     record = Plan(read_config(other_model)).evaluate("openai", "test").record
     assert "embedder" not in record.settings
-    assert record.inputs == {Step.PREDICTIONS: after[Step.PREDICTIONS]}
+    assert record.inputs == {Step.PREDICTIONS: after[Step.PREDICTIONS], "scorer": SCORER_VERSION}
     with_embedder = Plan(read_config(sections)).evaluate("openai", "test").record
     assert with_embedder.settings["embedder"]["backend"] == "sentence-transformers"
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from plan_support import FROM_TOKEN_JUDGE, base, fingerprints, merged, write_inputs
 
-from tipqa.build.plan import Plan
+from tipqa.builder.plan import Plan
 from tipqa.config import read_config
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.steps import Step

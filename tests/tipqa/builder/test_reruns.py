@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from plan_support import base, changed, fingerprints, merged, write_inputs
 
-from tipqa.build.reruns import Row, rerun_rows, table
+from tipqa.builder.reruns import Row, rerun_rows, table
 
 CASES = [
     ("judge", "model", "judge-b"),

@@ -7,17 +7,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tipqa.build.assemble import Judging, TokenJudging, VectorSearching
-from tipqa.build.inputs import pool_shards, shard_questions
-from tipqa.build.plan import Plan
-from tipqa.build.shard_steps import (
+from tipqa.builder.assemble import Judging, TokenJudging, VectorSearching
+from tipqa.builder.inputs import pool_shards, shard_questions
+from tipqa.builder.plan import Plan
+from tipqa.builder.shard_steps import (
     extract_keywords,
     token_judge,
     token_search,
     vector_judge,
     vector_search,
 )
-from tipqa.build.step_inputs import (
+from tipqa.builder.step_inputs import (
     KeywordsInputs,
     TokenJudgeInputs,
     TokenSearchInputs,

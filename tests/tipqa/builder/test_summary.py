@@ -6,7 +6,7 @@ from pathlib import Path
 
 from partition_fixtures import INFO, build_splits
 
-from tipqa.build.summary import summarize, write_summary
+from tipqa.builder.summary import summarize, write_summary
 from tipqa.core.jsonl import read_json, write_json
 from tipqa.dataset.corpus_reading import CorpusReading
 

@@ -13,8 +13,8 @@ import pytest
 from evaluate_support import ANSWER_LAYOUT, labeled, write_split
 from partition_fixtures import build_splits
 
-from tipqa.build.evaluate import evaluate
-from tipqa.build.plan import Plan
+from tipqa.builder.evaluate import evaluate
+from tipqa.builder.plan import Plan
 from tipqa.config import read_config
 from tipqa.core.errors import ConfigError
 from tipqa.core.layout import EvaluationLayout

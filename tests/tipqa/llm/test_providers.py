@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from tipqa.build.components import make_answerer, make_judge, make_keyword_extractor
+from tipqa.builder.components import make_answerer, make_judge, make_keyword_extractor
 from tipqa.config import Choice
 from tipqa.core.records import JudgeRequest, Question
 from tipqa.core.settings import knob, setting

@@ -667,19 +667,22 @@
     return names;
   }
 
-  function exportRecord(row) {
-    var split = row[6] === -1 ? null : state.meta.splits[row[6]];
-    var record = {
+  function rowRecord(row) {
+    return {
       id: row[0],
       question: row[1],
       answer: row[2],
       pool: code("pools", row[3]),
       label: code("labels", row[4]),
       stage: code("stages", row[5]),
-      split: split,
+      split: row[6] === -1 ? null : state.meta.splits[row[6]],
       total: row[7],
       judged: row[8],
     };
+  }
+
+  function exportRecord(row) {
+    var record = rowRecord(row);
     if (Object.keys(state.meta.audit).length) {
       record.audit = row[9] & MARKS.found ? "found" : row[9] & MARKS.audited ? "audited" : null;
     }
@@ -798,17 +801,8 @@
   function question(index, page, entry) {
     var row = state.rows[index];
     var f = state.meta.fields;
-    var q = {
+    var q = Object.assign(rowRecord(row), {
       index: index,
-      id: row[0],
-      question: row[1],
-      answer: row[2],
-      pool: code("pools", row[3]),
-      label: code("labels", row[4]),
-      stage: code("stages", row[5]),
-      split: row[6] === -1 ? null : state.meta.splits[row[6]],
-      total: row[7],
-      judged: row[8],
       aliases: entry[0],
       keywords: entry[1],
       extracted: page.extracted === undefined ? entry[1] : page.extracted,
@@ -817,7 +811,7 @@
       evidence: page.evidence,
       audit: page.audit || null,
       flip: page.flip || null,
-    };
+    });
     q.token = page.token.map(function (d) {
       var document = unpack(f.document, d);
       document.windows = document.windows.map(function (w) {

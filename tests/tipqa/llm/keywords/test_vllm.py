@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tipqa.build.components import make_keyword_extractor
+from tipqa.builder.components import make_keyword_extractor
 from tipqa.config import Choice
 from tipqa.core.errors import ConfigError
 from tipqa.core.records import Question

@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tipqa.build.plan import Plan
+from tipqa.builder.plan import Plan
 from tipqa.config import read_config
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.sources.corpus.files import FileCorpus, FileCorpusSettings, FileGroupSettings
