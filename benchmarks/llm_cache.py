@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import random
 import shutil
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -27,7 +26,7 @@ from tipqa.config import Choice
 from tipqa.core.records import JudgeRequest
 from tipqa.core.settings import setting
 from tipqa.core.stats import StepStats
-from tipqa.llm.chat import ChatModel, ChatPrompt, Completion, Decoding, OnCompletion
+from tipqa.llm.chat import ChatModel, ChatPrompt, Completion, Decoding, PromptByPrompt
 from tipqa.llm.judges.base import JUDGES
 from tipqa.llm.providers import register_provider
 from tipqa.llm.settings import LLMSettings
@@ -63,7 +62,7 @@ def requests(count: int, repeat: float, seed: int = 7) -> list[JudgeRequest]:
     ]
 
 
-class InstantChatModel:
+class InstantChatModel(PromptByPrompt):
     """A transport that answers "yes" at once, in process (what is left is the cache's cost)."""
 
     provider = "instant"
@@ -75,26 +74,10 @@ class InstantChatModel:
         """The model (the only thing that decides these answers)."""
         return {"provider": self.provider, "model": self.model}
 
-    def complete(
-        self,
-        prompts: Sequence[ChatPrompt],
-        decoding: Decoding,
-        *,
-        desc: str = "chat",
-        on_result: OnCompletion | None = None,
-    ) -> list[Completion]:
-        """ "yes" to every prompt, with its top log-probabilities."""
-        out = []
-        for index in range(len(prompts)):
-            done = Completion("yes", [[("yes", -0.1), ("no", -2.4)]], [-0.1], Usage(300, 1))
-            out.append(done)
-            if on_result is not None:
-                on_result(index, done)
-        self.stats.add("requests", len(prompts))
-        return out
-
-    def close(self) -> None:
-        """Nothing held."""
+    def complete_one(self, prompt: ChatPrompt, decoding: Decoding) -> Completion:
+        """ "yes", with its top log-probabilities."""
+        self.stats.add("requests")
+        return Completion("yes", [[("yes", -0.1), ("no", -2.4)]], [-0.1], Usage(300, 1))
 
 
 @dataclass(frozen=True)

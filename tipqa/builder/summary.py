@@ -172,15 +172,8 @@ def summarize(
     return "\n".join(lines) + "\n"
 
 
-def write_summary(
-    run: RunLayout,
-    pools: list[str],
-    config_path: str | None = None,
-    boundary: bool = False,
-    audited: bool = False,
-) -> str:
-    """Write the summary to `<run>/summary.md` and return it."""
-    text = summarize(run, pools, config_path, boundary, audited)
+def write_summary(run: RunLayout, text: str) -> str:
+    """Write a summary to `<run>/summary.md` and return it."""
     with atomic_open(run.summary) as handle:
         handle.write(text.encode())
     return text
@@ -198,7 +191,7 @@ def finish_build(
 ) -> None:
     """CreateDataset's end: the summary written and said; an UndeterminedError when questions
     are undetermined, unless that is accepted."""
-    say(write_summary(run, pools, config_path, boundary, audited))
+    say(write_summary(run, summarize(run, pools, config_path, boundary, audited)))
     undetermined = undetermined_count(run, pools)
     if undetermined and not accept_undetermined:
         raise UndeterminedError(undetermined, str(run.summary))

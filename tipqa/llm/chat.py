@@ -114,6 +114,38 @@ class ChatModel(Protocol):
         ...
 
 
+class PromptByPrompt:
+    """The base of a transport that asks one prompt at a time: it writes `identity` and
+    `complete_one`, and `complete` is the loop (a transport that batches writes its own)."""
+
+    provider: str
+    model: str
+    stats: StepStats
+
+    def complete(
+        self,
+        prompts: Sequence[ChatPrompt],
+        decoding: Decoding,
+        *,
+        desc: str = "chat",
+        on_result: OnCompletion | None = None,
+    ) -> list[Completion]:
+        """One completion per prompt, in order; `on_result` hears each as soon as it is known."""
+        out = []
+        for index, prompt in enumerate(prompts):
+            out.append(self.complete_one(prompt, decoding))
+            if on_result is not None:
+                on_result(index, out[-1])
+        return out
+
+    def complete_one(self, prompt: ChatPrompt, decoding: Decoding) -> Completion:
+        """One prompt's completion; a failed request is a `Completion` with its `error`."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Nothing held."""
+
+
 def p_yes(
     top_logprobs: Iterable[Iterable[tuple[str, float]]], *, prefixes: bool = False
 ) -> float | None:

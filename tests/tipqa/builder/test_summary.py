@@ -14,7 +14,7 @@ from tipqa.dataset.corpus_reading import CorpusReading
 def test_the_summary_says_what_the_corpus_reader_skipped(tmp_path: Path) -> None:
     reading = CorpusReading(300, {"invalid_utf8": 1, "invalid_json": 2}, duplicate_ids=4)
     run = build_splits(tmp_path / "read", build={**INFO, "corpus_reading": reading.to_dict()})
-    text = write_summary(run, ["dev", "train"])
+    text = write_summary(run, summarize(run, ["dev", "train"]))
     assert run.summary.read_text() == text
     assert (
         "- corpus: 300 documents read, 3 records skipped (invalid_json 2, invalid_utf8 1), "

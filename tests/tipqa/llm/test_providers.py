@@ -9,7 +9,7 @@ import json
 import math
 import threading
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -24,7 +24,7 @@ from tipqa.core.settings import knob, setting
 from tipqa.core.stats import StepStats
 from tipqa.llm.answerers.base import ANSWERERS
 from tipqa.llm.cached_chat import CachedChatModel
-from tipqa.llm.chat import ChatModel, ChatPrompt, Completion, Decoding, OnCompletion
+from tipqa.llm.chat import ChatModel, ChatPrompt, Completion, Decoding, PromptByPrompt
 from tipqa.llm.judges.base import JUDGES
 from tipqa.llm.keywords.base import KEYWORD_EXTRACTORS
 from tipqa.llm.providers import register_provider
@@ -63,7 +63,7 @@ class Handler(BaseHTTPRequestHandler):
         """Quiet."""
 
 
-class TinyChatModel:
+class TinyChatModel(PromptByPrompt):
     """The transport of the tiny protocol: one POST per prompt."""
 
     provider = "tiny"
@@ -75,35 +75,19 @@ class TinyChatModel:
         """The model (the server's address says where it is asked, not what it answers)."""
         return {"provider": self.provider, "model": self.model}
 
-    def complete(
-        self,
-        prompts: Sequence[ChatPrompt],
-        decoding: Decoding,
-        *,
-        desc: str = "chat",
-        on_result: OnCompletion | None = None,
-    ) -> list[Completion]:
-        """One completion per prompt, in order."""
-        out = []
-        for index, prompt in enumerate(prompts):
-            body = {"model": self.model, "messages": prompt.messages, "limit": decoding.max_tokens}
-            request = urllib.request.Request(
-                f"{self.url}/complete",
-                data=json.dumps(body).encode(),
-                headers={"Content-Type": "application/json"},
-            )
-            with urllib.request.urlopen(request, timeout=10) as response:
-                data = json.loads(response.read())
-            self.stats.add("calls")
-            top = [[(token, logprob) for token, logprob in at] for at in data["alternatives"]]
-            done = Completion(data["text"], top, None, Usage(*data["tokens"]))
-            out.append(done)
-            if on_result is not None:
-                on_result(index, done)
-        return out
-
-    def close(self) -> None:
-        """Nothing held."""
+    def complete_one(self, prompt: ChatPrompt, decoding: Decoding) -> Completion:
+        """One POST to the server's `/complete`."""
+        body = {"model": self.model, "messages": prompt.messages, "limit": decoding.max_tokens}
+        request = urllib.request.Request(
+            f"{self.url}/complete",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            data = json.loads(response.read())
+        self.stats.add("calls")
+        top = [[(token, logprob) for token, logprob in at] for at in data["alternatives"]]
+        return Completion(data["text"], top, None, Usage(*data["tokens"]))
 
 
 @dataclass(frozen=True)
