@@ -19,6 +19,7 @@ error `cache_bad_entry` (a stored entry that cannot be read: it is asked again).
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -165,8 +166,8 @@ def read_entry(value: Mapping[str, Any]) -> Completion | None:
     if not isinstance(text, str) or not isinstance(top, list):
         return None
     try:
-        alternatives = [[(str(token), float(lp)) for token, lp in position] for position in top]
-        logprobs = None if chosen is None else [float(lp) for lp in chosen]
+        alternatives = [[(str(token), _logprob(lp)) for token, lp in position] for position in top]
+        logprobs = None if chosen is None else [_logprob(lp) for lp in chosen]
     except (TypeError, ValueError):
         return None
     return Completion(
@@ -178,3 +179,9 @@ def read_entry(value: Mapping[str, Any]) -> Completion | None:
         reasoned_only=value.get("reasoned_only") is True,
         cached=True,
     )
+
+
+def _logprob(value: Any) -> float:
+    """A stored log-probability: JSON has no infinity, so a token that cannot be chosen
+    (-inf, as under constrained decoding) is stored as null."""
+    return -math.inf if value is None else float(value)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -20,7 +21,7 @@ from judge_support import judge_request
 from tipqa.core.records import Question
 from tipqa.core.stats import StepStats
 from tipqa.llm.cache import LLMCache, StoreOnArrival
-from tipqa.llm.cached_chat import CachedChatModel, cached, request_key
+from tipqa.llm.cached_chat import CachedChatModel, cached, entry, read_entry, request_key
 from tipqa.llm.chat import ChatPrompt, Completion, Decoding, OnCompletion
 from tipqa.llm.judges.openai import OpenAIJudge, OpenAIJudgeSettings
 from tipqa.llm.keywords.openai import OpenAIKeywordExtractor, OpenAIKeywordSettings
@@ -169,6 +170,15 @@ def test_an_unreadable_entry_is_counted_and_asked_again(tmp_path) -> None:
     [done] = CachedChatModel(transport, LLMCache(tmp_path / "c")).complete([prompt("a")], GREEDY)
     assert done.text == "echo: a" and not done.cached and transport.sent == [["a"]]
     assert transport.stats.errors["cache_bad_entry"] == 1
+
+
+def test_a_token_that_cannot_be_chosen_is_read_back(tmp_path) -> None:
+    """Constrained decoding reports -inf, which JSON stores as null."""
+    cache = LLMCache(tmp_path / "c")
+    done = Completion("yes", [[("yes", -0.1), ("maybe", -math.inf)]], [-0.1], Usage(10, 1))
+    cache.put_many([("k", "chat", entry(done))])
+    back = read_entry(LLMCache(tmp_path / "c").get_many(["k"])["k"])
+    assert back is not None and back.top_logprobs == done.top_logprobs and back.cached
 
 
 def test_store_on_arrival_commits_everything_and_raises_a_failure(tmp_path) -> None:
