@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tipqa.audit.relaxations import CAUSES
+from tipqa.core.text import markdown_table
 from tipqa.dataset.splits import AUDITED
 
 
@@ -36,19 +37,15 @@ def causes(by_cause: Mapping[str, int]) -> str:
 
 def audit_table(audits: Mapping[str, dict[str, Any]]) -> str:
     """Per pool and label: labelled, audited, found, the share found and its interval, causes."""
-    lines = [
-        "| Pool | Label | Labelled | Audited | Evidence found | Share found | 95% CI (exact) "
-        "| By cause |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+    header = ["Pool", "Label", "Labelled", "Audited", "Evidence found", "Share found"]
+    header += ["95% CI (exact)", "By cause"]
+    rows = []
     for pool, audit in audits.items():
         for label in AUDITED:
             f = audit["by_label"][label]
-            lines.append(
-                f"| {pool} | {label} | {f['labelled']:,} | {f['audited']:,} | {f['found']:,} | "
-                f"{percent(f['rate'])} | {interval(f['ci95'])} | {causes(f['by_cause'])} |"
-            )
-    return "\n".join(lines)
+            shares = [percent(f["rate"]), interval(f["ci95"]), causes(f["by_cause"])]
+            rows.append([pool, label, f["labelled"], f["audited"], f["found"], *shares])
+    return markdown_table(header, rows, _count)
 
 
 def cost_line(pool: str, audit: dict[str, Any]) -> str:
@@ -87,17 +84,13 @@ def quotable(pool: str, audit: dict[str, Any]) -> str:
 
 def verbatim_table(verbatim: Mapping[str, Mapping[str, Mapping[str, int]]]) -> str:
     """Per split and label: questions, those found verbatim, those with an alias beside."""
-    lines = [
-        "| Split | Label | Questions | In a document verbatim | ... with an answer alias |",
-        "|---|---|---|---|---|",
+    header = ["Split", "Label", "Questions", "In a document verbatim", "... with an answer alias"]
+    rows = [
+        [split, label, counts["questions"], counts["in_corpus"], counts["with_alias"]]
+        for split, labels in verbatim.items()
+        for label, counts in labels.items()
     ]
-    for split, labels in verbatim.items():
-        for label, counts in labels.items():
-            lines.append(
-                f"| {split} | {label} | {counts['questions']:,} | {counts['in_corpus']:,} | "
-                f"{counts['with_alias']:,} |"
-            )
-    return "\n".join(lines)
+    return markdown_table(header, rows, _count)
 
 
 def agreement_line(agreement: dict[str, Any]) -> str:
@@ -168,3 +161,8 @@ def summary_line(pool: str, audit: dict[str, Any]) -> str:
         f"- audit of pool **{pool}**: {found}{applied}; {audit['judge_calls']:,} judge prompts "
         f"({share_of(audit['judge_calls'], build)} of the build's)"
     )
+
+
+def _count(value: Any) -> str:
+    """A table cell: a count with thousands separators, anything else as it is."""
+    return f"{value:,}" if isinstance(value, int) else str(value)

@@ -24,6 +24,7 @@ from tipqa.core.errors import InputError
 from tipqa.core.jsonl import iter_records
 from tipqa.core.layout import RunLayout, SplitsLayout
 from tipqa.core.records import SCHEMA_VERSION, LabeledQuestion
+from tipqa.core.text import markdown_table
 from tipqa.dataset.partition import flatten_evidence, question_row
 from tipqa.dataset.splits import SPLITS
 from tipqa.hub.folder import HubConfig, count_lines, question_schema
@@ -230,12 +231,6 @@ def definition() -> str:
     return "\n\n".join(paragraphs)
 
 
-def _table(header: list[str], rows: list[list[Any]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def _share(counts: Mapping[str, int]) -> str:
     answerable = counts.get("answerable", 0)
     decided = answerable + counts.get("unanswerable", 0)
@@ -266,7 +261,7 @@ class BoundaryHub:
         names = [name for name in SPLITS if name in split_pools(info)]
         by_step = {c.step: c.labels for c in self._checkpoints}
         shown = [step for step in shown_steps(self.steps) if step in by_step]
-        table = _table(
+        table = markdown_table(
             ["Checkpoint", *(f"{name}: answerable / decided" for name in names)],
             [
                 [f"step {step:,}", *(_share(by_step[step].get(n, {})) for n in names)]
@@ -296,6 +291,6 @@ class BoundaryHub:
         if "first_seen" in rows:
             parts.append(
                 "`first_seen`:\n\n"
-                + _table(["Column", "Meaning"], [list(f) for f in FIRST_SEEN_FIELDS])
+                + markdown_table(["Column", "Meaning"], [list(f) for f in FIRST_SEEN_FIELDS])
             )
         return ["\n\n".join(parts)]

@@ -12,7 +12,8 @@ to it, and the embedded and the Elasticsearch backends agree on what "contains" 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 MAX_TOKEN_CHARS = 40
 TOKEN_RE = re.compile(r"[^\W_]+")
@@ -84,3 +85,12 @@ def split_sentences(text: str) -> list[str]:
 def word_count(text: str) -> int:
     """Words separated by whitespace (the paper's measure for the 30,000-word limit)."""
     return len(text.split())
+
+
+def markdown_table(
+    header: Sequence[str], rows: Sequence[Sequence[Any]], cell: Callable[[Any], str] = str
+) -> str:
+    """A Markdown table: the header, its rule, and each row's values written by `cell`."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell(value) for value in row) + " |" for row in rows]
+    return "\n".join(lines)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tipqa.core.text import markdown_table
 from tipqa.evaluate.metrics import CELLS
 
 
@@ -24,12 +25,6 @@ def _percent(value: Any) -> str:
     return "-" if value is None else f"{100 * value:.2f}"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def _with_interval(block: dict[str, Any] | None) -> str:
     if not block:
         return "-"
@@ -39,7 +34,7 @@ def _with_interval(block: dict[str, Any] | None) -> str:
 
 
 def _breakdown(rows: Sequence[dict[str, Any]], name: str) -> str:
-    return _table(
+    return markdown_table(
         [
             name,
             "Questions",
@@ -82,12 +77,14 @@ def _confidence(block: dict[str, Any], minimum: int) -> list[str]:
     parts = [
         f"{block['predictions_with_confidence']:,} predictions carry a confidence (read as the "
         "probability that the response is a correct answer).",
-        _table(["Measure", "Value"], [[title, _number(block.get(key))] for key, title in names]),
+        markdown_table(
+            ["Measure", "Value"], [[title, _number(block.get(key))] for key, title in names]
+        ),
     ]
     for scheme, bins in block.get("reliability", {}).items():
         parts.append(f"Reliability bins ({scheme}); * marks bins of fewer than {minimum}:")
         parts.append(
-            _table(
+            markdown_table(
                 ["Bin", "Predictions", "Mean confidence", "Accuracy"],
                 [
                     [
@@ -119,7 +116,7 @@ def _uabench(block: dict[str, Any] | None) -> list[str]:
         f"Sets: {sets['answerable_correct']:,} answered right, "
         f"{sets['answerable_error']:,} answerable errors, {sets['knowledge_absent']:,} "
         f"knowledge-absent, {sets['data_uncertain']:,} data-uncertain.",
-        _table(
+        markdown_table(
             [
                 "ACC",
                 "MU-F1",
@@ -171,7 +168,7 @@ def _methods(methods: dict[str, Any] | None, figures: Sequence[str]) -> list[str
         "AUROC known/unknown: answerable above unanswerable questions; ECE with 10 equal-width "
         "bins, before and after the temperature fitted on the validation split (T; - when "
         "not asked for or not a probability).",
-        _table(
+        markdown_table(
             [
                 "Confidence",
                 "Questions",
@@ -203,7 +200,7 @@ def render_report(result: dict[str, Any], figures: Sequence[str]) -> str:
         + (f" Questions without a prediction, scored as refusals: {missing:,}." if missing else ""),
         *(f"**Warning:** {warning}." for warning in result["warnings"]),
         "## Scores (percent; bootstrap 95% intervals)",
-        _table(
+        markdown_table(
             [
                 "EM-F1",
                 "PM-F1",
@@ -229,9 +226,9 @@ def render_report(result: dict[str, Any], figures: Sequence[str]) -> str:
         "TP: correct answer to an answerable question; FP_a: wrong answer to an answerable one; "
         "FP_u: any answer to an unanswerable one; FN: refusal of an answerable one; TN: refusal "
         "of an unanswerable one.",
-        _table(list(CELLS), [[counts[cell] for cell in CELLS]]),
+        markdown_table(list(CELLS), [[counts[cell] for cell in CELLS]]),
         "Known-unknown quadrant (table 1 of the paper):",
-        _table(
+        markdown_table(
             ["Perception \\ actual knowledge", "Known (answerable)", "Unknown (unanswerable)"],
             [
                 [
@@ -247,7 +244,7 @@ def render_report(result: dict[str, Any], figures: Sequence[str]) -> str:
             ],
         ),
         "Refusals by how they were recognised:",
-        _table(
+        markdown_table(
             ["How", "Refusals"],
             [[kind, count] for kind, count in metrics["refusals_by_kind"].items()],
         ),
@@ -306,7 +303,7 @@ def render_comparison(result: dict[str, Any]) -> str:
                 "# Comparison",
                 f"Gold: `{result['gold']['source']}` (split `{result['gold']['split']}`, "
                 f"{result['gold']['questions']:,} questions).",
-                _table(
+                markdown_table(
                     [
                         "System",
                         "EM-F1",
@@ -320,7 +317,7 @@ def render_comparison(result: dict[str, Any]) -> str:
                 ),
                 f"Paired approximate randomization tests ({trials:,} trials; difference = A - B, "
                 "in points):",
-                _table(["A", "B", "Metric", "Difference", "p-value"], tests),
+                markdown_table(["A", "B", "Metric", "Difference", "p-value"], tests),
             ]
         )
         + "\n"

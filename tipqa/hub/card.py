@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tipqa.core.text import markdown_table
 from tipqa.dataset.corpus_reading import CorpusReading
 from tipqa.dataset.provenance import OFFLINE_BACKENDS, offline_backends
 from tipqa.dataset.splits import SPLITS
@@ -118,9 +119,7 @@ def card_metadata(files: dict[str, dict[str, list[str]]], card: dict[str, Any]) 
 
 
 def _table(header: list[str], rows: Sequence[Sequence[Any]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(_cell(value) for value in row) + " |" for row in rows]
-    return "\n".join(lines)
+    return markdown_table(header, rows, _cell)
 
 
 def _cell(value: Any) -> str:

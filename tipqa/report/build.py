@@ -24,6 +24,7 @@ from tipqa.core.layout import RunLayout, SplitsLayout
 from tipqa.core.records import LabeledQuestion
 from tipqa.core.stats import StepStats, read_stats
 from tipqa.core.steps import Step
+from tipqa.core.text import markdown_table
 from tipqa.dataset.corpus_reading import CorpusReading
 from tipqa.dataset.figures import draw_boundary, draw_funnel, draw_matches
 from tipqa.dataset.match_bins import MATCH_BINS, UNKNOWN_BIN, match_bin
@@ -61,10 +62,8 @@ def match_shares(rows: Iterable[LabeledQuestion]) -> list[dict[str, Any]]:
     return out
 
 
-def _table(header: list[str], rows: list[list[Any]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
+def _table(header: list[str], rows: Sequence[Sequence[Any]]) -> str:
+    return markdown_table(header, rows, _cell)
 
 
 def _cell(value: Any) -> str:
