@@ -15,6 +15,7 @@ transport that cannot count tokens sends the prompt whole and reports the server
 from __future__ import annotations
 
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -114,7 +115,7 @@ class ChatModel(Protocol):
         ...
 
 
-class PromptByPrompt:
+class PromptByPrompt(ABC):
     """The base of a transport that asks one prompt at a time: it writes `identity` and
     `complete_one`, and `complete` is the loop (a transport that batches writes its own)."""
 
@@ -138,12 +139,16 @@ class PromptByPrompt:
                 on_result(index, out[-1])
         return out
 
+    @abstractmethod
+    def identity(self) -> dict[str, Any]:
+        """What decides its completions besides the messages and the decoding."""
+
+    @abstractmethod
     def complete_one(self, prompt: ChatPrompt, decoding: Decoding) -> Completion:
         """One prompt's completion; a failed request is a `Completion` with its `error`."""
-        raise NotImplementedError
 
-    def close(self) -> None:
-        """Nothing held."""
+    def close(self) -> None:  # noqa: B027 (a transport that holds nothing has nothing to close)
+        """Let go of what the transport holds: nothing, unless a subclass says otherwise."""
 
 
 def p_yes(
