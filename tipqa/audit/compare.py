@@ -21,6 +21,7 @@ from tipqa.core.jsonl import atomic_open, iter_records, write_json
 from tipqa.core.layout import RunLayout
 from tipqa.core.records import LABELS, LabeledQuestion
 from tipqa.core.stats import read_stats
+from tipqa.core.text import markdown_table
 from tipqa.dataset.provenance import REMEDY, construction_parameters
 
 COMPARE_SCHEMA_VERSION = 1
@@ -130,9 +131,20 @@ def _cell(value: Any) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def _evidence(entry: dict[str, Any]) -> str:
+def _count(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def _flip_row(flip: dict[str, Any]) -> list[str]:
+    """A flipped question: its id and text, its pool, and each side's label and evidence."""
+    sides = [value for side in (flip["a"], flip["b"]) for value in _side_cells(side)]
+    return [f"{_cell(flip['id'])}: {_cell(flip['question'])}", flip["pool"], *sides]
+
+
+def _side_cells(entry: dict[str, Any]) -> list[str]:
     found = entry["evidence"]
-    return f"`{found['doc_id']}` ({found['unit_id']})" if found else "-"
+    evidence = f"`{found['doc_id']}` ({found['unit_id']})" if found else "-"
+    return [f"{entry['label']} ({entry['stage']})", evidence]
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -147,32 +159,23 @@ def markdown(result: dict[str, Any]) -> str:
         "",
     ]
     if differing:
-        lines += ["| Setting | A | B |", "|---|---|---|"]
-        lines += [
-            f"| {key} | {_cell(a['parameters'].get(key))} | {_cell(b['parameters'].get(key))} |"
-            for key in differing
-        ]
-        lines.append("")
-    lines += ["## Labels (rows: A, columns: B)", "", "| A \\ B | " + " | ".join(LABELS) + " |"]
-    lines.append("|---|" + "---|" * len(LABELS))
-    for label, row in result["matrix"].items():
-        lines.append(f"| {label} | " + " | ".join(f"{row[other]:,}" for other in LABELS) + " |")
-    lines += ["", "## Flips by deciding stage (A -> B)", "", "| Stages | Questions |", "|---|---|"]
-    lines += [f"| {stages} | {count:,} |" for stages, count in result["flips_by_stage"].items()]
+        rows = [[key, a["parameters"].get(key), b["parameters"].get(key)] for key in differing]
+        lines += [markdown_table(["Setting", "A", "B"], rows, _cell), ""]
+    matrix = [[label, *(row[other] for other in LABELS)] for label, row in result["matrix"].items()]
+    flips = [_flip_row(flip) for flip in result["flips"]]
     lines += [
+        "## Labels (rows: A, columns: B)",
+        "",
+        markdown_table(["A \\ B", *LABELS], matrix, _count),
+        "",
+        "## Flips by deciding stage (A -> B)",
+        "",
+        markdown_table(["Stages", "Questions"], list(result["flips_by_stage"].items()), _count),
         "",
         "## Every flip",
         "",
-        "| Question | Pool | A | A's evidence | B | B's evidence |",
-        "|---|---|---|---|---|---|",
+        markdown_table(["Question", "Pool", "A", "A's evidence", "B", "B's evidence"], flips),
     ]
-    for flip in result["flips"]:
-        fa, fb = flip["a"], flip["b"]
-        lines.append(
-            f"| {_cell(flip['id'])}: {_cell(flip['question'])} | {flip['pool']} | "
-            f"{fa['label']} ({fa['stage']}) | {_evidence(fa)} | "
-            f"{fb['label']} ({fb['stage']}) | {_evidence(fb)} |"
-        )
     return "\n".join(lines) + "\n"
 
 
