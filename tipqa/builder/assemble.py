@@ -6,6 +6,7 @@ without Luigi: `plan = Plan(load_config("luigi.cfg")); token_index(plan.token_in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from tipqa.builder.step_inputs import (
 )
 from tipqa.config import Choice, Config, read_config
 from tipqa.config.files import check_config_files, luigi_files, parser_values
-from tipqa.core.errors import ConfigError
+from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.layout import RunLayout, TrainingIndexLayout
 from tipqa.core.records import Question, VectorCandidates
 from tipqa.core.stats import StepStats
@@ -55,6 +56,21 @@ def load_config(*paths: str | Path) -> Config:
     parser = LuigiConfigParser()
     parser.read([str(path) for path in paths])
     return read_config(parser_values(parser))
+
+
+def run_config(run: Path, files: Sequence[str]) -> Config:
+    """The configuration that made `run` (an error when it names another run)."""
+    paths = list(files) or [str(path) for path in luigi_files()]
+    if not paths:
+        raise ConfigError("no config file: give the build's with --config (or run in its folder)")
+    config = load_config(*paths)
+    if not run.is_dir():
+        raise InputError("no build here (the run folder does not exist)", path=str(run))
+    if config.layout().root.resolve() != run.resolve():
+        raise ConfigError(
+            f"the config's run is {config.layout().root}, not {run} ([build] output_root and name)"
+        )
+    return config
 
 
 def index_place(inputs: IndexInputs, layout: RunLayout) -> IndexPlace:

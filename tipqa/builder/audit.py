@@ -21,12 +21,11 @@ from tipqa.audit.markdown import summary_line
 from tipqa.audit.pool import audit_pool
 from tipqa.audit.settings import check_sample
 from tipqa.audit.verbatim import count_verbatim
-from tipqa.builder.assemble import auditing, load_config, token_index
+from tipqa.builder.assemble import auditing, run_config, token_index
 from tipqa.builder.inputs import shard_count
 from tipqa.builder.plan import Plan
 from tipqa.builder.step_inputs import AuditInputs, VerbatimInputs
 from tipqa.config import Config
-from tipqa.config.files import luigi_files
 from tipqa.core import cli
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.jsonl import read_records, write_records
@@ -71,21 +70,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def build_config(run: Path, files: Sequence[str]) -> Config:
-    """The configuration that made `run` (an error when it names another run)."""
-    if not run.is_dir():
-        raise InputError("no build here (the run folder does not exist)", path=str(run))
-    paths = list(files) or [str(path) for path in luigi_files()]
-    if not paths:
-        raise ConfigError("no config file: give the build's with --config (or run in its folder)")
-    config = load_config(*paths)
-    if config.layout().root.resolve() != run.resolve():
-        raise ConfigError(
-            f"the config's run is {config.layout().root}, not {run} ([build] output_root and name)"
-        )
-    return config
-
-
 def audit_run(config: Config, pools: Sequence[str]) -> list[str]:
     """Audit each of `pools` (every pool when empty) of the build; its summary lines."""
     plan = Plan(config)
@@ -108,7 +92,7 @@ def audit_run(config: Config, pools: Sequence[str]) -> list[str]:
 def run(argv: Sequence[str]) -> int:
     """Parse the command line, audit, print each pool's figures."""
     args = _parser().parse_args(argv)
-    config = build_config(args.run, args.config)
+    config = run_config(args.run, args.config)
     audit = config.audit
     if args.sample is not None:
         check_sample(args.sample)

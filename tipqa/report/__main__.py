@@ -59,16 +59,10 @@ def run(argv: Sequence[str]) -> int:
     layout = RunLayout(args.run)
     source = TextSource(texts=args.texts)
     if args.config:
-        from tipqa.builder.assemble import load_config, token_index
+        from tipqa.builder.assemble import run_config, token_index
         from tipqa.builder.plan import Plan
 
-        config = load_config(*args.config)
-        if config.layout().root.resolve() != args.run.resolve():
-            raise ConfigError(
-                f"the config's run is {config.layout().root}, not {args.run} "
-                "([build] output_root and name)"
-            )
-        plan = Plan(config)
+        plan = Plan(run_config(args.run, args.config))
         source.fetch = token_index(plan.token_index, plan.layout).get
     compare = compare_runs(args.run, args.compare) if args.compare else None
     form = EXCERPTS if args.excerpts else WHOLE
