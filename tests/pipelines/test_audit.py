@@ -23,6 +23,7 @@ from tipqa.core.records import LABELS as ALL_LABELS
 from tipqa.core.records import Judgment, LabeledQuestion
 from tipqa.core.steps import Step
 from tipqa.dataset.qrels import QRELS_FILE, read_qrels
+from tipqa.dataset.splits import read_audit
 
 pytestmark = pytest.mark.slow
 
@@ -113,7 +114,7 @@ def test_the_audit_finds_the_planted_misses_and_flags_nothing_else(built: Path) 
         assert figures["found"] == truly
         low, high = figures["ci95"]
         assert low <= truly / figures["labelled"] <= high
-    assert audit["rate"] == 0.5 and audit["applied"] is False
+    assert audit["rate"] == 0.5 and read_audit(run.pool("dev"))["applied"] is False
     assert audit["judge_calls"] == len(read_records(run.pool("dev").audit_judgments, Judgment))
     assert audit["build"]["judge_calls"] > 0 and audit["prompt_tokens"] > 0
     assert "- audit of pool **dev**: 3 of 6 unanswerable with evidence (50.0%" in (
@@ -155,7 +156,7 @@ def test_applied_the_findings_move_to_answerable_through_splits_qrels_and_card(
     run = copied(built, tmp_path)
     before = times(run)
     build(configure(tmp_path, world, server, audit={"apply": "true"}))
-    assert reran(before, run) == {Step.AUDIT, Step.SPLITS, Step.HUB_FOLDER, Step.REPORT}
+    assert reran(before, run) == {Step.SPLITS, Step.HUB_FOLDER, Step.REPORT}
     assert labels(run) == LABELS, "the partition keeps Algorithm 1's labels"
     splits = SplitsLayout(run.splits)
     test = {row.id: row for row in read_records(splits.questions("test"), LabeledQuestion)}
@@ -164,8 +165,8 @@ def test_applied_the_findings_move_to_answerable_through_splits_qrels_and_card(
     assert {qid for qid, row in test.items() if row.label == "unanswerable"} == {
         "absent_ship", "absent_flag", "absent_horse",
     }  # fmt: skip
-    audit = read_json(run.pool("dev").audit)
-    assert isinstance(audit, dict) and audit["applied"] is True
+    audit = read_audit(run.pool("dev"))
+    assert audit["applied"] is True, "read from the splits' record"
     qrels = read_qrels(splits.root / "test" / QRELS_FILE)
     for item in audit["found"]:
         assert qrels[item["id"]][item["evidence"]["doc_id"]] == 1

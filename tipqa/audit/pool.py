@@ -187,7 +187,6 @@ def audit_pool(
         "judge_calls": int(stats.counts["prompts"]),
         "prompt_tokens": prompt_tokens(judge_counts),
         "build": build_cost(shards),
-        "applied": settings.apply,
     }
     write_records(pool.audit_judgments, judgments)
     write_json(pool.audit, result)

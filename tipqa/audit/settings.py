@@ -44,8 +44,13 @@ class AuditSettings(Settings):
         return self.sample > 0
 
     def audit_identity(self) -> dict[str, Any]:
-        """What decides the audit itself (not the verbatim count)."""
-        return {key: value for key, value in self.identity().items() if key != "verbatim"}
+        """What decides the audit's findings (not the verbatim count, nor `apply`, which only
+        the splits read)."""
+        return {
+            key: value
+            for key, value in self.identity().items()
+            if key not in ("verbatim", "apply")
+        }
 
 
 def check_sample(share: float, *, allow_zero: bool = False) -> None:

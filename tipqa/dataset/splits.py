@@ -241,7 +241,17 @@ def read_audit(pool: PoolLayout, fingerprint: str | None = None) -> dict[str, An
         raise InputError("not an audit file", path=str(pool.audit))
     if fingerprint is not None and audit.get("fingerprint") != fingerprint:
         raise InputError(f"an audit made with other settings: {REMEDY}", path=str(pool.audit))
+    audit["applied"] = audit_applied(pool, audit)
     return audit
+
+
+def audit_applied(pool: PoolLayout, audit: dict[str, Any]) -> bool:
+    """True when the run's splits applied this audit (their stats record its fingerprint)."""
+    path = RunLayout(pool.root.parent.parent).splits_stats
+    stats = read_json(path) if path.is_file() else {}
+    info = stats.get("info", {}) if isinstance(stats, dict) else {}
+    applied = info.get("audit", {}).get(pool.root.name) if isinstance(info, dict) else None
+    return isinstance(applied, dict) and applied.get("fingerprint") == audit.get("fingerprint")
 
 
 def audit_findings(pool: PoolLayout) -> dict[str, AuditFinding]:
