@@ -124,15 +124,21 @@ class VectorSearching:
     token_index: TokenIndex | None = None
 
 
+def judge_of(choice: Choice, inputs: AsksLLM, layout: RunLayout) -> RelevanceJudge:
+    """The judge of `choice` for a step: the build's, or a second judge (`[judge.confirm]`,
+    `[audit.judge]`), its answers in the run's one LLM cache, keyed by its model."""
+    return make_judge(choice, llm_cache(inputs, layout))
+
+
 def token_judging(inputs: TokenJudgeInputs, layout: RunLayout) -> TokenJudging:
     """Token judging's backends: its judge (answers cached), the judged documents' fetch."""
-    judge = make_judge(inputs.judge, llm_cache(inputs, layout))
+    judge = judge_of(inputs.judge, inputs, layout)
     return TokenJudging(judge, token_index(inputs.documents, layout).get)
 
 
 def vector_judging(inputs: VectorJudgeInputs, layout: RunLayout) -> Judging:
     """Vector judging's backends: its judge (answers cached), the documents' fetch."""
-    judge = make_judge(inputs.judge, llm_cache(inputs, layout))
+    judge = judge_of(inputs.judge, inputs, layout)
     return Judging(judge, token_index(inputs.documents, layout).get)
 
 
@@ -163,7 +169,7 @@ def auditing(inputs: AuditInputs, layout: RunLayout) -> AuditBackends:
         stats = StepStats(Step.AUDIT)
         return search_vectors(questions, embedder, vectors, k, stats, token_index=tokens)
 
-    judge = make_judge(inputs.judge, llm_cache(inputs, layout))
+    judge = judge_of(inputs.judge, inputs, layout)
     return AuditBackends(judge, index, text_ranker(inputs.tokens, index), nearest)
 
 
