@@ -6,13 +6,28 @@ from pathlib import Path
 
 import luigi
 
-from pipelines.base import OfTheRun, StepTask
+from pipelines.base import OfTheRun, StepTarget, StepTask
 from pipelines.gpus import gpu_resources, on_gpu
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
 from pipelines.inputs import PrepareQuestions
 from pipelines.partition import Partition
+from tipqa.audit.pool import read_the_current_partition
 from tipqa.builder.audit import audit, verbatim
 from tipqa.builder.step_inputs import AuditInputs, VerbatimInputs
+from tipqa.core.layout import PoolLayout
+
+
+class AuditTarget(StepTarget):
+    """An audit's stats file: it exists when it records the expected fingerprint and the audit
+    read the pool's partition as it is now (`tipqa.audit.pool.read_the_current_partition`)."""
+
+    def __init__(self, path: Path, fingerprint: str, pool: PoolLayout) -> None:
+        super().__init__(path, fingerprint)
+        self.pool = pool
+
+    def exists(self) -> bool:
+        """True when the fingerprint matches and the partition is the one the audit read."""
+        return super().exists() and read_the_current_partition(self.pool)
 
 
 class Audit(StepTask):
@@ -20,6 +35,11 @@ class Audit(StepTask):
     not, judge what it never judged, and write `audit.json` (`[audit]`; `sample = 0`: off)."""
 
     pool = luigi.Parameter()
+    accept_undetermined = luigi.BoolParameter(
+        significant=False,
+        description="finish even when audited questions are undetermined (a judgment failed); "
+        "given to every pool's audit as --Audit-accept-undetermined",
+    )
 
     def requires(self) -> list[luigi.Task]:
         return [Partition(pool=self.pool), BuildTokenIndex(), BuildVectorIndex()]
@@ -30,6 +50,11 @@ class Audit(StepTask):
     def stats_path(self) -> Path:
         return self.layout.pool(self.pool).audit_stats
 
+    def output(self) -> StepTarget:
+        return AuditTarget(
+            self.stats_path(), self.record().fingerprint, self.layout.pool(self.pool)
+        )
+
     @property
     def resources(self) -> dict[str, int]:  # type: ignore[override]
         """The GPUs of the judge's engine, as the judging steps take them."""
@@ -38,7 +63,7 @@ class Audit(StepTask):
     def run(self) -> None:
         inputs = self.inputs()
         with on_gpu(inputs.llm, self.layout):
-            audit(inputs, self.layout)
+            audit(inputs, self.layout, accept_undetermined=self.accept_undetermined)
 
 
 class CountVerbatim(StepTask):

@@ -38,13 +38,13 @@ import luigi
 import luigi.configuration
 
 from pipelines.summary import note_unfinished, print_messages
-from tipqa.core.cli import BAD_CONFIGURATION, INTERRUPTED
+from tipqa.core.cli import BAD_CONFIGURATION, INTERRUPTED, TASK_FAILED
 
 EXIT_CODES = {
     "already_running": 10,
     "missing_data": 20,
     "not_run": 25,
-    "task_failed": 30,
+    "task_failed": TASK_FAILED,
     "scheduling_error": BAD_CONFIGURATION,
     "unhandled_exception": 40,
 }

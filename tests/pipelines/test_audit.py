@@ -18,7 +18,7 @@ from tests_support import luigi_config, run_luigi
 from tipqa.__main__ import main
 from tipqa.audit.compare import compare_runs
 from tipqa.core.jsonl import read_json, read_records
-from tipqa.core.layout import RunLayout, SplitsLayout
+from tipqa.core.layout import RunLayout, ShardLayout, SplitsLayout
 from tipqa.core.records import LABELS as ALL_LABELS
 from tipqa.core.records import Judgment, LabeledQuestion
 from tipqa.core.steps import Step
@@ -148,6 +148,66 @@ def test_the_command_audits_a_sample_of_a_finished_build(
     assert {item["id"] for item in audit["found"]} <= set(MISSED)
     low, high = unanswerable["ci95"]
     assert low <= 0.5 <= high
+
+
+def test_a_failed_judgment_is_never_a_clean_no_in_the_audit(
+    built: Path, world: dict, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    run = copied(built, tmp_path)
+    shutil.rmtree(run.llm_cache)
+    with fake.FakeOpenAIServer(two_judges) as gone:
+        pass  # stopped: nothing answers at its address any more
+    config = configure(tmp_path, world, gone, judge={"max_retries": "0"})
+    command = ["audit", str(run.root), "--config", str(config), "--sample", "1"]
+    with pytest.raises(SystemExit) as exited:
+        main(command)
+    assert exited.value.code == 30
+    error = capsys.readouterr().err
+    last = error.strip().split("\n")[-1].split("\r")[-1]
+    assert last.startswith("error: pool 'dev': 8 audited questions are undetermined"), last
+    assert "RetryFailed" in last and "--accept-undetermined" in last
+    assert not run.pool("dev").audit_stats.exists(), "an unfinished audit runs again"
+    audit = read_json(run.pool("dev").audit)
+    assert isinstance(audit, dict)
+    unanswerable = audit["by_label"]["unanswerable"]
+    assert (unanswerable["failed"], unanswerable["rate"], unanswerable["ci95"]) == (6, None, None)
+    with pytest.raises(SystemExit) as exited:
+        main([*command, "--accept-undetermined"])
+    assert exited.value.code == 0
+    assert "0 of 0 unanswerable with evidence (-, 95% CI -, 6 undetermined: a judgment failed)" in (
+        capsys.readouterr().out
+    )
+    assert run.pool("dev").audit_stats.exists()
+
+
+def test_the_audit_follows_the_partition_it_read_through_a_retry(
+    built: Path, world: dict, server: Any, tmp_path: Path
+) -> None:
+    run = copied(built, tmp_path)
+    shutil.rmtree(run.llm_cache)
+    for shard in run.pool("dev").shards.glob("shard-*"):
+        for step in (Step.TOKEN_JUDGE, Step.VECTOR_JUDGE):
+            ShardLayout(shard).stats(step).unlink()
+    with fake.FakeOpenAIServer(two_judges) as gone:
+        pass  # stopped: every judgment fails, every question is undetermined
+    failing = run_luigi(
+        configure(tmp_path, world, gone, judge={"max_retries": "0"}), "CreateDataset"
+    )
+    assert failing.returncode == 30
+    assert set(labels(run).values()) == {"undetermined"}
+    audit = read_json(run.pool("dev").audit)
+    assert isinstance(audit, dict) and audit["audited"] == 0, "the partition it read"
+    config = configure(tmp_path, world, server)
+    assert run_luigi(config, "RetryFailed").returncode == 0
+    build(config)
+    assert labels(run) == LABELS
+    audit = read_json(run.pool("dev").audit)
+    assert isinstance(audit, dict) and audit["audited"] == 8
+    assert {item["id"]: item["label"] for item in audit["found"]} == MISSED
+    assert (
+        "Pool `dev` has no unanswerable question to audit"
+        not in (run.hub / "README.md").read_text()
+    )
 
 
 def test_applied_the_findings_move_to_answerable_through_splits_qrels_and_card(

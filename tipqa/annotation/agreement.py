@@ -24,7 +24,7 @@ import warnings
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -128,12 +128,17 @@ def alpha(rated: list[Rated], annotators: list[str], with_judge: bool) -> float 
 
 
 Statistic = Callable[[list[Rated]], "float | None"]
+T = TypeVar("T")
 
 
 def bootstrap(
-    rated: list[Rated], statistics: dict[str, Statistic], resamples: int, seed: int
+    rated: list[T],
+    statistics: dict[str, Callable[[list[T]], float | None]],
+    resamples: int,
+    seed: int,
 ) -> dict[str, dict[str, Any]]:
-    """Each statistic's value and percentile 95% interval over item resamples."""
+    """Each statistic's value and percentile 95% interval over item resamples (items of any
+    kind: rated items here, the judge audit's pairs of labels)."""
     values = {name: fn(rated) for name, fn in statistics.items()}
     draws: dict[str, list[float]] = {name: [] for name in statistics}
     if rated and resamples > 0:

@@ -31,14 +31,22 @@ def clopper_pearson(found: int, trials: int, confidence: float = CONFIDENCE) -> 
     return [low, high]
 
 
-def label_figures(labelled: int, audited: int, findings: list[AuditFinding]) -> dict[str, Any]:
-    """One label's counts, share found, its interval and the findings by cause."""
+def label_figures(
+    labelled: int, audited: int, findings: list[AuditFinding], failed: int = 0
+) -> dict[str, Any]:
+    """One label's counts, share found, its interval and the findings by cause.
+
+    `failed` audited questions (a judgment failed, no evidence found) are undetermined: left
+    out of the share's denominator, never counted as a "no".
+    """
     causes = Counter(finding.cause for finding in findings)
+    determined = audited - failed
     return {
         "labelled": labelled,
         "audited": audited,
         "found": len(findings),
-        "rate": len(findings) / audited if audited else None,
-        "ci95": clopper_pearson(len(findings), audited),
+        "failed": failed,
+        "rate": len(findings) / determined if determined else None,
+        "ci95": clopper_pearson(len(findings), determined),
         "by_cause": {cause: causes.get(cause, 0) for cause in CAUSES},
     }

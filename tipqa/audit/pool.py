@@ -4,12 +4,14 @@ build did not, judge what it never judged, and write `audit.json` (see docs/trus
 Reads the pool's partition (labels and keywords), its shards' judgments (what the build
 judged) and stats (what judging cost), the token index, and the vector stage only when an
 unanswerable question is audited. Writes `audit_judgments.jsonl` (every judgment, stage
-`audit`), `audit.json`, then the stats file. Labels are never changed here: with
-`[audit] apply` the splits read the findings (`tipqa.dataset.splits`).
+`audit`) and `audit.json`; the caller writes the stats file once it takes the audit as
+finished. Labels are never changed here: with `[audit] apply` the splits read the findings
+(`tipqa.dataset.splits`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 import random
 from collections.abc import Iterable, Mapping
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tipqa.audit.figures import label_figures
+from tipqa.audit.judge_audit import JUDGE_AUDITED, SecondJudge, rejudge
 from tipqa.audit.judging import Audit, judge_rounds
 from tipqa.audit.relaxations import (
     BuildView,
@@ -32,7 +35,7 @@ from tipqa.audit.settings import AuditSettings
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import iter_records, read_json, write_json, write_records
 from tipqa.core.layout import PoolLayout, ShardLayout
-from tipqa.core.records import Judgment, LabeledQuestion, Question
+from tipqa.core.records import LABELS, Judgment, LabeledQuestion, Question
 from tipqa.core.stats import Counted, StepStats
 from tipqa.core.steps import Step
 from tipqa.dataset.splits import AUDIT_SCHEMA_VERSION, AUDITED
@@ -60,12 +63,13 @@ class AuditRun:
 class AuditBackends:
     """The build's own backends: its judge (with its cache), its token index (and that index
     as a BM25 ranker, when it ranks texts), and its vector search (the embedder is loaded on
-    the first call)."""
+    the first call); the judge audit's judge (`[audit.judge]`, with the same cache), if any."""
 
     judge: RelevanceJudge
     index: TokenIndex
     ranker: RanksText | None
     nearest: NearestChunks
+    second: RelevanceJudge | None = None
 
 
 def sample_ids(ids: Iterable[str], share: float, seed: int, label: str) -> list[str]:
@@ -135,25 +139,56 @@ def candidates(
 
 
 def labels_found(audits: list[Audit], stats: StepStats) -> dict[str, dict[str, Any]]:
-    """Per label: its figures (`tipqa.audit.figures`), and the audited questions with a failed
-    judgment and no evidence (`failed`)."""
+    """Per label: its figures (`tipqa.audit.figures`), the audited questions with a failed
+    judgment and no evidence (`failed`) left out of its share."""
     out = {}
     for label in AUDITED:
         mine = [audit for audit in audits if audit.view.label == label]
         found = [audit.finding for audit in mine if audit.finding is not None]
-        figures = label_figures(int(stats.counts[f"{label}.labelled"]), len(mine), found)
-        figures["failed"] = sum(audit.failed > 0 and audit.finding is None for audit in mine)
+        failed = sum(audit.failed > 0 and audit.finding is None for audit in mine)
+        labelled = int(stats.counts[f"{label}.labelled"])
+        out[label] = label_figures(labelled, len(mine), found, failed)
         stats.add(f"{label}.found", len(found))
-        out[label] = figures
+        stats.add(f"{label}.undetermined", failed)
     return out
+
+
+def partition_digest(pool: PoolLayout) -> str:
+    """A digest of the pool's partition as it is now (its label files, which the audit reads)."""
+    digest = hashlib.sha256()
+    for label in LABELS:
+        path = pool.partition_files.labelled(label)
+        digest.update(f"{label}\0".encode())
+        digest.update(path.read_bytes() if path.is_file() else b"")
+    return digest.hexdigest()
+
+
+def read_the_current_partition(pool: PoolLayout) -> bool:
+    """True when the pool's finished audit read its partition as it is now (a partition made
+    again, by a retry for one, needs a new audit although its fingerprint is the same)."""
+    recorded = read_json(pool.audit_stats) if pool.audit_stats.is_file() else {}
+    info = recorded.get("info", {}) if isinstance(recorded, dict) else {}
+    return isinstance(info, dict) and info.get("partition") == partition_digest(pool)
+
+
+def undetermined(result: Mapping[str, Any]) -> int:
+    """How many audited questions of an `audit.json` are undetermined (a judgment failed)."""
+    return sum(int(result["by_label"][label].get("failed", 0)) for label in AUDITED)
 
 
 def audit_pool(
     run: AuditRun, backends: AuditBackends, pool: PoolLayout, shards: list[ShardLayout]
-) -> dict[str, Any]:
-    """Audit the pool (see the module docstring); return what `audit.json` holds."""
+) -> tuple[dict[str, Any], StepStats]:
+    """Audit the pool (see the module docstring): write its judgments and `audit.json`, and
+    return what `audit.json` holds with the step's stats, for the caller to write once it
+    takes the audit as finished (`undetermined` counts what keeps it from being so)."""
     settings = run.settings
-    info = {"judge": backends.judge.name, "k1": run.k1, "k2": run.k2}
+    info = {
+        "judge": backends.judge.name,
+        "k1": run.k1,
+        "k2": run.k2,
+        "partition": partition_digest(pool),
+    }
     stats = StepStats(Step.AUDIT, info=info, provenance=run.record.provenance())
     sampled: dict[str, list[str]] = {}
     rows: list[LabeledQuestion] = []
@@ -177,6 +212,7 @@ def audit_pool(
         "schema_version": AUDIT_SCHEMA_VERSION,
         "pool": pool.root.name,
         "fingerprint": run.record.fingerprint,
+        "partition": info["partition"],
         "settings": run.record.settings,
         "audited": len(views),
         "audited_ids": sampled,
@@ -188,7 +224,38 @@ def audit_pool(
         "prompt_tokens": prompt_tokens(judge_counts),
         "build": build_cost(shards),
     }
+    if backends.second is not None and settings.judge_sample > 0:
+        result["judge_audit"], second = audit_the_judge(run, backends, pool, shards, stats)
+        write_records(pool.judge_audit_judgments, second)
     write_records(pool.audit_judgments, judgments)
     write_json(pool.audit, result)
-    stats.write(pool.audit_stats)
-    return result
+    return result, stats
+
+
+def audit_the_judge(
+    run: AuditRun,
+    backends: AuditBackends,
+    pool: PoolLayout,
+    shards: list[ShardLayout],
+    stats: StepStats,
+) -> tuple[dict[str, Any], list[Judgment]]:
+    """The judge audit of the pool (`tipqa.audit.judge_audit`): `judge_sample` of each label,
+    seeded apart from the search audit's sample; what `audit.json` holds under `judge_audit`,
+    and the second judge's judgments."""
+    settings, judge = run.settings, backends.second
+    assert judge is not None
+    sampled: dict[str, list[LabeledQuestion]] = {}
+    labelled: dict[str, int] = {}
+    for label in JUDGE_AUDITED:
+        path = pool.partition_files.labelled(label)
+        rows = {row.id: row for row in iter_records(path, LabeledQuestion)}
+        ids = sample_ids(rows, settings.judge_sample, settings.seed, f"judge:{label}")
+        sampled[label], labelled[label] = [rows[qid] for qid in ids], len(rows)
+    identity = run.record.settings.get("audit_judge", {})
+    second = SecondJudge(judge, identity, settings.budget, settings.seed, run.windows)
+    result, judgments = rejudge(sampled, labelled, second, shards, backends.index.get, stats)
+    counts = judge.stats.counts if isinstance(judge, Counted) else {}
+    for name, value in counts.items():
+        stats.add(f"judge_audit.{type(judge).__name__}.{name}", value)
+    result["prompt_tokens"] = prompt_tokens(counts)
+    return result, judgments

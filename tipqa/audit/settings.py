@@ -1,4 +1,5 @@
-"""[audit]: the audit's sample and budget, whether its findings relabel, the verbatim count."""
+"""[audit]: the audit's sample and budget, whether its findings relabel, the verbatim count,
+and the judge audit's sample."""
 
 from __future__ import annotations
 
@@ -31,10 +32,16 @@ class AuditSettings(Settings):
     verbatim: bool = setting(
         True, doc="count the documents that contain each question verbatim (split columns)"
     )
+    judge_sample: float = setting(
+        0.1,
+        doc="share of each pool's answerable, unanswerable and discarded questions the second "
+        "judge of [audit.judge] re-judges (the judge audit; without [audit.judge]: none)",
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_sample(self.sample, allow_zero=True)
+        check_sample(self.judge_sample, allow_zero=True, name="judge_sample")
         if self.budget < 1:
             raise ConfigError(f"[audit] budget must be at least 1, got {self.budget}")
 
@@ -43,19 +50,16 @@ class AuditSettings(Settings):
         """True when the audit runs (a share above 0)."""
         return self.sample > 0
 
-    def audit_identity(self) -> dict[str, Any]:
+    def audit_identity(self, judged: bool = False) -> dict[str, Any]:
         """What decides the audit's findings (not the verbatim count, nor `apply`, which only
-        the splits read)."""
-        return {
-            key: value
-            for key, value in self.identity().items()
-            if key not in ("verbatim", "apply")
-        }
+        the splits read; `judge_sample` only when a second judge audits the judge)."""
+        left_out = {"verbatim", "apply"} | (set() if judged else {"judge_sample"})
+        return {key: value for key, value in self.identity().items() if key not in left_out}
 
 
-def check_sample(share: float, *, allow_zero: bool = False) -> None:
+def check_sample(share: float, *, allow_zero: bool = False, name: str = "sample") -> None:
     """A ConfigError unless `share` is in (0, 1] (or [0, 1] with `allow_zero`)."""
     low_ok = share >= 0 if allow_zero else share > 0
     if not (low_ok and share <= 1):
         interval = "[0, 1] (0: no audit)" if allow_zero else "(0, 1]"
-        raise ConfigError(f"the audit's sample = {share}: a share in {interval}")
+        raise ConfigError(f"the audit's {name} = {share}: a share in {interval}")

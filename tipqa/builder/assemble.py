@@ -160,7 +160,7 @@ def text_ranker(inputs: TokenIndexInputs, index: TokenIndex) -> RanksText | None
 def auditing(inputs: AuditInputs, layout: RunLayout) -> AuditBackends:
     """The audit's backends: the build's judge (answers cached), token index and vector search
     (its embedder loaded at the first search; the token index too where the vector index
-    embeds the token candidates on demand)."""
+    embeds the token candidates on demand), and the judge audit's judge of `[audit.judge]`."""
     index = token_index(inputs.tokens, layout)
 
     def nearest(questions: list[Question], k: int) -> list[VectorCandidates]:
@@ -170,7 +170,8 @@ def auditing(inputs: AuditInputs, layout: RunLayout) -> AuditBackends:
         return search_vectors(questions, embedder, vectors, k, stats, token_index=tokens)
 
     judge = judge_of(inputs.judge, inputs, layout)
-    return AuditBackends(judge, index, text_ranker(inputs.tokens, index), nearest)
+    second = None if inputs.audit_judge is None else judge_of(inputs.audit_judge, inputs, layout)
+    return AuditBackends(judge, index, text_ranker(inputs.tokens, index), nearest, second)
 
 
 def training_index_place(inputs: TrainingIndexInputs, layout: RunLayout) -> TrainingIndexLayout:

@@ -325,7 +325,7 @@ class Plan:
         return AuditInputs(
             pool, config.audit, config.judge, config.judging, config.build.k1, config.build.k2,
             self.partition(pool).fingerprint, self.token_index, self.vector_index,
-            llm_cache=self._llm_cache,
+            config.audit_judge, llm_cache=self._llm_cache,
         )  # fmt: skip
 
     @property

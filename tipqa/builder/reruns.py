@@ -57,6 +57,7 @@ SECTIONS = {
     "evaluate": "[evaluate]",
     "split": "`Evaluate --split`",
     "audit": "[audit]",
+    "audit_judge": "[audit.judge]",
 }
 """The config section behind each group of settings a step record holds."""
 
@@ -119,6 +120,7 @@ def _sections(root: Path) -> list[dict[str, dict[str, str]]]:
         "pool.train": {"source": "tipqa-jsonl", "paths": str(questions)},
         "keywords": llm,
         "judge": llm,
+        "audit.judge": {"model": "another-model"},
         "boundary": {"checkpoints": "1, 2", "judge_all_candidates": "true"},
         "training_order": {
             "backend": "megatron",

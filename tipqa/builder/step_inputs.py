@@ -614,8 +614,9 @@ class EvaluateInputs(StepInputs):
 
 @dataclass(frozen=True)
 class AuditInputs(AsksLLM):
-    """The audit of a pool: [audit] (its verbatim key aside), the judge and its windows, k1 and
-    k2, the searches of the token and vector indexes, over the partition and both indexes."""
+    """The audit of a pool: [audit] (its verbatim and apply keys aside), the judge and its
+    windows, k1 and k2, the searches of the token and vector indexes, over the partition and both
+    indexes; with `[audit.judge]`, the judge audit's judge and `judge_sample`."""
 
     step = Step.AUDIT
     pool: str
@@ -627,14 +628,18 @@ class AuditInputs(AsksLLM):
     partition: str
     tokens: TokenIndexInputs
     vectors: VectorIndexInputs
+    audit_judge: Choice | None = None
 
     @property
     def llm(self) -> Choice:
         return self.judge
 
     def settings(self) -> dict[str, Any]:
+        judged = self.audit_judge is not None
+        second = {"audit_judge": self.audit_judge.identity()} if self.audit_judge else {}
         return {
-            "audit": self.audit.audit_identity(),
+            "audit": self.audit.audit_identity(judged),
+            **second,
             "judge": self.judge.identity(),
             "windows": self.windows.identity(),
             "k1": self.k1,

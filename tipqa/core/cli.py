@@ -16,6 +16,8 @@ from tipqa.core.errors import TipqaError
 
 BAD_INPUT = 2
 """A `tipqa` command's bad input: a file, a line, a field, an argument."""
+TASK_FAILED = 30
+"""A step that failed, as Luigi's `task_failed` code (an audit left unfinished, for one)."""
 BAD_CONFIGURATION = 35
 """A build's configuration refused before anything ran (Luigi's scheduling error code)."""
 INTERRUPTED = 130
@@ -44,14 +46,14 @@ def prog(module: str) -> str:
 def main(run: Callable[[Sequence[str]], int], argv: Sequence[str] | None = None) -> NoReturn:
     """Run `run(argv)` (the command line's arguments by default) and exit with its status.
 
-    A TipqaError, or a file that cannot be read or written (an OSError), exits 2 with one
-    line; Ctrl-C exits 130 saying it was interrupted.
+    A TipqaError, or a file that cannot be read or written (an OSError), exits 2 (or the
+    error's own status) with one line; Ctrl-C exits 130 saying it was interrupted.
     """
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         status = run(sys.argv[1:] if argv is None else argv)
     except TipqaError as exc:
-        status = _error(str(exc), BAD_INPUT)
+        status = _error(str(exc), exc.status or BAD_INPUT)
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename is not None else ""
         status = _error(f"{where}{exc.strerror or exc}", BAD_INPUT)

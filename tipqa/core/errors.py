@@ -4,9 +4,11 @@ from __future__ import annotations
 
 
 class TipqaError(Exception):
-    """Base of the errors this package raises on purpose."""
+    """Base of the errors this package raises on purpose (a command exits with `status`, or
+    with its bad-input status when None)."""
 
     kind = "configuration or input error"
+    status: int | None = None
 
 
 class InputError(TipqaError):
@@ -62,3 +64,10 @@ class UndeterminedError(TipqaError):
             f"{count} questions are undetermined, so the dataset is not finished ({summary} "
             "says why and how to retry them); to accept it as it is, add --accept-undetermined"
         )
+
+
+class UnfinishedAuditError(TipqaError):
+    """An audit left audited questions undetermined (a judgment failed): it is not finished."""
+
+    kind = "unfinished audit"
+    status = 30

@@ -297,6 +297,11 @@ class PoolLayout:
         return self.root / "audit_judgments.jsonl"
 
     @property
+    def judge_audit_judgments(self) -> Path:
+        """Every judgment of the judge audit's second judge (`Judgment`, the build's stages)."""
+        return self.root / "judge_audit_judgments.jsonl"
+
+    @property
     def audit_stats(self) -> Path:
         """The audit's stats file, written last."""
         return self.root / "audit.stats.json"

@@ -71,3 +71,25 @@ def test_the_summary_line() -> None:
         "55.6%); 0 of 1 discarded with evidence (0.0%, 95% CI 0.0% to 97.5%), moved to "
         "answerable; 200 judge prompts (20.0% of the build's)"
     )
+
+
+def test_failed_judgments_are_said_and_left_out_of_the_shares() -> None:
+    evidence = AuditEvidence("d", "d@w0", "t", 0, 1, "r")
+    findings = [AuditFinding("q0", "unanswerable", "alias_only", evidence)]
+    failing = audit()
+    failing["by_label"]["unanswerable"] = label_figures(40, 10, findings, failed=6)
+    figures = failing["by_label"]["unanswerable"]
+    assert figures["rate"] == 0.25 and figures["ci95"] == label_figures(40, 4, findings)["ci95"]
+    text = trust_section({"dev": failing}, None)
+    assert (
+        "6 of them are undetermined (a judgment failed) and left out, and of the other 4 "
+        "evidence was found for 1, an estimated 25.0% of the label answerable" in text
+    )
+    assert "left undetermined (a judgment of the audit failed" in text
+    assert "pool `dev`: 6 unanswerable, 0 discarded." in text
+    assert summary_line("dev", failing).startswith(
+        "- audit of pool **dev**: 1 of 4 unanswerable with evidence (25.0%, 95% CI "
+    )
+    assert ", 6 undetermined: a judgment failed)" in summary_line("dev", failing)
+    nothing = label_figures(3, 2, [], failed=2)
+    assert nothing["rate"] is None and nothing["ci95"] is None
