@@ -42,22 +42,12 @@ from tipqa.core.records import (
     TokenCandidates,
     VectorCandidates,
 )
-from tipqa.core.stats import Counted, StepStats
+from tipqa.core.stats import StepStats
 from tipqa.core.steps import Step
 from tipqa.indexes.token_index.base import TokenIndex
 from tipqa.llm.keywords.base import KeywordExtractor
 from tipqa.stages.token import judge_token_candidates, search_tokens
 from tipqa.stages.vector import judge_vector_candidates, search_vectors
-
-
-def _usage(stats: StepStats, *components: object) -> None:
-    """Fold the counters a backend keeps (calls, tokens, cache hits) into the step's stats."""
-    for component in components:
-        if isinstance(component, Counted):
-            own = component.stats
-            for name, value in own.counts.items():
-                stats.add(f"{type(component).__name__}.{name}", value)
-            stats.errors.update(own.errors)
 
 
 def extract_keywords(
@@ -75,7 +65,7 @@ def extract_keywords(
         elif not result.keywords:
             stats.add("no_keywords")
     write_records(out.keywords, results)
-    _usage(stats, extractor)
+    stats.merge_counted(extractor)
     stats.write(out.stats(Step.KEYWORDS))
     return stats
 
@@ -122,7 +112,7 @@ def token_judge(
             stats.add("outcome_undetermined")
     write_records(out.token_judgments, judgments)
     write_records(out.token_decisions, decisions)
-    _usage(stats, judge)
+    stats.merge_counted(judge)
     stats.write(out.stats(Step.TOKEN_JUDGE))
     return stats
 
@@ -170,7 +160,7 @@ def vector_judge(
     write_records(out.vector_judgments, judgments)
     write_records(out.vector_decisions, decisions)
     write_records(out.instances, instances)
-    _usage(stats, judge)
+    stats.merge_counted(judge)
     stats.write(out.stats(Step.VECTOR_JUDGE))
     return stats
 

@@ -118,6 +118,10 @@ OUTPUT_RECORDS = (
     ("judged_units.jsonl", records.JudgedUnit),
     ("answerable.jsonl, ..., the splits' questions.jsonl", records.LabeledQuestion),
     ("evidence (inside a decision or a labelled question)", records.Evidence),
+    (
+        "confirmation (inside a judgment, an instance or evidence; `[judge.confirm]` only)",
+        records.Confirmation,
+    ),
     ("the findings of audit.json (`found`)", records.AuditFinding),
     ("evidence of a finding", records.AuditEvidence),
     ("verbatim.jsonl (pools)", records.Verbatim),
