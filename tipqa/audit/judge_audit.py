@@ -21,8 +21,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tqdm import tqdm
-
 from tipqa.annotation.agreement import bootstrap, kappa
 from tipqa.audit.figures import clopper_pearson
 from tipqa.core.jsonl import iter_records
@@ -32,18 +30,24 @@ from tipqa.core.records import (
     JudgeRequest,
     Judgment,
     LabeledQuestion,
+    Question,
+    Stage,
     VectorCandidates,
 )
 from tipqa.core.stats import StepStats
+from tipqa.core.steps import Step
 from tipqa.indexes.token_index.base import FetchDocuments
 from tipqa.llm.judges.base import RelevanceJudge
+from tipqa.stages.judging import JudgedItem, judge_in_rounds
 from tipqa.stages.windows import WindowSettings, judge_windows
 
 JUDGE_AUDITED = ("answerable", "unanswerable", "discarded")
 """The labels the judge audit samples, each apart."""
 DISPUTING = {"answerable": "no", "unanswerable": "yes", "discarded": "yes"}
 """The second judge's answer that disputes each label."""
-SECOND_FAILED = "judge_audit.judgment_"
+PREFIX = "judge_audit."
+"""The prefix of the judge audit's counters and errors in the audit's stats."""
+SECOND_FAILED = f"{PREFIX}judgment_"
 """The prefix of the second judge's failures in the audit's stats (`judge_audit.judgment_...`)."""
 RESAMPLES = 1000
 """Bootstrap resamples of the agreement's kappa."""
@@ -61,8 +65,9 @@ class Unit:
 
 
 @dataclass
-class Rejudged:
-    """One sampled question: its units in the build's order, and what the second judge said."""
+class Rejudged(JudgedItem):
+    """One sampled question: its units in the build's order, and what the second judge said
+    (judged by the one engine, `tipqa.stages.judging`)."""
 
     row: LabeledQuestion
     units: list[Unit]
@@ -77,16 +82,21 @@ class Rejudged:
         """True while undisputed, within its budget, with units left."""
         return self.disputed is None and self.next < min(self.budget, len(self.units))
 
-    def take(self) -> Unit:
-        """Its next unit."""
+    def take(self) -> str | None:
+        """Move on to its next unit (its text is at hand: no document to fetch)."""
         self.next += 1
-        return self.units[self.next - 1]
+        return None
 
-    def record(self, unit: Unit, result: Judgment, stats: StepStats) -> None:
-        """Keep the second judge's answer: a pair for the agreement, a dispute, or a failure."""
+    def requests(self, document: Document | None) -> list[JudgeRequest]:
+        """The build's request of the unit taken."""
+        return [self.units[self.next - 1].request]
+
+    def record(self, request: JudgeRequest, result: Judgment) -> None:
+        """Keep the second judge's answer: a pair for the agreement, a dispute, or a failure
+        (counted by the engine, never a "no")."""
+        unit = self.units[self.next - 1]
         if result.failed or result.label is None:
             self.failed += 1
-            stats.error(f"{SECOND_FAILED}{(result.error or 'failed').split(':')[0]}")
             return
         if unit.first is not None:
             self.pairs.append((unit.first, result.label))
@@ -111,26 +121,15 @@ def evidence_unit(row: LabeledQuestion) -> list[Unit]:
 
 def request(
     row: LabeledQuestion,
-    stage: Any,
+    stage: Stage,
     doc_id: str,
     unit_id: str,
     text: str,
     span: tuple[int | None, int | None] = (None, None),
 ) -> JudgeRequest:
     """The prompt the build sent its judge for this unit of the question."""
-    return JudgeRequest(
-        question_id=row.id,
-        question=row.question,
-        answer=row.answer,
-        aliases=row.aliases,
-        keywords=row.keywords,
-        stage=stage,
-        doc_id=doc_id,
-        unit_id=unit_id,
-        text=text,
-        start=span[0],
-        end=span[1],
-    )
+    question = Question(row.id, row.question, row.answer, row.aliases)
+    return JudgeRequest.for_unit(question, row.keywords, stage, doc_id, unit_id, text, span)
 
 
 def _records(path: Any, cls: Any) -> Iterator[Any]:
@@ -184,25 +183,6 @@ def _windows_of(
         found, _ = judge_windows(document, row.keywords, row.aliases, windows)
         cut.update({f"{document.id}@w{w.index}": w.text for w in found})
     return cut
-
-
-def judge_rounds(
-    rejudged: list[Rejudged], judge: RelevanceJudge, stats: StepStats
-) -> list[Judgment]:
-    """Ask the second judge round by round (one unit of every open question per round, all in
-    one batch) until every question is closed; every judgment obtained."""
-    judgments: list[Judgment] = []
-    rounds = tqdm(desc="judge audit rounds", leave=False)
-    while opened := [item for item in rejudged if item.open]:
-        taken = [(item, item.take()) for item in opened]
-        stats.add("judge_audit.prompts", len(taken))
-        results = judge.judge([unit.request for _, unit in taken])
-        judgments += results
-        for (item, unit), result in zip(taken, results, strict=True):
-            item.record(unit, result, stats)
-        rounds.update()
-    rounds.close()
-    return judgments
 
 
 def disputed_entry(item: Rejudged) -> dict[str, Any]:
@@ -300,15 +280,24 @@ def rejudge(
         for label in JUDGE_AUDITED
         for row in sampled[label]
     ]
+    own = StepStats(Step.AUDIT)
     for label in JUDGE_AUDITED:
-        stats.add(f"judge_audit.{label}.audited", len(sampled[label]))
-    judgments = judge_rounds(items, second.judge, stats)
+        own.add(f"{label}.audited", len(sampled[label]))
+    rounds = max((min(len(item.units), item.budget) for item in items), default=0)
+    judgments = judge_in_rounds(
+        items, None, second.judge, own, desc="judge audit rounds", rounds=rounds
+    )
     result: dict[str, Any] = {"judge": second.identity}
     for label in JUDGE_AUDITED:
         mine = [item for item in items if item.row.label == label]
         result[label] = label_block(labelled[label], mine)
-        stats.add(f"judge_audit.{label}.disputed", len(result[label]["disputed"]))
-        stats.add(f"judge_audit.{label}.undetermined", result[label]["failed"])
+        own.add(f"{label}.disputed", len(result[label]["disputed"]))
+        own.add(f"{label}.undetermined", result[label]["failed"])
     result["agreement"] = agreement([pair for item in items for pair in item.pairs], second.seed)
-    result["judge_calls"] = len(judgments)
+    result["judge_calls"] = int(own.counts["prompts"])
+    own.merge_counted(second.judge)
+    for name, value in own.counts.items():
+        stats.add(f"{PREFIX}{name}", value)
+    for kind, value in own.errors.items():
+        stats.error(f"{PREFIX}{kind}", value)
     return result, judgments

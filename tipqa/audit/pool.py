@@ -253,8 +253,7 @@ def audit_the_judge(
     identity = run.record.settings.get("audit_judge", {})
     second = SecondJudge(judge, identity, settings.budget, settings.seed, run.windows)
     result, judgments = rejudge(sampled, labelled, second, shards, backends.index.get, stats)
-    counts = judge.stats.counts if isinstance(judge, Counted) else {}
-    for name, value in counts.items():
-        stats.add(f"judge_audit.{type(judge).__name__}.{name}", value)
-    result["prompt_tokens"] = prompt_tokens(counts)
+    result["prompt_tokens"] = prompt_tokens(
+        judge.stats.counts if isinstance(judge, Counted) else {}
+    )
     return result, judgments

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from tipqa.audit.figures import clopper_pearson
 from tipqa.audit.judge_audit import Rejudged, Unit, agreement, label_block, request
-from tipqa.core.records import Judgment, LabeledQuestion
+from tipqa.core.records import JudgeRequest, Judgment, LabeledQuestion
 from tipqa.core.stats import StepStats
+from tipqa.stages.judging import judge_in_rounds
 
 
 def row(qid: str, label: str, stage: str = "vector") -> LabeledQuestion:
@@ -17,39 +18,57 @@ def unit(item: LabeledQuestion, index: int, first: str | None = "no") -> Unit:
     return Unit(request(item, "token", f"d{index}", f"d{index}@w0", f"text {index}"), first)
 
 
-def answer(unit: Unit, label: str | None) -> Judgment:
+def answer(request: JudgeRequest, label: str | None) -> Judgment:
     error = None if label else "connection: refused"
-    return Judgment.of(unit.request, label=label, raw=label or "", judge="second", error=error)  # type: ignore[arg-type]
+    return Judgment.of(request, label=label, raw=label or "", judge="second", error=error)  # type: ignore[arg-type]
+
+
+class Scripted:
+    """A second judge answering each request by the label scripted for its unit."""
+
+    name = "second"
+
+    def __init__(self, labels: dict[str, str | None]) -> None:
+        self.labels = labels
+        self.asked: list[str] = []
+
+    def judge(self, requests: list[JudgeRequest]) -> list[Judgment]:
+        self.asked += [r.unit_id for r in requests]
+        return [answer(r, self.labels[r.unit_id]) for r in requests]
 
 
 def test_a_question_closes_at_its_first_dispute_or_its_budget() -> None:
     stats = StepStats("audit")
     item = row("q", "unanswerable")
-    rejudged = Rejudged(item, [unit(item, i) for i in range(5)], budget=3)
-    taken = [rejudged.take() for _ in range(2)]
-    rejudged.record(taken[0], answer(taken[0], "no"), stats)
-    rejudged.record(taken[1], answer(taken[1], "yes"), stats)
-    assert not rejudged.open and rejudged.disputed is taken[1]
-    assert rejudged.pairs == [("no", "no"), ("no", "yes")]
-    capped = Rejudged(item, [unit(item, i) for i in range(5)], budget=3)
-    for _ in range(3):
-        capped.record(capped.units[capped.next], answer(capped.take(), "no"), stats)
+    disputed = Rejudged(item, [unit(item, i) for i in range(5)], budget=3)
+    capped = Rejudged(row("c", "unanswerable"), [unit(item, i) for i in range(5)], budget=3)
+    capped.units = [Unit(request(capped.row, "vector", "e", f"e{i}", "t"), "no") for i in range(5)]
+    labels = {"d0@w0": "no", "d1@w0": "yes", **{f"e{i}": "no" for i in range(5)}}
+    judge = Scripted(labels)
+    judge_in_rounds([disputed, capped], None, judge, stats)
+    assert disputed.disputed is disputed.units[1] and disputed.pairs == [
+        ("no", "no"),
+        ("no", "yes"),
+    ]
+    assert judge.asked == ["d0@w0", "e0", "d1@w0", "e1", "e2"], "one unit each a round"
     assert not capped.open and capped.disputed is None and not capped.undetermined
+    assert stats.counts["prompts"] == 5
 
 
 def test_a_failed_judgment_is_undetermined_and_left_out_of_the_rate() -> None:
     stats = StepStats("audit")
     items = []
+    labels: dict[str, str | None] = {}
     for i, said in enumerate(["no", "yes", None, "yes"]):
         item = row(f"q{i}", "answerable")
-        rejudged = Rejudged(item, [unit(item, i, first="yes")], budget=20)
-        rejudged.record(rejudged.units[0], answer(rejudged.take(), said), stats)
-        items.append(rejudged)
+        items.append(Rejudged(item, [unit(item, i, first="yes")], budget=20))
+        labels[f"d{i}@w0"] = said
+    judge_in_rounds(items, None, Scripted(labels), stats)
     block = label_block(10, items)
     assert block["failed"] == 1 and block["audited"] == 4
     assert [d["id"] for d in block["disputed"]] == ["q0"]
     assert block["rate"] == 1 / 3 and block["ci95"] == clopper_pearson(1, 3)
-    assert stats.errors == {"judge_audit.judgment_connection": 1}
+    assert stats.errors == {"judgment_connection": 1}
 
 
 def test_kappa_is_cohens_over_the_units_with_a_bootstrap_interval() -> None:

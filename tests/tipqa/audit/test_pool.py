@@ -9,7 +9,7 @@ from audit_support import PerfectJudge, planted_documents, planted_questions
 from tipqa.audit.pool import AuditBackends, AuditRun, audit_pool
 from tipqa.audit.settings import AuditSettings
 from tipqa.core.fingerprint import StepRecord
-from tipqa.core.jsonl import read_json, write_json, write_records
+from tipqa.core.jsonl import write_json, write_records
 from tipqa.core.layout import RunLayout
 from tipqa.core.records import LabeledQuestion
 from tipqa.core.stats import StepStats
@@ -61,8 +61,8 @@ def test_the_audit_stats_keep_the_judges_counts_and_errors(tmp_path: Path) -> No
     settings = AuditSettings(sample=1.0, budget=10)
     audit_run = AuditRun(settings, 3, 2, WindowSettings(), StepRecord(Step.AUDIT, {}))
     backends = AuditBackends(judge, index, index, lambda questions, k: [])
-    result = audit_pool(audit_run, backends, pool, [shard])
+    result, recorded = audit_pool(audit_run, backends, pool, [shard])
     assert [found["id"] for found in result["found"]] == ["after_k1"]
-    stats = read_json(pool.audit_stats)
+    stats = recorded.to_dict()
     assert stats["counts"]["CountedJudge.calls"] == len(judge.asked) > 0
     assert stats["errors"]["cache_bad_entry"] == judge.stats.errors["cache_bad_entry"] > 0
