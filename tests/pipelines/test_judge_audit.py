@@ -216,12 +216,12 @@ def test_a_kill_mid_audit_then_a_resume_asks_nothing_twice(built: Path, tmp_path
         command = [sys.executable, "-m", "tipqa", "audit", str(run.root), "--config", str(config)]
         running = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 120
-        while asked(slow, RIGHT) < 6 and time.monotonic() < deadline:
+        while asked(slow, RIGHT) < 12 and time.monotonic() < deadline:
             time.sleep(0.02)
         in_flight = slow.in_flight
         running.send_signal(signal.SIGKILL)
         running.wait()
-        assert 6 <= asked(slow, RIGHT) < int((built / "right-asked").read_text())
+        assert 12 <= asked(slow, RIGHT) < int((built / "right-asked").read_text())
         finished = subprocess.run(command, capture_output=True, text=True, timeout=300)
         assert finished.returncode == 0, finished.stderr[-3000:]
         repeated = Counter(prompts_of(slow, RIGHT))

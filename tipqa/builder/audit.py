@@ -51,9 +51,11 @@ def audit(
 
     As in the build, an audited question whose judgment failed is undetermined, never a "no":
     left out of the shares, and the step is not finished (UnfinishedAuditError, its stats file
-    unwritten, so that it runs again) unless `accept_undetermined`.
+    unwritten, so that it runs again) unless `accept_undetermined`. The stats file of a former
+    audit goes first: what it describes is about to be replaced.
     """
     pool = layout.pool(inputs.pool)
+    pool.audit_stats.unlink(missing_ok=True)
     shards = [pool.shard(i) for i in range(shard_count(pool))]
     result, stats = audit_pool(inputs.audit_run(), auditing(inputs, layout), pool, shards)
     if not accept_undetermined:

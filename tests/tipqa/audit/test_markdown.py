@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tipqa.audit.figures import label_figures
-from tipqa.audit.markdown import summary_line, trust_section
+from tipqa.audit.figures import clopper_pearson, label_figures
+from tipqa.audit.markdown import UNMEASURED, summary_line, trust_section
 from tipqa.core.records import AuditEvidence, AuditFinding
 
 
@@ -93,3 +93,54 @@ def test_failed_judgments_are_said_and_left_out_of_the_shares() -> None:
     assert ", 6 undetermined: a judgment failed)" in summary_line("dev", failing)
     nothing = label_figures(3, 2, [], failed=2)
     assert nothing["rate"] is None and nothing["ci95"] is None
+
+
+def judge_block(labelled: int, audited: int, disputed: int, failed: int = 0) -> dict[str, Any]:
+    """One label of a judge audit."""
+    settled = audited - failed
+    return {
+        "labelled": labelled,
+        "audited": audited,
+        "disputed": [{"id": f"q{i}", "stage": "token", "evidence": {}} for i in range(disputed)],
+        "rate": disputed / settled if settled else None,
+        "ci95": clopper_pearson(disputed, settled),
+        "by_stage": {},
+        "failed": failed,
+    }
+
+
+def test_the_judge_audit_stands_beside_the_search_audit() -> None:
+    judged = audit()
+    judged["settings"]["audit"]["judge_sample"] = 0.1
+    judged["judge_audit"] = {
+        "judge": {"backend": "openai", "model": "big"},
+        "answerable": judge_block(400, 40, 4),
+        "unanswerable": judge_block(40, 4, 1),
+        "discarded": judge_block(3, 1, 0, failed=1),
+        "agreement": {"units": 60, "observed": 0.9, "kappa": 0.71, "ci95": [0.5, 0.85]},
+        "judge_calls": 80,
+        "prompt_tokens": 0,
+    }
+    text = trust_section({"dev": judged}, None, AGREEMENT)
+    assert "The judge's own errors are not measured" not in text
+    assert (
+        "A second judge (`openai` model `big`) re-judged a seeded random sample of pool `dev`'s "
+        "labels (share 0.1 of each, seed 0) with the build's prompt. Of 40 answerable questions "
+        "it rejected the accepted evidence of 4, an estimated 10.0% of the label" in text
+    )
+    assert "agreed on 90.0% (Cohen's kappa 0.71, bootstrap 95% CI 0.50 to 0.85)" in text
+    assert "an error both judges make stays unseen" in text
+    assert "| dev | answerable | 400 | not searched | - | 4 of 40 (10.0%) |" in text
+    assert "| dev | unanswerable | 40 | 2 of 10 (20.0%) | 2.5% to 55.6% | 1 of 4 (25.0%) |" in text
+    assert "| dev | discarded | 3 | 0 of 1 (0.0%) | 0.0% to 97.5% | 0 of 0 | - | 1 |" in text
+    assert "Questions left undetermined by the judge audit" in text and "pool `dev`: 1." in text
+    line = summary_line("dev", judged).split("\n")[1]
+    assert line == (
+        "- judge audit of pool **dev** (`openai` model `big`): disputes 4 of 40 answerable; 1 of "
+        "4 unanswerable; 0 of 0 discarded, 1 undetermined; 80 prompts (8.0% of the build's)"
+    )
+
+
+def test_without_a_second_judge_the_section_says_how_to_measure_the_judge() -> None:
+    text = trust_section({"dev": audit()}, None)
+    assert UNMEASURED in text and "[audit.judge]" in UNMEASURED
