@@ -111,7 +111,11 @@ OUTPUT_RECORDS = (
     ("questions.jsonl (pools, shards)", records.Question),
     ("keywords.jsonl", records.Keywords),
     ("token_candidates.jsonl", records.TokenCandidates),
-    ("token_judgments.jsonl, vector_judgments.jsonl, audit_judgments.jsonl", records.Judgment),
+    (
+        "token_judgments.jsonl, vector_judgments.jsonl, audit_judgments.jsonl, "
+        "judge_audit_judgments.jsonl",
+        records.Judgment,
+    ),
     ("token_decisions.jsonl, vector_decisions.jsonl", records.Decision),
     ("vector_candidates.jsonl", records.VectorCandidates),
     ("instances.jsonl", records.VectorInstance),
