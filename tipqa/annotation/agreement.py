@@ -24,14 +24,14 @@ import warnings
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
 from tipqa.annotation.items import Annotation, AnnotationItem
+from tipqa.core.agreement import LABELS, bootstrap, kappa
 from tipqa.core.errors import InputError
 
-LABELS = ["yes", "no"]
 JUDGE = "judge"
 
 
@@ -81,18 +81,6 @@ def percent(first: list[str], second: list[str]) -> float | None:
     return 100.0 * float(np.mean(np.array(first) == np.array(second)))
 
 
-def kappa(first: list[str], second: list[str]) -> float | None:
-    """Cohen's kappa (scikit-learn); None where it is undefined."""
-    from sklearn.metrics import cohen_kappa_score
-
-    if not first:
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        value = cohen_kappa_score(first, second, labels=LABELS)
-    return None if np.isnan(value) else float(value)
-
-
 def confusion(first: list[str], second: list[str]) -> list[list[int]]:
     """The 2x2 confusion matrix, rows the first rater, columns the second (yes, no)."""
     from sklearn.metrics import confusion_matrix
@@ -128,41 +116,6 @@ def alpha(rated: list[Rated], annotators: list[str], with_judge: bool) -> float 
 
 
 Statistic = Callable[[list[Rated]], "float | None"]
-T = TypeVar("T")
-
-
-def bootstrap(
-    rated: list[T],
-    statistics: dict[str, Callable[[list[T]], float | None]],
-    resamples: int,
-    seed: int,
-) -> dict[str, dict[str, Any]]:
-    """Each statistic's value and percentile 95% interval over item resamples (items of any
-    kind: rated items here, the judge audit's pairs of labels)."""
-    values = {name: fn(rated) for name, fn in statistics.items()}
-    draws: dict[str, list[float]] = {name: [] for name in statistics}
-    if rated and resamples > 0:
-        rng = np.random.default_rng(seed)
-        for _ in range(resamples):
-            picked = [rated[i] for i in rng.integers(0, len(rated), len(rated))]
-            for name, fn in statistics.items():
-                value = fn(picked)
-                if value is not None:
-                    draws[name].append(value)
-    out = {}
-    for name in statistics:
-        got = draws[name]
-        ci = (
-            [float(v) for v in np.percentile(got, [2.5, 97.5])]
-            if got and values[name] is not None
-            else None
-        )
-        out[name] = {
-            "value": values[name],
-            "ci95": ci,
-            "undefined_resamples": resamples - len(got) if rated else 0,
-        }
-    return out
 
 
 def pair_block(

@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tipqa.annotation.agreement import bootstrap, kappa
 from tipqa.audit.figures import clopper_pearson
+from tipqa.core.agreement import bootstrap, kappa
 from tipqa.core.jsonl import iter_records
 from tipqa.core.layout import ShardLayout
 from tipqa.core.records import (
