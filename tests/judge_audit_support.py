@@ -56,11 +56,32 @@ def planted_rule() -> fake.Rule:
     return two_judges(right_judge, PLANTED)
 
 
-def planted_config(folder: Path, server: fake.FakeOpenAIServer, **changes: dict[str, str]) -> Path:
+def world_sections(world: Path) -> dict[str, dict[str, str]]:
+    """The `[corpus]` and `[pool.dev]` sections of the world in `world`, written there first
+    when it is not (a world written once keeps its files' times, so a build's fingerprints)."""
+    corpus, questions = world / "corpus.jsonl", world / "questions.jsonl"
+    if not corpus.is_file():
+        return write_world(world)
+    return {
+        "corpus": {"source": "files", "paths": str(corpus)},
+        "pool.dev": {"source": "tipqa-jsonl", "paths": str(questions)},
+    }
+
+
+def planted_config(
+    folder: Path,
+    server: fake.FakeOpenAIServer,
+    world: Path | None = None,
+    **changes: dict[str, str],
+) -> Path:
     """The luigi.cfg of a build of this world in `folder` (the fallible judge, the server's
-    URL), with `changes` merged into its sections (`audit.judge={"model": "right"}`: the second
-    judge; pass section names with dots as `**{"audit.judge": {...}}`)."""
-    sections: dict[str, dict[str, Any]] = {**write_world(folder / "world"), **SETTINGS}
+    URL), the world's files in `world` (default `folder/world`; a copy of a build names the
+    original's, whose paths its fingerprints hold), with `changes` merged into its sections
+    (`**{"audit.judge": second_judge(server)}`: the second judge)."""
+    sections: dict[str, dict[str, Any]] = {
+        **world_sections(world or folder / "world"),
+        **SETTINGS,
+    }
     sections["judge"] = {"backend": "openai", "model": FALLIBLE, "base_url": server.base_url}
     for name, values in changes.items():
         sections[name] = {**sections.get(name, {}), **values}

@@ -188,6 +188,7 @@ def test_the_audit_follows_the_partition_it_read_through_a_retry(
     for shard in run.pool("dev").shards.glob("shard-*"):
         for step in (Step.TOKEN_JUDGE, Step.VECTOR_JUDGE):
             ShardLayout(shard).stats(step).unlink()
+    run.pool("dev").partition_stats.unlink()
     with fake.FakeOpenAIServer(two_judges) as gone:
         pass  # stopped: every judgment fails, every question is undetermined
     failing = run_luigi(

@@ -40,12 +40,15 @@ JUDGED = {"audit": {"judge_sample": "1"}}
 """Every question of every label re-judged (the world is small)."""
 
 
-def judged_config(folder: Path, server: fake.FakeOpenAIServer, **changes: Any) -> Path:
-    """The planted world's config with the right judge as `[audit.judge]`."""
+def judged_config(
+    folder: Path, server: fake.FakeOpenAIServer, world: Path | None = None, **changes: Any
+) -> Path:
+    """The planted world's config with the right judge as `[audit.judge]` (`world`: where the
+    world's files are, a copied build's original folder's)."""
     sections = {"audit.judge": second_judge(server), **JUDGED}
     for name, values in changes.items():
         sections[name] = {**sections.get(name, {}), **values}
-    return planted_config(folder, server, **sections)
+    return planted_config(folder, server, world, **sections)
 
 
 @pytest.fixture(scope="module")
@@ -163,12 +166,11 @@ def test_kappa_is_the_hand_computed_one_over_every_unit_both_judged(built: Path)
 def test_the_cache_keeps_the_judges_apart_and_the_cost_is_counted(built: Path) -> None:
     run = run_of(built)
     judged = judge_audit(run)
-    assert judged["judge_calls"] == int((built / "right-asked").read_text())
-    assert judged["prompt_tokens"] > 0
-    second = {
-        (j.question_id, j.unit_id): j.label
-        for j in iter_records(run.pool("dev").judge_audit_judgments, Judgment)
-    }
+    judgments = list(iter_records(run.pool("dev").judge_audit_judgments, Judgment))
+    assert judged["judge_calls"] == len(judgments) and judged["prompt_tokens"] > 0
+    asked_once = sum(not j.cached for j in judgments)
+    assert asked_once == int((built / "right-asked").read_text()), "the rest from the cache"
+    second = {(j.question_id, j.unit_id): j.label for j in judgments}
     for qid in FALSELY_UNANSWERABLE:
         assert "yes" in {label for (q, _), label in second.items() if q == qid}, (
             "the right judge's answer, never the fallible one's from the cache"
@@ -187,7 +189,8 @@ def test_without_a_second_judge_the_pages_say_the_judge_is_unmeasured(
     built: Path, server: fake.FakeOpenAIServer, tmp_path: Path
 ) -> None:
     run = copied(built, tmp_path)
-    result = run_luigi(planted_config(tmp_path, server, **JUDGED), "CreateDataset")
+    config = planted_config(tmp_path, server, built / "world", **JUDGED)
+    result = run_luigi(config, "CreateDataset")
     assert result.returncode == 0, result.stderr[-4000:]
     audit = read_json(run.pool("dev").audit)
     assert isinstance(audit, dict) and "judge_audit" not in audit
@@ -212,7 +215,7 @@ def test_a_kill_mid_audit_then_a_resume_asks_nothing_twice(built: Path, tmp_path
     run = copied(built, tmp_path)
     shutil.rmtree(run.llm_cache)
     with fake.FakeOpenAIServer(slow_right(0.3)) as slow:
-        config = judged_config(tmp_path, slow)
+        config = judged_config(tmp_path, slow, built / "world")
         command = [sys.executable, "-m", "tipqa", "audit", str(run.root), "--config", str(config)]
         running = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 120
@@ -238,7 +241,7 @@ def test_a_bad_second_judge_stops_the_audit_in_one_line_and_the_labels_stand(
 ) -> None:
     run = copied(built, tmp_path)
     labels = {qid: row.label for qid, row in partition(run).items()}
-    typo = judged_config(tmp_path, server, **{"audit.judge": {"modle": RIGHT}})
+    typo = judged_config(tmp_path, server, built / "world", **{"audit.judge": {"modle": RIGHT}})
     with pytest.raises(SystemExit) as exited:
         main(["audit", str(run.root), "--config", str(typo)])
     assert exited.value.code == 2
@@ -247,9 +250,8 @@ def test_a_bad_second_judge_stops_the_audit_in_one_line_and_the_labels_stand(
     shutil.rmtree(run.llm_cache)
     with fake.FakeOpenAIServer(planted_rule()) as gone:
         pass  # stopped: the second judge's server answers nothing
-    unreachable = judged_config(
-        tmp_path, server, **{"audit.judge": {**second_judge(gone), "max_retries": "0"}}
-    )
+    gone_judge = {**second_judge(gone), "max_retries": "0"}
+    unreachable = judged_config(tmp_path, server, built / "world", **{"audit.judge": gone_judge})
     with pytest.raises(SystemExit) as exited:
         main(["audit", str(run.root), "--config", str(unreachable)])
     assert exited.value.code == 30
