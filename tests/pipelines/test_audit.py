@@ -23,6 +23,7 @@ from tipqa.core.records import LABELS as ALL_LABELS
 from tipqa.core.records import Judgment, LabeledQuestion
 from tipqa.core.steps import Step
 from tipqa.dataset.qrels import QRELS_FILE, read_qrels
+from tipqa.dataset.retry import reset_shard
 from tipqa.dataset.splits import read_audit
 
 pytestmark = pytest.mark.slow
@@ -186,8 +187,7 @@ def test_the_audit_follows_the_partition_it_read_through_a_retry(
     run = copied(built, tmp_path)
     shutil.rmtree(run.llm_cache)
     for shard in run.pool("dev").shards.glob("shard-*"):
-        for step in (Step.TOKEN_JUDGE, Step.VECTOR_JUDGE):
-            ShardLayout(shard).stats(step).unlink()
+        reset_shard(ShardLayout(shard), Step.TOKEN_JUDGE)  # judged again, by a judge now gone
     run.pool("dev").partition_stats.unlink()
     with fake.FakeOpenAIServer(two_judges) as gone:
         pass  # stopped: every judgment fails, every question is undetermined
@@ -195,7 +195,7 @@ def test_the_audit_follows_the_partition_it_read_through_a_retry(
         configure(tmp_path, world, gone, judge={"max_retries": "0"}), "CreateDataset"
     )
     assert failing.returncode == 30
-    assert set(labels(run).values()) == {"undetermined"}
+    assert set(labels(run).values()) == {"undetermined"}, failing.stderr[-3000:]
     audit = read_json(run.pool("dev").audit)
     assert isinstance(audit, dict) and audit["audited"] == 0, "the partition it read"
     config = configure(tmp_path, world, server)

@@ -36,7 +36,7 @@ from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import iter_records, read_json, write_json, write_records
 from tipqa.core.layout import PoolLayout, ShardLayout
 from tipqa.core.records import LABELS, Judgment, LabeledQuestion, Question
-from tipqa.core.stats import Counted, StepStats
+from tipqa.core.stats import Counted, StepStats, recorded_fingerprint
 from tipqa.core.steps import Step
 from tipqa.dataset.splits import AUDIT_SCHEMA_VERSION, AUDITED
 from tipqa.indexes.token_index.base import RanksText, TokenIndex
@@ -164,8 +164,11 @@ def partition_digest(pool: PoolLayout) -> str:
 
 
 def read_the_current_partition(pool: PoolLayout) -> bool:
-    """True when the pool's finished audit read its partition as it is now (a partition made
-    again, by a retry for one, needs a new audit although its fingerprint is the same)."""
+    """True when the pool's finished audit read its partition as it is now, and that partition
+    is finished (a partition to be made again, by a retry for one, needs a new audit although
+    its fingerprint is the same)."""
+    if recorded_fingerprint(pool.partition_stats) is None:
+        return False
     recorded = read_json(pool.audit_stats) if pool.audit_stats.is_file() else {}
     info = recorded.get("info", {}) if isinstance(recorded, dict) else {}
     return isinstance(info, dict) and info.get("partition") == partition_digest(pool)
