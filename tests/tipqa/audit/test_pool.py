@@ -6,7 +6,13 @@ from pathlib import Path
 
 from audit_support import PerfectJudge, planted_documents, planted_questions
 
-from tipqa.audit.pool import AuditBackends, AuditRun, audit_pool
+from tipqa.audit.pool import (
+    AuditBackends,
+    AuditRun,
+    audit_pool,
+    partition_digest,
+    read_the_current_partition,
+)
 from tipqa.audit.settings import AuditSettings
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import write_json, write_records
@@ -66,3 +72,23 @@ def test_the_audit_stats_keep_the_judges_counts_and_errors(tmp_path: Path) -> No
     stats = recorded.to_dict()
     assert stats["counts"]["CountedJudge.calls"] == len(judge.asked) > 0
     assert stats["errors"]["cache_bad_entry"] == judge.stats.errors["cache_bad_entry"] > 0
+
+
+def test_an_audit_is_current_only_over_the_finished_partition_it_read(tmp_path: Path) -> None:
+    pool = RunLayout.of(tmp_path, "run").pool("dev")
+    question = planted_questions()["after_k1"]
+    row = LabeledQuestion(
+        question.id, question.text, question.answer, question.aliases, "discarded", "token",
+        "why", ["Brannoc Hale"], 9, None,
+    )  # fmt: skip
+    write_records(pool.partition_files.labelled("discarded"), [row])
+    partitioned = StepRecord(Step.PARTITION, {}).provenance()
+    StepStats(Step.PARTITION, provenance=partitioned).write(pool.partition_stats)
+    StepStats(Step.AUDIT, info={"partition": partition_digest(pool)}).write(pool.audit_stats)
+    assert read_the_current_partition(pool)
+    write_records(pool.partition_files.labelled("undetermined"), [row])
+    assert not read_the_current_partition(pool), "a partition made again"
+    StepStats(Step.AUDIT, info={"partition": partition_digest(pool)}).write(pool.audit_stats)
+    assert read_the_current_partition(pool)
+    pool.partition_stats.unlink()
+    assert not read_the_current_partition(pool), "a partition to be made again"
