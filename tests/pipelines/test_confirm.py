@@ -31,7 +31,7 @@ from judge_audit_support import (
 from tests_support import run_luigi
 
 from tipqa.audit.compare import compare_runs
-from tipqa.core.jsonl import read_records
+from tipqa.core.jsonl import read_json, read_records
 from tipqa.core.layout import RunLayout
 from tipqa.core.records import LABELS as ALL_LABELS
 from tipqa.core.records import Judgment, LabeledQuestion
@@ -167,6 +167,23 @@ def test_a_changed_confirming_judge_reasks_only_its_own_prompts(
     assert asked(server, FALLIBLE) == 0, "the build judge's answers come from the cache"
     assert asked(server, RIGHT) == confirmed[1]
     assert labels(run) == CONFIRMED_LABELS
+
+
+def test_preview_cost_and_the_report_count_the_confirmation_prompts(
+    confirmed: tuple[RunLayout, int], server: fake.FakeOpenAIServer, tmp_path: Path
+) -> None:
+    run, right_asked = confirmed
+    counted = read_json(run.pool("dev").partition_stats)["info"]["judging"]
+    assert counted["confirmation_prompts"] == right_asked
+    assert counted["confirmation_yes"] + counted["confirmation_no"] == right_asked
+    report = (run.report / "report.md").read_text()
+    assert f"| dev | {counted['prompts']} | {right_asked} |" in report
+    config = planted_config(tmp_path, server, **CONFIRM, build={"cost_sample": "1"})
+    result = run_luigi(config, "PreviewCost", "--pool", "dev")
+    assert result.returncode == 0, result.stderr[-4000:]
+    preview = read_json(tmp_path / "outputs" / "t" / "pools" / "dev" / "cost_preview.json")
+    bound = preview["confirmation"]["prompts_at_most"]["estimate"]
+    assert bound == preview["judge_prompts_at_most"]["estimate"] >= right_asked
 
 
 def test_a_kill_mid_confirmation_then_a_resume_asks_nothing_answered_again(
