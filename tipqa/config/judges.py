@@ -19,9 +19,10 @@ from tipqa.config.pools import selected
 from tipqa.core.errors import ConfigError
 from tipqa.core.settings import Settings
 from tipqa.llm.judges.base import JUDGES
+from tipqa.stages.judging import CONFIRM_SECTION
 from tipqa.stages.windows import WindowStepSettings
 
-CONFIRM_JUDGE = "judge.confirm"
+CONFIRM_JUDGE = CONFIRM_SECTION
 AUDIT_JUDGE = "audit.judge"
 SECOND_JUDGES: dict[str, str] = {
     CONFIRM_JUDGE: "asks again every yes of the build's judge; evidence needs its yes too",

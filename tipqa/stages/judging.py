@@ -21,10 +21,18 @@ from collections.abc import Sequence
 
 from tqdm import tqdm
 
+from tipqa.core.errors import UnreachableError
 from tipqa.core.records import Confirmation, Document, JudgeRequest, Judgment
 from tipqa.core.stats import StepStats
 from tipqa.indexes.token_index.base import FetchDocuments
 from tipqa.llm.judges.base import RelevanceJudge
+
+CONFIRM_PREFIX = "confirm."
+"""The prefix of the confirming judge's counters in a step's stats."""
+CONFIRM_SECTION = "judge.confirm"
+"""The config section of the confirming judge."""
+UNREACHABLE = ("connection", "http_404")
+"""The errors of a server that is not there, or holds no such model."""
 
 
 class JudgedItem:
@@ -62,6 +70,19 @@ class Judges:
     judge: RelevanceJudge
     confirm: RelevanceJudge | None = None
 
+    def info(self) -> dict[str, str]:
+        """The judges' names, for a step's stats."""
+        named = {"judge": self.judge.name}
+        if self.confirm is not None:
+            named["confirm_judge"] = self.confirm.name
+        return named
+
+    def count(self, stats: StepStats) -> None:
+        """Fold in what the judges counted (the confirming judge's under `confirm.`)."""
+        stats.merge_counted(self.judge)
+        if self.confirm is not None:
+            stats.merge_counted(self.confirm, prefix=CONFIRM_PREFIX)
+
     def judge_batch(self, requests: list[JudgeRequest], stats: StepStats) -> list[Judgment]:
         """One judgment per request, each "yes" confirmed when there is a confirming judge;
         counts `prompts`, `confirmation_prompts` and the failures."""
@@ -91,11 +112,26 @@ def confirmed(
     if not yes:
         return results
     answers = confirm.judge([requests[i] for i in yes])
+    check_reached(answers, CONFIRM_SECTION)
     out = list(results)
     for i, answer in zip(yes, answers, strict=True):
         out[i] = dataclasses.replace(results[i], confirmation=Confirmation.of(answer))
         stats.add(f"confirmation_{answer.label}" if answer.label else "confirmation_failed")
     return out
+
+
+def check_reached(answers: Sequence[Judgment], section: str) -> None:
+    """An UnreachableError naming `section` when every answer of a second judge failed because
+    its server cannot be reached or lacks the model (nothing it could say would be written)."""
+    if not answers or any(a.label is not None for a in answers):
+        return
+    kinds = {(a.error or "").split(":")[0] for a in answers}
+    if kinds <= set(UNREACHABLE):
+        said = ", ".join(sorted(kinds))
+        raise UnreachableError(
+            f"[{section}] the judge {answers[0].judge} did not answer ({said}): check its "
+            "base_url and model, and that its server runs; this step wrote nothing"
+        )
 
 
 def judge_in_rounds(

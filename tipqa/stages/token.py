@@ -4,7 +4,9 @@ Judging runs in rounds across all unresolved questions of a shard: round r sends
 ranked candidate of every question still open, and a question leaves at its first "yes".
 The labels equal those of judging every candidate (a "yes" anywhere makes a question
 answerable; otherwise only the failures and the total count matter), with far fewer calls.
-`judge_all` turns the early exit off when every relevant document is wanted.
+`judge_all` turns the early exit off when every relevant document is wanted. The rounds are
+those of the one judging engine (`tipqa.stages.judging`); with a confirming judge, a "yes" is
+evidence only where it says yes too, and otherwise judging goes on with the next candidate.
 """
 
 from __future__ import annotations
