@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import configparser
 import dataclasses
+import importlib
 import sys
 import time
 from pathlib import Path
@@ -166,8 +167,8 @@ def fallible_server(refuse: float, accept: float, seed: int) -> Any:
     """The local server of two judges (tests/fallible_judge.py): `right` answers as the rules,
     `fallible` flips `refuse` of the true yes answers and `accept` of the true no answers."""
     sys.path.insert(0, str(ROOT / "tests"))
-    import fallible_judge
-    import openai_server
+    fallible_judge = importlib.import_module("fallible_judge")
+    openai_server = importlib.import_module("openai_server")
 
     planted = fallible_judge.Planted(refuse_rate=refuse, accept_rate=accept, seed=seed)
     rule = fallible_judge.two_judges(rules_truth, planted)
@@ -259,6 +260,42 @@ def judge_rows(
     return rows
 
 
+def confirmed(folder: Path, pool: str, planted: Any) -> dict[str, Any]:
+    """A build whose every yes was asked again of the right judge (`[judge.confirm]`): the
+    false answerable labels left, the confirming prompts against the yes answers of the
+    build's judge, and both against the build's prompts."""
+    from tipqa.builder.inputs import shard_count
+    from tipqa.core.jsonl import iter_records
+    from tipqa.core.records import Judgment
+    from tipqa.core.steps import Step
+
+    truth = planted_labels(folder, pool, planted)
+    place = load_config(folder / "luigi.cfg").layout().pool(pool)
+    prompts = confirming = yes = 0
+    for index in range(shard_count(place)):
+        shard = place.shard(index)
+        for step in (Step.TOKEN_JUDGE, Step.VECTOR_JUDGE):
+            counts = read_json(shard.stats(step))["counts"]  # type: ignore[index]
+            prompts += int(counts.get("prompts", 0))
+            confirming += int(counts.get("confirmation_prompts", 0))
+        for path in (shard.token_judgments, shard.vector_judgments):
+            yes += sum(j.label == "yes" for j in iter_records(path, Judgment))
+    answerable = truth["answerable"]
+    return {
+        "pool": pool,
+        "answerable": answerable["labelled"],
+        "false_answerable_left": answerable["false"],
+        "build_yes": yes,
+        "confirmation_prompts": confirming,
+        "build_judge_calls": prompts,
+        "confirmation_share": confirming / prompts if prompts else None,
+    }
+
+
+CONFIRM_COLUMNS = [
+    "world", "pool", "answerable", "false_answerable_left", "build_yes", "confirmation_prompts",
+    "build_judge_calls", "confirmation_share",
+]  # fmt: skip
 JUDGE_COLUMNS = [
     "world", "pool", "judge_sample", "label", "labelled", "planted_false", "planted_share",
     "audited", "disputed", "measured_share", "ci95_low", "ci95_high", "within_ci", "kappa",
@@ -273,6 +310,7 @@ def judge_part(
     """Build each world with a fallible judge, run the judge audit at every share; its rows and
     its Markdown section."""
     rows: list[dict[str, Any]] = []
+    confirm_rows: list[dict[str, Any]] = []
     server, planted = fallible_server(args.refuse, args.accept, seed=7)
     with server:
         judge = {"backend": "openai", "base_url": server.base_url, "max_words": "2000"}
@@ -292,6 +330,11 @@ def judge_part(
                     found = judge_audited(folder, pool, share)
                     rows += judge_rows(name, pool, found, truth, share)
                     print(table(rows[-3:], JUDGE_COLUMNS), flush=True)
+            folder = args.workdir / f"{name}-confirmed"
+            build(folder, {**full, "judge.confirm": {"model": "right"}})
+            for pool in (key.removeprefix("pool.") for key in sections if key.startswith("pool.")):
+                confirm_rows.append({"world": name, **confirmed(folder, pool, planted)})
+                print(table(confirm_rows[-1:], CONFIRM_COLUMNS), flush=True)
     words = (
         f"The build's judge is the offline rules behind a local server, with planted errors: it "
         f"answers no to {args.refuse:.0%} of the prompts the rules answer yes, and yes to "
@@ -302,7 +345,16 @@ def judge_part(
         "first `budget` the build judged); `measured_share` is the judge audit's rate with its "
         "exact interval; `prompts_share` the second judge's prompts over the build's."
     )
-    return rows, "\n".join([JUDGE_TITLE, "", words, "", table(rows, JUDGE_COLUMNS), ""])
+    confirm_words = (
+        "The same fallible judge confirmed by the right one (`[judge.confirm]`): every yes of "
+        "the build's judge asked again, the unit evidence only when both say yes. "
+        "`false_answerable_left` counts the answerable labels whose evidence the rules reject; "
+        "`confirmation_prompts` the confirming judge's prompts, against `build_yes`, the yes "
+        "answers of the build's judge."
+    )
+    parts = [JUDGE_TITLE, "", words, "", table(rows, JUDGE_COLUMNS), "", confirm_words, ""]
+    rows += [{"part": "confirmation", **row} for row in confirm_rows]
+    return rows, "\n".join([*parts, table(confirm_rows, CONFIRM_COLUMNS), ""])
 
 
 def search_part(
