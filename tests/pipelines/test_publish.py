@@ -117,7 +117,7 @@ def test_publish_dataset_uploads_once_and_keeps_the_token_out(built: Path) -> No
         config = two_pool_config(built, hub={"endpoint": hub.url})
         planned = run_with_hub(config, home, "PublishDataset", "--dry-run")
         assert planned.returncode == 0, planned.stderr[-3000:]
-        assert "would upload 23 file(s)" in planned.stderr and REPO not in hub.repos  # 8: explorer
+        assert "would upload 24 file(s)" in planned.stderr and REPO not in hub.repos  # 8: explorer
 
         first = run_with_hub(config, home, "PublishDataset")
         assert first.returncode == 0, first.stderr[-3000:]

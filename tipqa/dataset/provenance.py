@@ -78,13 +78,16 @@ def shared_steps(provenance: dict[str, Any]) -> dict[str, Any]:
 
 def construction_parameters(provenance: dict[str, Any]) -> dict[str, Any]:
     """What a dataset card shows of how a partition was made (`corpus_reading` is None for a
-    partition that did not record it)."""
+    partition that did not record it; `confirm`, the confirming judge's settings, only where
+    the token judging recorded one)."""
     steps = provenance["steps"]
     token_index = steps[Step.TOKEN_INDEX]
     vector_index = steps[Step.VECTOR_INDEX]["settings"]
     judging = steps[Step.TOKEN_JUDGE]["settings"]
     search = steps[Step.VECTOR_SEARCH]["settings"]
+    confirm = judging.get("confirm")
     return {
+        **({"confirm": confirm} if confirm else {}),
         "tipqa_version": provenance.get("tipqa_version"),
         "schema_version": provenance.get("schema_version"),
         "k1": steps[Step.TOKEN_SEARCH]["settings"].get("k1"),
