@@ -1,8 +1,10 @@
 """What a build records of how far its labels hold, authored: a pool's `audit.json` (with and
-without the judge audit of a second judge) and the annotation agreement report."""
+without the judge audit of a second judge) and the annotation agreement report; and the
+records of a `croissant.json` as `mlcroissant` reads them."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from tipqa.audit.figures import clopper_pearson, label_figures
@@ -81,3 +83,27 @@ def audit_file(found: int = 2, judged: bool = False) -> dict[str, Any]:
     if judged:
         audit["judge_audit"] = judge_audit()
     return audit
+
+
+def plain(value: Any) -> Any:
+    """A value `mlcroissant` read, as the splits' JSON has it: text decoded, a missing float
+    (NaN, as pandas reads a null) None."""
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, list):
+        return [plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def records(dataset: Any, record_set: str) -> list[dict[str, Any]]:
+    """A record set's records as `mlcroissant` reads them, with plain values, keyed by the
+    fields' names."""
+    prefix = f"{record_set}/"
+    return [
+        {key.removeprefix(prefix): plain(value) for key, value in row.items()}
+        for row in dataset.records(record_set)
+    ]

@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from croissant_support import AGREEMENT, AUDIT_FINGERPRINT, audit_file
+from croissant_support import AGREEMENT, AUDIT_FINGERPRINT, audit_file, records
 from partition_fixtures import build_splits
 
 from tipqa.core.errors import InputError
@@ -102,25 +102,6 @@ def test_the_measured_figures_reach_the_file(tmp_path: Path) -> None:
     write_json(run.pool("dev").audit, {**audit_file(), "fingerprint": "another"})
     with pytest.raises(InputError, match="an audit made with other settings"):
         build_hub_folder(run, SETTINGS, RECORD, trust=trust)
-
-
-def records(dataset: Any, record_set: str) -> list[dict[str, Any]]:
-    """A record set's records, read by `mlcroissant`, with bytes decoded and field ids as names."""
-
-    def plain(value: Any) -> Any:
-        if isinstance(value, bytes):
-            return value.decode()
-        if isinstance(value, list):
-            return [plain(item) for item in value]
-        if isinstance(value, dict):
-            return {key: plain(item) for key, item in value.items()}
-        return value
-
-    prefix = f"{record_set}/"
-    return [
-        {key.removeprefix(prefix): plain(value) for key, value in row.items()}
-        for row in dataset.records(record_set)
-    ]
 
 
 @pytest.mark.needs("mlcroissant")
