@@ -265,11 +265,6 @@ class TrustFiles:
         agreement = read_json(self.agreement) if self.agreement is not None else None
         return Measured(audits, cast(dict[str, Any] | None, agreement))
 
-    def section(self, measured: Measured, info: dict[str, Any]) -> str:
-        """The card's section (empty when nothing was measured)."""
-        audits = dict(measured.audits)
-        return trust_section(audits, info.get("verbatim"), measured.agreement)
-
 
 def build_hub_folder(
     run: RunLayout,
@@ -284,7 +279,7 @@ def build_hub_folder(
     An `extension` adds configurations and card sections (the boundary over training time);
     `explorer` writes the explorer page into the folder it is given (with `[hub] explorer`) and
     returns how many questions it shows; `trust` names the audits and agreement report the card
-    shows.
+    and `croissant.json` show.
     """
     layout = SplitsLayout(run.splits)
     stats = read_stats(layout.stats, REMEDY)
@@ -301,9 +296,9 @@ def build_hub_folder(
     folder = write_data_files(layout, staging, available, rows_per_file, extra)
     copy_qrels(layout, staging, folder)
     sections = extension.card_sections(stats["info"], folder.rows) if extension else []
-    trust = trust or TrustFiles()
-    measured = trust.measured(run)
-    trusted = trust.section(measured, stats["info"])
+    measured = (trust or TrustFiles()).measured(run)
+    verbatim = stats["info"].get("verbatim")
+    trusted = trust_section(dict(measured.audits), verbatim, measured.agreement)
     sections = [trusted, *sections] if trusted else sections
     if folder.rows.get("questions", {}).get("test"):
         steps = checkpoint_steps(folder.rows)
