@@ -31,6 +31,7 @@ EXTRA_OF = {
     "sklearn": "annotation",
     "label_studio_sdk": "labelstudio",
     "tokenizers": "boundary",
+    "mlcroissant": "croissant",
     "lm_eval": "lm-eval",
     "openvino": "openvino",
     "mkdocs": "docs",

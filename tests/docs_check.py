@@ -57,7 +57,7 @@ OUTSIDE = {
     "nice": "coreutils",
 }
 """Programs of other projects that the docs use and that need not be installed here."""
-FROM_EXTRAS = {"mkdocs": "docs"}
+FROM_EXTRAS = {"mkdocs": "docs", "mlcroissant": "croissant"}
 """Programs that an extra of pyproject.toml installs: checked against pyproject.toml (the extra
 lists the program's package), whether or not the extra is installed here."""
 OURS = ("tipqa", "benchmarks", "pipelines")

@@ -12,11 +12,15 @@ from pathlib import Path
 
 import datasets
 import pytest
+from croissant_support import records
 from fake_hub import FakeHub
 from tests_support import luigi_config, run_luigi
 
 from tipqa.core.jsonl import read_json, read_records, write_records
+from tipqa.core.layout import SplitsLayout
 from tipqa.core.records import LABELS, LabeledQuestion, Question
+from tipqa.dataset.splits import SPLITS
+from tipqa.hub.folder import config_specs
 from tipqa.sources.demo.world import WorldSpec, write_world
 
 pytestmark = pytest.mark.slow
@@ -111,13 +115,42 @@ def test_hub_folder_and_report(built: Path, tmp_path: Path) -> None:
     assert "| train |" in (report / "report.md").read_text()
 
 
+@pytest.mark.needs("mlcroissant")
+def test_croissant_json_is_valid_and_reads_back_as_the_splits(built: Path) -> None:
+    import mlcroissant
+
+    run = built / "outputs" / "t"
+    document = read_json(run / "hub" / "croissant.json")
+    dataset = mlcroissant.Dataset(jsonld=run / "hub" / "croissant.json")
+    assert not dataset.metadata.ctx.issues.errors
+    names = [node["@id"] for node in document["recordSet"]]
+    assert {f"{c}/{s}" for c in ("questions", "relevance") for s in SPLITS} <= set(names)
+    splits = SplitsLayout(run / "splits")
+    specs = {spec.name: spec for spec in config_specs()}
+    for name in names:
+        config, split = name.split("/")
+        assert records(dataset, name) == list(specs[config].rows(splits, split)), name
+    analysis = "\n".join(dataset.metadata.data_annotation_analysis)
+    for pool in ("dev", "train"):
+        found = read_json(run / "pools" / pool / "audit.json")["by_label"]["unanswerable"]
+        assert (
+            f"Search audit of pool `{pool}`, label unanswerable: {found['labelled']:,} labelled, "
+            f"{found['audited']:,} audited, evidence found for {found['found']:,}" in analysis
+        )
+    judge = read_json(run / "splits" / "stats.json")["info"]["parameters"]["judge"]
+    tools = dataset.metadata.machine_annotation_tools
+    assert (
+        f"Relevance judge: offline rules (`rules`, version {judge['rules_version']})" in (tools[1])
+    )
+
+
 def test_publish_dataset_uploads_once_and_keeps_the_token_out(built: Path) -> None:
     with FakeHub(TOKEN) as hub:
         home = built / "hf-home"
         config = two_pool_config(built, hub={"endpoint": hub.url})
         planned = run_with_hub(config, home, "PublishDataset", "--dry-run")
         assert planned.returncode == 0, planned.stderr[-3000:]
-        assert "would upload 23 file(s)" in planned.stderr and REPO not in hub.repos  # 8: explorer
+        assert "would upload 24 file(s)" in planned.stderr and REPO not in hub.repos  # 8: explorer
 
         first = run_with_hub(config, home, "PublishDataset")
         assert first.returncode == 0, first.stderr[-3000:]

@@ -73,6 +73,8 @@ RAW_INPUTS = {
     "stream": "a training stream file (path, size or modification time)",
     "completed": "a completed annotation file (size or modification time)",
     "scorer": "tipqa's scorer (`SCORER_VERSION`: the same predictions score differently)",
+    "croissant": "tipqa's `croissant.json` writer (`CROISSANT_WRITER`: the same build gives "
+    "another file)",
 }
 """What each raw (not step) input of a step record is, in the table's words."""
 

@@ -27,6 +27,7 @@ from tipqa.core.text import word_count
 from tipqa.dataset.splits import SplitPlan, SplitSettings
 from tipqa.evaluate.score import SCORER_VERSION
 from tipqa.evaluate.settings import EvaluateSettings
+from tipqa.hub.croissant import CROISSANT_WRITER
 from tipqa.hub.settings import HubSettings
 from tipqa.indexes.embedders.base import KnowsSequenceLength
 from tipqa.indexes.es.client import EsConnection
@@ -502,7 +503,7 @@ class HubInputs(AfterSplitsInputs):
         return {"hub": self.hub.identity()}
 
     def upstream(self) -> dict[str, Any]:
-        found = super().upstream()
+        found = {**super().upstream(), "croissant": CROISSANT_WRITER}
         if self.agreement is not None:
             found[Step.ANNOTATION_AGREEMENT] = self.agreement.fingerprint
         return found

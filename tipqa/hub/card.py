@@ -23,6 +23,7 @@ PAPER_TITLE = (
 PAPER_AUTHORS = ("Christopher Adrian Kusuma", "Muhammad Reza Qorib", "Hwee Tou Ng")
 BIBTEX_AUTHORS = "Kusuma, Christopher Adrian and Qorib, Muhammad Reza and Ng, Hwee Tou"
 DEFAULT_NAME = "TIP-style knowledge-boundary QA benchmark"
+TAGS = ("knowledge-boundary", "honesty", "pretraining-data", "tipqa")
 OUTCOMES = (
     ("answerable_token", "answerable (token)"),
     ("answerable_vector", "answerable (vector)"),
@@ -101,7 +102,7 @@ def card_metadata(files: dict[str, dict[str, list[str]]], card: dict[str, Any]) 
     if card.get("license"):
         meta["license"] = card["license"]
     meta["task_categories"] = ["question-answering"]
-    meta["tags"] = ["knowledge-boundary", "honesty", "pretraining-data", "tipqa"]
+    meta["tags"] = list(TAGS)
     meta["size_categories"] = [size_category(card.get("_question_rows", 0))]
     configs = []
     for index, (name, splits) in enumerate(files.items()):
@@ -315,23 +316,46 @@ def fields_section(rows: dict[str, dict[str, int]]) -> str:
     return "\n\n".join(parts)
 
 
-def citation_section() -> str:
-    """How to cite the method."""
-    authors = ", ".join(PAPER_AUTHORS[:-1]) + f", and {PAPER_AUTHORS[-1]}"
-    bibtex = "\n".join(
+def bibtex() -> str:
+    """The BibTeX entry of the paper whose Algorithm 1 the build follows."""
+    return "\n".join(
         [
-            "```bibtex",
             "@misc{kusuma-parametric-knowledge,",
             f"  title  = {{{PAPER_TITLE}}},",
             f"  author = {{{BIBTEX_AUTHORS}}},",
             "}",
-            "```",
         ]
     )
+
+
+def citation_section() -> str:
+    """How to cite the method."""
+    authors = ", ".join(PAPER_AUTHORS[:-1]) + f", and {PAPER_AUTHORS[-1]}"
     return (
         "## Citation\n\nThe method (Algorithm 1 of the paper) is from:\n\n"
-        f"{authors}. *{PAPER_TITLE}*.\n\n{bibtex}\n\n"
+        f"{authors}. *{PAPER_TITLE}*.\n\n```bibtex\n{bibtex()}\n```\n\n"
         "When the questions come from TriviaQA, cite TriviaQA (Joshi et al., 2017) as well."
+    )
+
+
+def card_description(configs: Sequence[str]) -> str:
+    """What the benchmark is and what its configurations hold (the card's opening, and the
+    description of `croissant.json`)."""
+    listed = ", ".join(f"`{c}`" for c in configs) or "none"
+    return (
+        "Every question is labelled **answerable** (a document of the pretraining "
+        "corpus contains what is needed to answer it, shown as evidence) or **unanswerable** "
+        "(none does), by keyword search then vector search over the corpus with an LLM judging "
+        "relevance (Algorithm 1 of the paper in the citation). Built with tipqa.\n\n"
+        f"Configurations: {listed}. `questions` holds the labelled questions with their evidence; "
+        "`instances` holds every (question, answer, document, relevance) instance of the vector "
+        "stage, the data that trains an answerability classifier."
+        + (
+            " `relevance` holds every judged window and chunk of both stages (TREC qrels of "
+            "the same judgments: `relevance/<split>.qrels.txt`)."
+            if "relevance" in configs
+            else ""
+        )
     )
 
 
@@ -350,7 +374,6 @@ def render_card(
     meta = card_metadata(files, {**card, "_question_rows": sum(rows.get("questions", {}).values())})
     name = meta["pretty_name"]
     repo = card.get("repo_id") or "<user>/<name>"
-    configs = ", ".join(f"`{c}`" for c in files) or "none"
     usage = "\n".join(
         [
             "```python",
@@ -361,23 +384,7 @@ def render_card(
             "```",
         ]
     )
-    intro = (
-        f"# {name}\n\nEvery question is labelled **answerable** (a document of the pretraining "
-        "corpus contains what is needed to answer it, shown as evidence) or **unanswerable** "
-        "(none does), by keyword search then vector search over the corpus with an LLM judging "
-        "relevance (Algorithm 1 of the paper cited below). Built with tipqa.\n\n"
-        f"Configurations: {configs}. `questions` holds the labelled questions with their evidence; "
-        "`instances` holds every (question, answer, document, relevance) instance of the vector "
-        "stage, the data that trains an answerability classifier."
-        + (
-            " `relevance` holds every judged window and chunk of both stages (TREC qrels of "
-            "the same judgments: `relevance/<split>.qrels.txt`)."
-            if "relevance" in files
-            else ""
-        )
-        + "\n\n"
-        + usage
-    )
+    intro = f"# {name}\n\n{card_description(list(files))}\n\n{usage}"
     sections = [
         intro,
         splits_section(info),

@@ -1,6 +1,7 @@
 """The Hub-ready folder: Parquet files per configuration and split, and the dataset card.
 
-Layout: `README.md` (the card, whose YAML declares the configurations), and for each
+Layout: `README.md` (the card, whose YAML declares the configurations), `croissant.json` (the
+Croissant metadata with the Responsible-AI fields, `tipqa.hub.croissant`), and for each
 configuration `<config>/<split>-NNNNN-of-MMMMM.parquet`, and with `[hub] explorer` the explorer page
 (`explorer/index.html`, see `tipqa.report.explorer.write`). A split with no rows is left out of its
 configuration (`datasets` cannot load an empty split), and a configuration with no rows at all
@@ -23,7 +24,7 @@ from tqdm import tqdm
 from tipqa.audit.markdown import trust_section
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.fingerprint import StepRecord
-from tipqa.core.jsonl import iter_records, read_json
+from tipqa.core.jsonl import iter_records, read_json, write_json
 from tipqa.core.layout import RunLayout, SplitsLayout
 from tipqa.core.records import SCHEMA_VERSION, JudgedUnit, LabeledQuestion, VectorInstance
 from tipqa.core.stats import StepStats, read_stats
@@ -33,7 +34,9 @@ from tipqa.dataset.provenance import REMEDY
 from tipqa.dataset.qrels import QRELS_FILE, UNITS_FILE
 from tipqa.dataset.splits import SPLITS, read_audit
 from tipqa.hub.card import render_card
+from tipqa.hub.croissant import CROISSANT_FILE, croissant
 from tipqa.hub.folder_stats import HubFolderStats
+from tipqa.hub.rai import Measured
 from tipqa.hub.settings import HubSettings
 from tipqa.lmeval_task.task_files import card_section as lm_eval_section
 from tipqa.lmeval_task.task_files import checkpoint_steps, write_task_folder
@@ -249,17 +252,18 @@ def copy_qrels(splits: SplitsLayout, out: Path, folder: HubFolderStats) -> None:
 
 @dataclass(frozen=True)
 class TrustFiles:
-    """What the card says of how far the labels can be trusted: the audits of these pools
-    (each by the fingerprint it must record), the judge's agreement with people (its report)."""
+    """What the card and `croissant.json` say of how far the labels can be trusted: the audits
+    of these pools (each by the fingerprint it must record), the judge's agreement with people
+    (its report)."""
 
     audits: Mapping[str, str] = field(default_factory=dict)
     agreement: Path | None = None
 
-    def section(self, run: RunLayout, info: dict[str, Any]) -> str:
-        """The card's section (empty when nothing was measured)."""
+    def measured(self, run: RunLayout) -> Measured:
+        """The audits and the agreement report, read back."""
         audits = {pool: read_audit(run.pool(pool), fp) for pool, fp in self.audits.items()}
         agreement = read_json(self.agreement) if self.agreement is not None else None
-        return trust_section(audits, info.get("verbatim"), cast(dict[str, Any] | None, agreement))
+        return Measured(audits, cast(dict[str, Any] | None, agreement))
 
 
 def build_hub_folder(
@@ -275,7 +279,7 @@ def build_hub_folder(
     An `extension` adds configurations and card sections (the boundary over training time);
     `explorer` writes the explorer page into the folder it is given (with `[hub] explorer`) and
     returns how many questions it shows; `trust` names the audits and agreement report the card
-    shows.
+    and `croissant.json` show.
     """
     layout = SplitsLayout(run.splits)
     stats = read_stats(layout.stats, REMEDY)
@@ -292,7 +296,9 @@ def build_hub_folder(
     folder = write_data_files(layout, staging, available, rows_per_file, extra)
     copy_qrels(layout, staging, folder)
     sections = extension.card_sections(stats["info"], folder.rows) if extension else []
-    trusted = (trust or TrustFiles()).section(run, stats["info"])
+    measured = (trust or TrustFiles()).measured(run)
+    verbatim = stats["info"].get("verbatim")
+    trusted = trust_section(dict(measured.audits), verbatim, measured.agreement)
     sections = [trusted, *sections] if trusted else sections
     if folder.rows.get("questions", {}).get("test"):
         steps = checkpoint_steps(folder.rows)
@@ -300,6 +306,9 @@ def build_hub_folder(
         sections = [*sections, lm_eval_section(steps, settings.repo_id)]
     card = render_card(stats, folder, settings.card(), sections)
     (staging / "README.md").write_text(card, encoding="utf-8")
+    version = f"{stats['info']['parameters'].get('tipqa_version')}+{record.fingerprint[:12]}"
+    metadata = croissant(staging, folder, stats["info"], settings.card(), version, measured)
+    write_json(staging / CROISSANT_FILE, metadata)
     if settings.explorer:
         if explorer is None:
             raise ConfigError("[hub] explorer = true, but no explorer page writer was given")

@@ -7,6 +7,7 @@ from pathlib import Path
 import datasets
 import pytest
 import yaml
+from croissant_support import records
 from partition_fixtures import DEV, TRAIN, build_splits, write_pool
 
 from tipqa.boundary.build import write_boundary
@@ -86,6 +87,30 @@ def test_a_configuration_per_checkpoint_and_first_seen(tmp_path: Path) -> None:
     assert definition().split("\n\n")[1] in card
     assert 'load_dataset("someone/tip-demo", "questions_step150")' in card
     assert "`table` (order.csv)" in card and "0 question(s) of the splits are undetermined" in card
+
+
+@pytest.mark.needs("mlcroissant")
+def test_croissant_json_reads_the_boundary_configurations(tmp_path: Path) -> None:
+    import mlcroissant
+
+    run = dated_run(tmp_path / "run")
+    order = {"backend": "table", "paths": [str(tmp_path / "run" / "order.csv")]}
+    build_hub_folder(run, CARD, RECORD, BoundaryHub(run, STEPS, order, CARD.repo_id))
+    dataset = mlcroissant.Dataset(jsonld=run.hub / "croissant.json")
+    assert not dataset.metadata.ctx.issues.errors
+    cache = tmp_path / "cache"
+    for config in ("questions_step50", "first_seen"):
+        loaded = load(run.hub, config, cache)
+        for split in loaded:
+            rows = records(dataset, f"{config}/{split}")
+            if config == "first_seen":
+                prefix = f"{config}/{split}/relevant/"
+                for row in rows:
+                    row["relevant"] = [
+                        {k.removeprefix(prefix): v for k, v in item.items()}
+                        for item in row["relevant"]
+                    ]
+            assert rows == loaded[split].to_list(), (config, split)
 
 
 def test_undated_evidence_and_missing_files(tmp_path: Path) -> None:

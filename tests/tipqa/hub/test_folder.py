@@ -61,7 +61,7 @@ def test_configurations_splits_features_and_rows(tmp_path: Path) -> None:
 
     stats = read_json(run.hub_stats)
     assert stats["counts"]["questions.test"] == questions["test"].num_rows
-    assert not list(folder.glob("*.json"))
+    assert [p.name for p in folder.glob("*.json")] == ["croissant.json"]
 
     meta = front_matter(folder)
     assert [c["config_name"] for c in meta["configs"]] == ["questions", "instances"]
@@ -75,7 +75,8 @@ def test_rebuilding_gives_the_same_bytes(tmp_path: Path) -> None:
     build_hub_folder(run, CARD, RECORD)
     first = {p.relative_to(run.hub): p.read_bytes() for p in run.hub.rglob("*.*")}
     build_hub_folder(run, CARD, RECORD)
-    assert len(first) == 9  # the card, 6 Parquet files, the lm-eval task and its utils.py
+    # the card, croissant.json, 6 Parquet files, the lm-eval task and its utils.py
+    assert len(first) == 10
     assert {p.relative_to(run.hub): p.read_bytes() for p in run.hub.rglob("*.*")} == first
 
 

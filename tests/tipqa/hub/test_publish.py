@@ -150,7 +150,7 @@ def test_dry_run_changes_nothing(
     assert result.repo_exists is False and result.plan.new == sorted(local_bytes(folder))
     assert REPO not in hub.repos
     assert not hub.calls("POST", r"/api/repos/create|/commit/")
-    assert "would upload 9 file(s)" in caplog.text
+    assert "would upload 10 file(s)" in caplog.text
     assert "new      questions/test-00000-of-00001.parquet" in caplog.text
 
     publish_folder(folder, REPO, endpoint=hub.url)
