@@ -12,6 +12,7 @@ The token-stage label of every question must be the same under both readings.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -144,7 +145,7 @@ def run_size(size: int, workdir: Path, tokenizer: Any) -> dict[str, Any]:
 
 
 def _by_label(
-    size: int, labels: dict[str, str], early: dict[str, list[int]], naive: dict[str, list[int]]
+    size: int, labels: Mapping[str, str], early: dict[str, list[int]], naive: dict[str, list[int]]
 ) -> list[dict[str, Any]]:
     """Prompts and tokens per question of each token-stage label, for both readings."""
     rows = []
