@@ -51,6 +51,9 @@ class CountingJudge:
         self.tokens = 0
         self.per_question: dict[str, list[int]] = {}
 
+    def close(self) -> None:
+        """Nothing held."""
+
     def judge(self, requests: list[JudgeRequest]) -> list[Judgment]:
         """Judge by rules after counting what an LLM would have been sent."""
         texts = [

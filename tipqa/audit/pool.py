@@ -67,6 +67,10 @@ class AuditBackends:
     ranker: RanksText | None
     nearest: NearestChunks
 
+    def close(self) -> None:
+        """Let go of the judge's connections."""
+        self.judge.close()
+
 
 def sample_ids(ids: Iterable[str], share: float, seed: int, label: str) -> list[str]:
     """A seeded simple random sample of `share` of `ids` (rounded up), sorted.

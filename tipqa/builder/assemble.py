@@ -104,6 +104,10 @@ class TokenJudging:
     judge: RelevanceJudge
     fetch: FetchDocuments
 
+    def close(self) -> None:
+        """Let go of the judge's connections."""
+        self.judge.close()
+
 
 @dataclass(frozen=True)
 class Judging:
@@ -112,6 +116,10 @@ class Judging:
 
     judge: RelevanceJudge
     fetch: FetchDocuments | None = None
+
+    def close(self) -> None:
+        """Let go of the judge's connections."""
+        self.judge.close()
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 
 from tipqa.audit.markdown import summary_line
@@ -39,7 +40,8 @@ def audit(inputs: AuditInputs, layout: RunLayout) -> None:
     """Audit: the pool's sample searched where the build did not (`tipqa.audit.pool`)."""
     pool = layout.pool(inputs.pool)
     shards = [pool.shard(i) for i in range(shard_count(pool))]
-    audit_pool(inputs.audit_run(), auditing(inputs, layout), pool, shards)
+    with closing(auditing(inputs, layout)) as backends:
+        audit_pool(inputs.audit_run(), backends, pool, shards)
 
 
 def verbatim(inputs: VerbatimInputs, layout: RunLayout) -> StepStats:
