@@ -84,7 +84,11 @@ def child(repeats: int) -> dict[str, float]:
         if not group:
             continue
         megabytes = sum(len(t.encode()) for t in group) / 1e6
-        seconds = _best(lambda group=group: [analyse(t, blank) for t in group], repeats)
+
+        def analyse_group(group: list[str] = group) -> object:
+            return [analyse(t, blank) for t in group]
+
+        seconds = _best(analyse_group, repeats)
         row[f"analyse_{name}_mb_s"] = round(megabytes / seconds, 1)
     counters = [
         PhraseCounter(list(dict.fromkeys(p for p in map(tuple, map(tokenize, q.aliases)) if p)))

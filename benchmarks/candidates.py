@@ -31,12 +31,13 @@ from benchmarks.common import (
     RESULTS,
     ROOT,
     keep,
+    read_stats,
     save,
     start_luigi,
     table,
     write_luigi_config,
 )
-from tipqa.core.jsonl import read_json, read_records, write_json
+from tipqa.core.jsonl import read_records, write_json
 from tipqa.core.records import LABELS, Judgment, LabeledQuestion, VectorCandidates
 from tipqa.sources.demo.world import WorldSpec, write_world
 
@@ -95,8 +96,8 @@ def build(folder: Path, sections: dict[str, dict[str, str]], reuse: bool) -> dic
     from the times it recorded instead of being rebuilt.
     """
     times = folder / "times.json"
-    if reuse and times.exists() and read_json(times)["sections"] == sections:
-        return read_json(times)["times"]
+    if reuse and times.exists() and read_stats(times)["sections"] == sections:
+        return read_stats(times)["times"]
     shutil.rmtree(folder, ignore_errors=True)
     config = write_luigi_config(folder, sections)
     before, began = os.times(), time.perf_counter()
@@ -159,7 +160,7 @@ def embedded(folder: Path) -> int:
     """Chunks the candidate stage embedded, over every shard."""
     shards = sorted((run_folder(folder) / "pools" / "dev" / "shards").iterdir())
     return sum(
-        read_json(shard / "vector_search.stats.json")["counts"].get("chunks_embedded", 0)
+        read_stats(shard / "vector_search.stats.json")["counts"].get("chunks_embedded", 0)
         for shard in shards
     )
 
@@ -175,7 +176,7 @@ def compare(
         "stage": "full (flat)",
         **build(full_dir, {**base, "vector_index": {"backend": "faiss", "kind": "flat"}}, reuse),
     }
-    corpus_chunks = read_json(run_folder(full_dir) / "index" / "vector.stats.json")["counts"][
+    corpus_chunks = read_stats(run_folder(full_dir) / "index" / "vector.stats.json")["counts"][
         "index.chunks"
     ]
     full.update(

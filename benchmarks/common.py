@@ -182,7 +182,7 @@ def keep(path: Path, markdown: str) -> None:
     print("saved", path)
 
 
-def arguments(description: str, extra: Callable[[argparse.ArgumentParser], None] | None = None):
+def arguments(description: str, extra: Callable[[argparse.ArgumentParser], object] | None = None):
     """The common command line: --sizes, --large, --workdir, --results."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument(
@@ -198,6 +198,16 @@ def arguments(description: str, extra: Callable[[argparse.ArgumentParser], None]
         args.sizes.append(LARGE)
     args.workdir.mkdir(parents=True, exist_ok=True)
     return args
+
+
+def read_stats(path: Path) -> dict[str, Any]:
+    """A JSON object file (a step's stats file); an error if the file holds something else."""
+    from tipqa.core.jsonl import read_json
+
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise SystemExit(f"{path}: not a JSON object")
+    return data
 
 
 def write_luigi_config(folder: Path, sections: dict[str, dict[str, str]]) -> Path:

@@ -32,19 +32,35 @@ from tipqa.core.layout import RunLayout
 from tipqa.core.records import SCHEMA_VERSION, Question
 from tipqa.core.steps import SHARD_STEPS
 
+# Run in the other tree, whose layout is detected: where `shard_questions` lives, and whether it
+# reads a shard from the whole pool file (path, shard, size) or from the shard's own file.
 OLD_PROBE = """
-import sys, time
+import importlib, inspect, sys, time
 from pathlib import Path
-from tipqa.builder import steps
 from pipelines import ExtractKeywords, TokenJudge, TokenSearch, VectorJudge, VectorSearch
 shards, size, pool = int(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
+def first_module(*names):
+    for name in names:
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError:
+            continue
+    raise SystemExit(f"none of {names} in this tree")
+reader = first_module("tipqa.builder.inputs", "tipqa.build.steps", "tipqa.steps").shard_questions
+if len(inspect.signature(reader).parameters) == 3:
+    def read_input():
+        reader(pool / "questions.jsonl", shards // 2, size)
+else:
+    layout = first_module("tipqa.core.layout", "tipqa.layout")
+    def read_input():
+        reader(layout.PoolLayout(pool).shard(shards // 2))
 started = time.perf_counter()
 tasks = [t(pool="dev", shard=i) for i in range(shards)
          for t in (ExtractKeywords, TokenSearch, TokenJudge, VectorSearch, VectorJudge)]
 done = sum(task.complete() for task in tasks)
 complete = time.perf_counter() - started
 started = time.perf_counter()
-steps.shard_questions(pool / "questions.jsonl", shards // 2, size)
+read_input()
 read = time.perf_counter() - started
 print(done, complete, read)
 """

@@ -19,6 +19,7 @@ import shutil
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -60,13 +61,16 @@ def _queries(count: int) -> list[str]:
 def _int8(workdir: Path) -> SentenceTransformerEmbedder:
     """An ONNX Runtime embedder whose graph is the int8 (dynamic, per-channel) quantisation of
     the export (the export's own folder stays fp32)."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.quantization import (  # type: ignore[import-untyped]
+        QuantType,
+        quantize_dynamic,
+    )
 
     from tipqa.indexes.embedders.export import MODEL_FILE, TOKENIZER_FILE
     from tipqa.indexes.embedders.onnx_encoder import OnnxEncoder
 
     model = SentenceTransformerEmbedder(SentenceTransformerSettings(runtime="onnx"))
-    adapter = model._encoder  # the benchmark swaps the graph under the same tokenizer
+    adapter: Any = model._encoder  # the benchmark swaps the graph under the same tokenizer
     info = adapter.inner.info
     folder = workdir / "minilm-int8"
     folder.mkdir(parents=True, exist_ok=True)

@@ -22,6 +22,7 @@ from benchmarks.common import (
     K1,
     arguments,
     ensure_world,
+    read_stats,
     save,
     start_luigi,
     stopwatch,
@@ -29,7 +30,7 @@ from benchmarks.common import (
     wait_with_usage,
     write_luigi_config,
 )
-from tipqa.core.jsonl import read_json, read_records
+from tipqa.core.jsonl import read_records
 from tipqa.core.records import LABELS, LabeledQuestion
 
 STEPS = ("keywords", "token_search", "token_judge", "vector_search", "vector_judge")
@@ -53,15 +54,15 @@ def config_for(world: Path, folder: Path, kind: str, runtime: str, shard_size: i
 def stage_seconds(run: Path) -> dict[str, float]:
     """Seconds per stage from the stats files (shards summed)."""
     seconds = {
-        "token_index": read_json(run / "index" / "token.stats.json")["seconds"],
-        "vector_index": read_json(run / "index" / "vector.stats.json")["seconds"],
+        "token_index": read_stats(run / "index" / "token.stats.json")["seconds"],
+        "vector_index": read_stats(run / "index" / "vector.stats.json")["seconds"],
     }
     pool = run / "pools" / "dev"
     for step in STEPS:
         seconds[step] = round(
-            sum(read_json(p)["seconds"] for p in pool.glob(f"shards/*/{step}.stats.json")), 2
+            sum(read_stats(p)["seconds"] for p in pool.glob(f"shards/*/{step}.stats.json")), 2
         )
-    seconds["partition"] = read_json(pool / "partition" / "stats.json")["seconds"]
+    seconds["partition"] = read_stats(pool / "partition" / "stats.json")["seconds"]
     return seconds
 
 

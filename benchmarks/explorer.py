@@ -127,7 +127,8 @@ def on_real_text(workdir: Path, questions: int) -> tuple[dict[str, Any], Sizes]:
     """MB per 1,000 questions of both copies of the real build's page, and its text sizes."""
     config = load_config(str(real_run(workdir, questions)))
     run = config.layout()
-    fetch = token_index(config, Plan(config)).get
+    plan = Plan(config)
+    fetch = token_index(plan.token_index, plan.layout).get
     row: dict[str, Any] = {"questions": questions}
     for name, form in (("report", WHOLE), ("hub", EXCERPTS)):
         out = workdir / f"explorer-real-{questions}" / name

@@ -203,6 +203,7 @@ def run_interrupted(
         starts.append(start)
         if start.killed_in is None:
             return starts, [stage for stage, _ in remaining]
+        assert start.target is not None and start.delay is not None, "a kill was planned"
         remaining.remove((start.target, start.delay))
 
 

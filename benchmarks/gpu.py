@@ -173,12 +173,14 @@ def measure_embedding(model: Path, texts: list[str], args: argparse.Namespace) -
     """Chunks/s and tokens/s of the e5-architecture embedder; on a GPU fp16 against fp32."""
     from tipqa.indexes.chunking import make_splitter
     from tipqa.indexes.embedders.sentence_transformers import (
+        Precision,
+        Runtime,
         SentenceTransformerEmbedder,
         SentenceTransformerSettings,
     )
 
-    def embedder(precision: str) -> SentenceTransformerEmbedder:
-        runtime = "auto" if args.device == "cpu" else "torch"
+    def embedder(precision: Precision) -> SentenceTransformerEmbedder:
+        runtime: Runtime = "auto" if args.device == "cpu" else "torch"
         settings = SentenceTransformerSettings(
             model=str(model),
             device=args.device,
@@ -192,7 +194,7 @@ def measure_embedding(model: Path, texts: list[str], args: argparse.Namespace) -
     splitter = make_splitter(first, calibration_texts=texts[:200])
     chunks = evenly([c for t in texts for c in splitter.split(t)], args.embed_chunks)
     tokens = sum(first.count_tokens(chunks))
-    precisions = ["auto"] if args.device == "cpu" else ["fp16", "fp32"]
+    precisions: list[Precision] = ["auto"] if args.device == "cpu" else ["fp16", "fp32"]
     rows, vectors = {}, {}
     for precision in precisions:
         model_ = first if precision == "auto" else embedder(precision)

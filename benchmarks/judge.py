@@ -12,6 +12,7 @@ The token-stage label of every question must be the same under both readings.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,9 @@ class CountingJudge:
         self.words = 0
         self.tokens = 0
         self.per_question: dict[str, list[int]] = {}
+
+    def close(self) -> None:
+        """Nothing held."""
 
     def judge(self, requests: list[JudgeRequest]) -> list[Judgment]:
         """Judge by rules after counting what an LLM would have been sent."""
@@ -144,7 +148,7 @@ def run_size(size: int, workdir: Path, tokenizer: Any) -> dict[str, Any]:
 
 
 def _by_label(
-    size: int, labels: dict[str, str], early: dict[str, list[int]], naive: dict[str, list[int]]
+    size: int, labels: Mapping[str, str], early: dict[str, list[int]], naive: dict[str, list[int]]
 ) -> list[dict[str, Any]]:
     """Prompts and tokens per question of each token-stage label, for both readings."""
     rows = []

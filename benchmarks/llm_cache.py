@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 import shutil
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -87,15 +88,14 @@ class InstantSettings(LLMSettings):
     provider: ClassVar[str] = "instant"
     model: str = setting("instant", doc="a name")
 
-    def chat_model(self, stats: StepStats, *, progress: bool = True) -> ChatModel:
+    def transport(self, stats: StepStats, *, progress: bool = True) -> ChatModel:
         """The instant transport."""
         return InstantChatModel(self.model, stats)
 
 
 def judge_run(choice: Choice, cache: Path | None, batch: list[JudgeRequest]) -> dict[str, Any]:
     """Judge `batch` once with a fresh judge of `choice`; seconds, prompts/s and cache counters."""
-    judge = make_judge(choice, cache)
-    with stopwatch() as clock:
+    with closing(make_judge(choice, cache)) as judge, stopwatch() as clock:
         judgments = judge.judge(batch)
     assert len(judgments) == len(batch) and all(j.label for j in judgments), "every prompt judged"
     counts = judge.stats.counts  # type: ignore[attr-defined]

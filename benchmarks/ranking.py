@@ -58,6 +58,9 @@ class FixedSetJudge:
 
     name = "fixed-set"
 
+    def close(self) -> None:
+        """Nothing held."""
+
     def judge(self, requests: list[JudgeRequest]) -> list[Judgment]:
         """One judgment per request: yes when the document is in the set."""
         judgments = []

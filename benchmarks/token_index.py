@@ -48,7 +48,7 @@ def read_only(files: list[Path]) -> dict[str, float]:
     return _rates("read+parse", documents, corpus.stats.counts["text_bytes"], clock["seconds"])
 
 
-def _rates(name: str, documents: int, text_bytes: int, seconds: float) -> dict[str, Any]:
+def _rates(name: str, documents: int, text_bytes: float, seconds: float) -> dict[str, Any]:
     """A build row: documents/s and MB/s."""
     return {
         "method": name,

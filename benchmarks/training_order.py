@@ -108,7 +108,7 @@ def touch_rate(path: Path) -> dict[str, Any]:
     return _rates(int(tokens.size), clock["seconds"])
 
 
-def _rates(tokens: int, seconds: float) -> dict[str, Any]:
+def _rates(tokens: float, seconds: float) -> dict[str, Any]:
     return {
         "seconds": round(seconds, 2),
         "tokens_per_s": round(tokens / seconds),
@@ -145,7 +145,7 @@ def match(stream: MegatronStream, folder: Path, wanted: list[WantedDocument]) ->
     with stopwatch() as clock:
         finder.find(wanted)
     steps = span_steps(wanted, finder)
-    keys = finder.stats.counts["piece_keys"]
+    keys = int(finder.stats.counts["piece_keys"])
     random_keys = np.sort(np.random.default_rng(1).integers(0, 2**63, size=keys, dtype=np.uint64))
     with stopwatch() as scan:
         for unit in iter_index(stream, folder, 65_536):

@@ -1,4 +1,5 @@
-"""Fixtures shared across test folders: Label Studio, the vLLM engine's environment, the tiny model.
+"""Fixtures shared across test folders: Label Studio, the vLLM engine's environment, the tiny model,
+the demo world built once per session (`seed_support`).
 
 The vLLM ones are defined once (in `vllm_fixtures`) so that every test of a session gets the same
 tiny model, and so one engine.
@@ -19,9 +20,10 @@ from pathlib import Path
 
 import label_studio_server
 import pytest
+from seed_support import demo_builds
 from vllm_fixtures import model_path, tiny_model, vllm_environment
 
-__all__ = ["label_studio", "model_path", "tiny_model", "vllm_environment"]
+__all__ = ["demo_builds", "label_studio", "model_path", "tiny_model", "vllm_environment"]
 
 EXTRA_OF = {
     "openai": "openai",

@@ -14,6 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from seed_support import seed_run
 
 from benchmarks.fault_injection import (
     LOST_MARGIN,
@@ -25,6 +26,7 @@ from benchmarks.fault_injection import (
     run_once,
     summarize,
 )
+from tipqa.core.layout import RunLayout
 from tipqa.core.records import JudgeRequest
 from tipqa.llm.cache import LLMCache
 from tipqa.llm.prompts import load_template
@@ -42,6 +44,7 @@ def test_a_killed_build_resumes_to_identical_outputs_without_repeating_cached_ca
         assert clean.calls > 0
         folder = tmp_path / "killed"
         config = config_for(folder, server, DOCUMENTS, SHARD_SIZE)
+        seed_run(folder, RunLayout(tmp_path / "clean" / "outputs" / "bench"))
         cache = folder / "outputs" / "bench" / "llm-cache"
         server.begin(cache, stall_after=6)
         killed = run_once(

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from seed_support import DemoBuilds, seed_run
 from tests_support import luigi_config, run_luigi
 
 from tipqa.boundary.records import FirstSeen
@@ -59,18 +60,20 @@ class Built:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    """The demo world, its synthetic training order, then the whole build."""
+def built(tmp_path_factory: pytest.TempPathFactory, demo_builds: DemoBuilds) -> Built:
+    """The demo world (the session's, with its indexes), its synthetic training order, then the
+    whole build."""
     root = tmp_path_factory.mktemp("boundary")
-    world = run_luigi(luigi_config(root), "MakeDemoWorld")
-    assert world.returncode == 0, world.stderr[-3000:]
-    corpus = FileCorpus.of(root / "outputs" / "t" / "world" / "corpus")
+    seed = demo_builds()
+    corpus = FileCorpus.of(seed.world.corpus)
     order = write_training_order(
         corpus, root / "order", seq_length=SEQ_LENGTH, batch_size=BATCH_SIZE
     )
     steps = [*range(0, order.steps, 10), order.steps]
     done = Built(root, order, steps)
-    result = run_luigi(luigi_config(root, **done.sections()), "CreateDataset")
+    config = luigi_config(root, **done.sections())
+    seed_run(root, seed)
+    result = run_luigi(config, "CreateDataset")
     assert result.returncode == 0, result.stderr[-3000:]
     return done
 

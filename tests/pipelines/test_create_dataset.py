@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import configparser
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 from datasets import load_from_disk
+from seed_support import DemoBuilds, candidates_config, seed_run
 from tests_support import luigi_config, run_luigi
 
 from tipqa.core.jsonl import read_json, read_records
@@ -30,10 +30,12 @@ def partition_rows(root: Path, run: str) -> dict[str, LabeledQuestion]:
 
 
 @pytest.fixture(scope="module")
-def clean_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One uninterrupted build of the small demo world."""
+def clean_run(tmp_path_factory: pytest.TempPathFactory, demo_builds: DemoBuilds) -> Path:
+    """One uninterrupted build of the small demo world (on the session's world and indexes)."""
     root = tmp_path_factory.mktemp("clean")
-    result = run_luigi(luigi_config(root), "CreateDataset")
+    config = luigi_config(root)
+    seed_run(root, demo_builds())
+    result = run_luigi(config, "CreateDataset")
     assert result.returncode == 0, result.stderr[-3000:]
     return root
 
@@ -55,14 +57,10 @@ def test_every_label_equals_its_label_by_construction(clean_run: Path) -> None:
 
 
 def test_the_candidate_vector_stage_gives_the_full_index_s_labels(
-    clean_run: Path, tmp_path: Path
+    clean_run: Path, tmp_path: Path, demo_builds: DemoBuilds
 ) -> None:
-    config = luigi_config(tmp_path, vector_index={"backend": "candidates"})
-    parser = configparser.ConfigParser(interpolation=None)
-    parser.read(config)
-    parser.remove_option("vector_index", "kind")
-    with open(config, "w") as handle:
-        parser.write(handle)
+    config = candidates_config(tmp_path)
+    seed_run(tmp_path, demo_builds("candidates"))
     result = run_luigi(config, "CreateDataset")
     assert result.returncode == 0, result.stderr[-3000:]
     full, mine = partition_rows(clean_run, "t"), partition_rows(tmp_path, "t")

@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from seed_support import DemoBuilds, seed_run
 from tests_support import luigi_config, run_luigi
 
 from tipqa.core.records import LABELS
@@ -27,13 +28,15 @@ def partition_files(root: Path) -> dict[str, bytes]:
     return {label: (folder / f"{label}.jsonl").read_bytes() for label in LABELS}
 
 
-def test_elasticsearch_build_equals_embedded_build(tmp_path: Path) -> None:
+def test_elasticsearch_build_equals_embedded_build(tmp_path: Path, demo_builds: DemoBuilds) -> None:
     from tipqa.indexes.es.client import make_client
 
     name = f"tipqa-test-{uuid.uuid4().hex[:8]}"
     embedded = tmp_path / "embedded"
     embedded.mkdir()
-    assert run_luigi(luigi_config(embedded), "CreateDataset").returncode == 0
+    reference = luigi_config(embedded)
+    seed_run(embedded, demo_builds())
+    assert run_luigi(reference, "CreateDataset").returncode == 0
     remote = tmp_path / "remote"
     remote.mkdir()
     config = luigi_config(

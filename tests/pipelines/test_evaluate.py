@@ -10,6 +10,7 @@ from typing import Any
 import openai_server as fake
 import pytest
 from evaluate_support import ANSWER_LAYOUT
+from seed_support import DemoBuilds, seed_run
 from tests_support import luigi_config, run_luigi
 
 from tipqa.core.jsonl import read_json, read_records
@@ -42,7 +43,7 @@ class SplitPlayingModel:
         return fake.Reply(text=text, token_logprobs=[(text, math.log(0.75))])
 
 
-def test_evaluate_scores_a_model_and_resumes(tmp_path: Path) -> None:
+def test_evaluate_scores_a_model_and_resumes(tmp_path: Path, demo_builds: DemoBuilds) -> None:
     run = RunLayout(tmp_path / "outputs" / "t")
     model = SplitPlayingModel(run.splits / "test" / "questions.jsonl")
     folder = run.evaluation("openai", "table", "test")
@@ -50,6 +51,7 @@ def test_evaluate_scores_a_model_and_resumes(tmp_path: Path) -> None:
         answerer = {"model": "table", "base_url": server.base_url, "max_retries": "0"}
         sections = {"evaluate": {"bootstrap": "50"}, "evaluate.openai": answerer}
         config = luigi_config(tmp_path, **sections)
+        seed_run(tmp_path, demo_builds())
         task = ("Evaluate", "--model-backend", "openai", "--split", "test")
         first = run_luigi(config, *task)
         assert first.returncode == 30, first.stderr[-3000:]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import openai_server as fake
 import pytest
+from seed_support import DemoBuilds, seed_run
 from tests_support import luigi_config, rule_playing_server, run_luigi
 
 from tipqa.core.jsonl import read_json, read_records
@@ -19,7 +20,7 @@ SECRET = "sk-test-tipqa-7d1c0ffee"
 
 
 def test_llm_backends_label_like_the_rules_and_a_rerun_pays_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_builds: DemoBuilds
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     with fake.FakeOpenAIServer(rule_playing_server) as server:
@@ -27,6 +28,7 @@ def test_llm_backends_label_like_the_rules_and_a_rerun_pays_nothing(
         judge = {**llm, "max_concurrency": "4"}
         # the whole corpus as the sample: the estimate is the exact upper bound
         config = luigi_config(tmp_path, keywords=llm, judge=judge, build={"cost_sample": "1"})
+        seed_run(tmp_path, demo_builds())
         preview = run_luigi(config, "PreviewCost", "--pool", "dev")
         assert preview.returncode == 0, preview.stderr[-3000:]
         judge_calls_before = server.calls

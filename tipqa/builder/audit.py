@@ -19,6 +19,7 @@ import argparse
 import dataclasses
 import os
 from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,8 @@ def audit(
     pool = layout.pool(inputs.pool)
     pool.audit_stats.unlink(missing_ok=True)
     shards = [pool.shard(i) for i in range(shard_count(pool))]
-    result, stats = audit_pool(inputs.audit_run(), auditing(inputs, layout), pool, shards)
+    with closing(auditing(inputs, layout)) as backends:
+        result, stats = audit_pool(inputs.audit_run(), backends, pool, shards)
     if not accept_undetermined:
         check_finished(inputs.pool, result, stats, str(pool.audit))
     stats.write(pool.audit_stats)

@@ -1,4 +1,8 @@
-"""Build each seam's backend from its configured `Choice` (backend name and typed settings)."""
+"""Build each seam's backend from its configured `Choice` (backend name and typed settings).
+
+An LLM backend (its settings an `LLMSettings`) gets the run's LLM cache, opened here; its
+settings put the transport behind it (`LLMSettings.chat_model`). Close what these make.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from tipqa.llm.answerers.base import ANSWERERS, Answerer
 from tipqa.llm.cache import LLMCache
 from tipqa.llm.judges.base import JUDGES, RelevanceJudge
 from tipqa.llm.keywords.base import KEYWORD_EXTRACTORS, KeywordExtractor
+from tipqa.llm.settings import LLMSettings
 
 
 def make_token_index(choice: Choice, place: IndexPlace) -> TokenIndex:
@@ -39,23 +44,22 @@ def make_vector_index(
     )
 
 
-def _cache(cache: Path | None, cacheable: bool) -> dict[str, Any]:
-    """The `cache` argument of an LLM backend whose answers go to the LLM cache at `cache`."""
-    return {"cache": LLMCache(cache)} if cache is not None and cacheable else {}
+def _llm(choice: Choice, cache: Path | None) -> dict[str, Any]:
+    """The LLM cache at `cache` for a backend that asks an LLM (none for the others)."""
+    asks = isinstance(choice.settings, LLMSettings)
+    return {"cache": LLMCache(cache)} if asks and cache is not None else {}
 
 
 def make_keyword_extractor(choice: Choice, cache: Path | None) -> KeywordExtractor:
     """The keyword extractor of `choice`; an LLM one asks through the LLM cache at `cache`."""
-    cacheable = KEYWORD_EXTRACTORS.has(choice.backend, "cacheable")
-    return KEYWORD_EXTRACTORS.create(choice.backend, choice.settings, **_cache(cache, cacheable))
+    return KEYWORD_EXTRACTORS.create(choice.backend, choice.settings, **_llm(choice, cache))
 
 
 def make_judge(choice: Choice, cache: Path | None) -> RelevanceJudge:
     """The relevance judge of `choice`; an LLM one asks through the LLM cache at `cache`."""
-    cacheable = JUDGES.has(choice.backend, "cacheable")
-    return JUDGES.create(choice.backend, choice.settings, **_cache(cache, cacheable))
+    return JUDGES.create(choice.backend, choice.settings, **_llm(choice, cache))
 
 
 def make_answerer(choice: Choice, cache: Path | None) -> Answerer:
     """The model under evaluation of `choice`, asked through the LLM cache at `cache`."""
-    return ANSWERERS.create(choice.backend, choice.settings, **_cache(cache, True))
+    return ANSWERERS.create(choice.backend, choice.settings, **_llm(choice, cache))

@@ -12,6 +12,7 @@ that looks finished.
 from __future__ import annotations
 
 import dataclasses
+from contextlib import closing
 
 from tipqa.builder.assemble import (
     Judging,
@@ -175,8 +176,8 @@ def shard_of(inputs: ShardInputs, layout: RunLayout) -> ShardLayout:
 def extract_shard_keywords(inputs: KeywordsInputs, layout: RunLayout) -> StepStats:
     """ExtractKeywords: the keywords of the shard's questions, by the configured extractor."""
     out = shard_of(inputs, layout)
-    extractor = make_keyword_extractor(inputs.keywords, llm_cache(inputs, layout))
-    return extract_keywords(shard_questions(out), inputs, extractor, out)
+    with closing(make_keyword_extractor(inputs.keywords, llm_cache(inputs, layout))) as extractor:
+        return extract_keywords(shard_questions(out), inputs, extractor, out)
 
 
 def search_shard_tokens(inputs: TokenSearchInputs, layout: RunLayout) -> StepStats:
@@ -188,7 +189,8 @@ def search_shard_tokens(inputs: TokenSearchInputs, layout: RunLayout) -> StepSta
 def judge_shard_tokens(inputs: TokenJudgeInputs, layout: RunLayout) -> StepStats:
     """TokenJudge of the shard's token candidates."""
     out = shard_of(inputs, layout)
-    return token_judge(shard_questions(out), inputs, token_judging(inputs, layout), out)
+    with closing(token_judging(inputs, layout)) as judging:
+        return token_judge(shard_questions(out), inputs, judging, out)
 
 
 def search_shard_vectors(inputs: VectorSearchInputs, layout: RunLayout) -> StepStats:
@@ -200,4 +202,5 @@ def search_shard_vectors(inputs: VectorSearchInputs, layout: RunLayout) -> StepS
 def judge_shard_vectors(inputs: VectorJudgeInputs, layout: RunLayout) -> StepStats:
     """VectorJudge of the shard's vector candidates."""
     out = shard_of(inputs, layout)
-    return vector_judge(shard_questions(out), inputs, vector_judging(inputs, layout), out)
+    with closing(vector_judging(inputs, layout)) as judging:
+        return vector_judge(shard_questions(out), inputs, judging, out)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar
 
 from tipqa.annotation.labelstudio_server import LabelStudioSettings
@@ -141,10 +140,6 @@ class Config:
     def layout(self) -> RunLayout:
         """The run's output tree."""
         return RunLayout.of(self.build.output_root, self.build.name)
-
-    def llm_cache(self) -> Path | None:
-        """The run's LLM cache folder, or None when `[build] llm_cache` is off."""
-        return self.layout().llm_cache if self.build.llm_cache else None
 
     def pool(self, name: str) -> Pool:
         """The pool called `name`."""

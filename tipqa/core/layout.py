@@ -190,10 +190,6 @@ class EvaluationLayout:
         """The predictions' stats file, written with them."""
         return self.root / "predictions.stats.json"
 
-    def predictions_partial(self, fingerprint: str) -> Path:
-        """Answers in progress of the predictions with this fingerprint (appended per batch)."""
-        return self.root / f"predictions.{fingerprint[:12]}.partial.jsonl"
-
     @property
     def scored(self) -> Path:
         """Each question's reading and outcome."""

@@ -6,7 +6,7 @@ implementation is constructed the same way: `cls(settings, **runtime)`, where `s
 frozen `tipqa.core.settings.Settings` read strictly from the seam's config section and `runtime`
 holds what only the caller knows (a path, a vector dimension, a client).
 
-A seam may name optional capabilities (say, "cacheable"), each with a check of the class and its
+A seam may name optional capabilities (say, "counted"), each with a check of the class and its
 settings class; a backend declares those it has where it is registered (`add(...,
 capabilities=...)`), callers ask `has(name, capability)`, and `check(name)` says where a
 declaration and the class disagree (one test runs it over every entry of every registry).
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import importlib
-import inspect
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -53,15 +52,6 @@ def has_methods(*names: str) -> Check:
 
     def check(target: Any, settings: type[Settings]) -> bool:
         return all(callable(getattr(target, name, None)) for name in names)
-
-    return check
-
-
-def takes(name: str) -> Check:
-    """A check that the implementation is constructed with the keyword argument `name`."""
-
-    def check(target: Any, settings: type[Settings]) -> bool:
-        return name in inspect.signature(target).parameters
 
     return check
 

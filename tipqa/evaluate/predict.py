@@ -1,30 +1,24 @@
-"""Predictions from a real model, written resumably.
+"""Predictions from a real model, resumed through the LLM cache.
 
-The predictions have a fingerprint (`record`: the answerer's settings and the split). Every
-answered question is appended at once to the partial file of that fingerprint (flushed and
-synced per batch); an answerer made with the LLM cache has stored each answer as it arrived
-(`tipqa.llm.cached_chat`). A rerun after a failure reads the partial file (a
-line cut by a crash is skipped and counted) and asks only for the questions not in it; a
-question whose answer failed is left out of it, so it is asked again. When every question has
-an answer the predictions file is written whole (in gold order, atomically; a stale stats file
-removed first), then its stats file recording the fingerprint, and the partial file is removed.
-A finished predictions file counts only while its stats record the same fingerprint: other
+The predictions have a fingerprint (`record`: the answerer's settings and the split). The one
+resume layer is the LLM cache: an answerer made with it (`[build] llm_cache`, the default)
+stores each answer as it arrives (`tipqa.llm.cached_chat`), so a rerun after a failure or a
+kill gets every answer already received from the cache and asks only for the rest; a failed
+answer is not stored, so it is asked again. Without the cache a rerun asks every question
+again. When every question has an answer the predictions file is written whole (in gold order,
+atomically; a stale stats file removed first), then its stats file recording the fingerprint. A
+finished predictions file counts only while its stats record the same fingerprint: other
 settings make new predictions (their answers may still come from the cache). Questions still
-without an answer end the run with an error naming how many: nothing already answered is lost,
-and the next run retries just those.
+without an answer end the run with an error naming how many.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
-from typing import IO
 
-import orjson
 from tqdm import tqdm
 
 from tipqa.core.errors import InputError, TipqaError
@@ -56,7 +50,7 @@ def answerer_record(answerer: Answerer, gold: GoldSet) -> StepRecord:
 
 
 def read_done(path: Path, gold_ids: set[str], stats: StepStats) -> dict[str, Prediction]:
-    """Predictions already made (from a finished file or a partial one); bad lines are counted."""
+    """The predictions of a finished file; bad lines are counted."""
     done: dict[str, Prediction] = {}
     if not path.is_file():
         return done
@@ -77,24 +71,6 @@ def read_done(path: Path, gold_ids: set[str], stats: StepStats) -> dict[str, Pre
     return done
 
 
-def _end_line(handle: IO[bytes]) -> None:
-    """End a last line that a crash cut short, so that appended lines stay whole."""
-    position = handle.tell()
-    if position == 0:
-        return
-    with open(handle.name, "rb") as reader:
-        reader.seek(position - 1)
-        if reader.read(1) != b"\n":
-            handle.write(b"\n")
-
-
-def _append(handle: IO[bytes], predictions: Sequence[Prediction]) -> None:
-    for prediction in predictions:
-        handle.write(orjson.dumps(prediction.to_dict()) + b"\n")
-    handle.flush()
-    os.fsync(handle.fileno())
-
-
 def make_predictions(
     gold: GoldSet,
     answerer: Answerer,
@@ -105,7 +81,7 @@ def make_predictions(
 ) -> StepStats:
     """Answer every gold question with `answerer`; write the predictions under `folder`."""
     record = record or answerer_record(answerer, gold)
-    out, partial = folder.predictions, folder.predictions_partial(record.fingerprint)
+    out = folder.predictions
     ids = set(gold.ids)
     stats = StepStats(
         Step.PREDICTIONS,
@@ -123,41 +99,35 @@ def make_predictions(
     done: dict[str, Prediction] = {}
     if recorded_fingerprint(folder.predictions_stats) == record.fingerprint:
         done = read_done(out, ids, stats)
-    done.update(read_done(partial, ids, stats))
     stats.add("resumed", len(done))
     pending: list[LabeledQuestion] = [q for q in gold.questions if q.id not in done]
     failures: Counter[str] = Counter()
     folder.root.mkdir(parents=True, exist_ok=True)
-    with open(partial, "ab") as handle:
-        _end_line(handle)
-        starts = range(0, len(pending), batch)
-        for start in tqdm(starts, desc="predictions", unit="batch", disable=len(starts) < 2):
-            chunk = pending[start : start + batch]
-            made = []
-            for question, answer in zip(
-                chunk, answerer.answer([q.question for q in chunk]), strict=True
-            ):
-                if not answer.ok:
-                    failures[str(answer.error).split(":")[0]] += 1
-                    continue
-                made.append(Prediction(question.id, answer.text, answer.confidence))
-                stats.add("answered")
-                stats.add("prompt_tokens", answer.usage.prompt_tokens)
-                stats.add("completion_tokens", answer.usage.completion_tokens)
-                stats.add("without_confidence", answer.confidence is None)
-            _append(handle, made)
-            done.update((p.id, p) for p in made)
+    starts = range(0, len(pending), batch)
+    for start in tqdm(starts, desc="predictions", unit="batch", disable=len(starts) < 2):
+        chunk = pending[start : start + batch]
+        for question, answer in zip(
+            chunk, answerer.answer([q.question for q in chunk]), strict=True
+        ):
+            if not answer.ok:
+                failures[str(answer.error).split(":")[0]] += 1
+                continue
+            done[question.id] = Prediction(question.id, answer.text, answer.confidence)
+            stats.add("answered")
+            stats.add("prompt_tokens", answer.usage.prompt_tokens)
+            stats.add("completion_tokens", answer.usage.completion_tokens)
+            stats.add("without_confidence", answer.confidence is None)
     stats.add("unanswered", sum(failures.values()))
     stats.merge(answerer.stats, prefix="backend.")
     if failures:
         raise TipqaError(
             f"{sum(failures.values())} of {len(gold.questions)} questions got no answer "
-            f"({', '.join(f'{k}: {n}' for k, n in sorted(failures.items()))}); the "
-            f"{len(done)} answers so far are kept in {partial}: rerun to retry the rest"
+            f"({', '.join(f'{k}: {n}' for k, n in sorted(failures.items()))}); rerun to "
+            "retry them (the answers received are in the LLM cache, where [build] llm_cache "
+            "is on)"
         )
     folder.predictions_stats.unlink(missing_ok=True)
     write_predictions(out, [done[q.id] for q in gold.questions])
     stats.add("predictions", len(gold.questions))
     stats.write(folder.predictions_stats)
-    partial.unlink(missing_ok=True)
     return stats

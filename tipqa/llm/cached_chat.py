@@ -148,6 +148,11 @@ def cached(chat: ChatModel, cache: LLMCache | None) -> ChatModel:
     return chat if cache is None else CachedChatModel(chat, cache)
 
 
+def transport_of(chat: ChatModel) -> ChatModel:
+    """The transport `chat` asks (itself when it is not behind the cache)."""
+    return chat.chat if isinstance(chat, CachedChatModel) else chat
+
+
 def entry(completion: Completion) -> dict[str, Any]:
     """What is stored of a completion: its text, log-probabilities, flags and usage."""
     return {

@@ -112,6 +112,6 @@ class OpenAISettings(OpenAIServerSettings, LLMSettings):
 
     provider: ClassVar[str] = "openai"
 
-    def chat_model(self, stats: StepStats, *, progress: bool = True) -> ChatModel:
+    def transport(self, stats: StepStats, *, progress: bool = True) -> ChatModel:
         """A chat model on this server, counting into `stats` (the key from OPENAI_API_KEY)."""
         return OpenAIChatModel(self.client(stats, progress=progress))

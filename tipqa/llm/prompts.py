@@ -6,6 +6,7 @@ stats, so changing a prompt never reuses answers given to another prompt.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -45,9 +46,18 @@ class PromptTemplate:
         """First 12 hex digits of the hash, for names and logs."""
         return self.sha256[:12]
 
+    @functools.cached_property
+    def _pieces(self) -> list[str]:
+        """The text split at its slots: text, slot name, text, ..., text."""
+        return _SLOT.split(self.text)
+
     def render(self, **fields: str) -> str:
         """Fill the `{field}` slots (plain replacement: braces in the inputs stay as they are)."""
-        return _SLOT.sub(lambda m: fields.get(m.group(1), m.group(0)), self.text)
+        pieces = self._pieces
+        out = pieces.copy()
+        for i in range(1, len(pieces), 2):
+            out[i] = fields.get(pieces[i], "{" + pieces[i] + "}")
+        return "".join(out)
 
     def require_slots(self, *slots: str) -> None:
         """Raise ConfigError naming the `{slot}`s the template lacks."""

@@ -1,7 +1,7 @@
 """One registration makes an LLM provider the judge, the keyword extractor and the answerer.
 
 A provider is its settings class: an `LLMSettings` dataclass naming the provider and building
-its transport (`chat_model`, a `tipqa.llm.chat.ChatModel`). `register_provider` combines it
+its transport (`transport`, a `tipqa.llm.chat.ChatModel`). `register_provider` combines it
 with each task's own fields (`JudgeTask`, `KeywordTask`, `AnswerTask`) and registers the LLM
 tasks under the provider's name in [judge], [keywords] and [evaluate] (`backend = NAME`).
 """

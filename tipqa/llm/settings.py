@@ -6,6 +6,8 @@ from typing import Any, ClassVar
 
 from tipqa.core.settings import Settings
 from tipqa.core.stats import StepStats
+from tipqa.llm.cache import LLMCache
+from tipqa.llm.cached_chat import cached
 from tipqa.llm.chat import ChatModel
 from tipqa.llm.prompts import PromptTemplate, load_template
 
@@ -23,16 +25,23 @@ class PromptedSettings(Settings):
 class LLMSettings(PromptedSettings):
     """Settings of an LLM task on one provider: its model and how to reach it.
 
-    A provider's settings name it (`provider`) and build its transport (`chat_model`); the task
-    settings on top add the task's own fields. The task's cache key is made of `identity()`.
+    A provider's settings name it (`provider`) and build its transport (`transport`); the task
+    settings on top add the task's own fields. `chat_model` is where a transport is made for a
+    task, and the one place it goes behind the LLM cache.
     """
 
     provider: ClassVar[str]
     model: str
 
-    def chat_model(self, stats: StepStats, *, progress: bool = True) -> ChatModel:
-        """The transport these settings ask, counting into `stats`."""
+    def transport(self, stats: StepStats, *, progress: bool = True) -> ChatModel:
+        """The provider's transport for these settings, counting into `stats` (no cache)."""
         raise NotImplementedError(f"{type(self).__name__} names no transport")
+
+    def chat_model(
+        self, stats: StepStats, *, cache: LLMCache | None = None, progress: bool = True
+    ) -> ChatModel:
+        """The chat model a task asks: the transport, behind `cache` when one is given."""
+        return cached(self.transport(stats, progress=progress), cache)
 
     def tag(self, template: PromptTemplate) -> str:
         """The task's name in records: provider, model and the template's short hash."""

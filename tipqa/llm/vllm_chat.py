@@ -73,7 +73,7 @@ class VLLMEngineSettings(LLMSettings):
         """Whether prompts go through the model's chat template."""
         return True
 
-    def chat_model(self, stats: StepStats, *, progress: bool = True) -> ChatModel:
+    def transport(self, stats: StepStats, *, progress: bool = True) -> ChatModel:
         """The process's engine for these settings, as a chat model counting into `stats`."""
         return VLLMChatModel(
             self.engine_config(),

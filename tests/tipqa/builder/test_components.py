@@ -57,6 +57,11 @@ def test_llm_judge_asks_through_the_cache(tmp_path: Path) -> None:
     assert judge.chat.cache.path == tmp_path / "cache"
     assert judge.model == "judge-model"
     assert judge.transport.client.base_url == LOCAL
+    judge.chat.cache.put("k", "test", {"text": "yes"})
+    assert judge.chat.cache.files()
+    judge.close()
+    assert judge.transport.client._client.is_closed()
+    assert judge.chat.cache._files._own is None, "the cache's connection is closed"
 
 
 @pytest.mark.needs("openai")

@@ -7,11 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tipqa.builder import shard_steps
 from tipqa.builder.assemble import Judging, TokenJudging, VectorSearching
 from tipqa.builder.inputs import pool_shards, shard_questions
 from tipqa.builder.plan import Plan
 from tipqa.builder.shard_steps import (
     extract_keywords,
+    extract_shard_keywords,
     token_judge,
     token_search,
     vector_judge,
@@ -26,7 +28,7 @@ from tipqa.builder.step_inputs import (
 )
 from tipqa.config import read_config
 from tipqa.core.jsonl import read_json, read_records, write_records
-from tipqa.core.layout import PoolLayout, ShardLayout
+from tipqa.core.layout import PoolLayout, RunLayout, ShardLayout
 from tipqa.core.records import (
     Decision,
     Document,
@@ -211,3 +213,32 @@ def test_vector_steps_take_only_questions_passed_on(tmp_path: Path) -> None:
     instances = read_records(shard.instances, VectorInstance)
     assert [(i.question_id, i.relevant) for i in instances] == [("apart", True), ("none", False)]
     assert read_json(shard.stats(Step.VECTOR_JUDGE))["counts"]["prompts"] == 2
+
+
+def test_the_keyword_step_closes_the_extractor_it_makes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    closed: list[str] = []
+
+    class Closing(RuleKeywordExtractor):
+        def close(self) -> None:
+            closed.append(self.name)
+
+    monkeypatch.setattr(shard_steps, "make_keyword_extractor", lambda choice, cache: Closing())
+    layout = RunLayout(tmp_path / "run")
+    write_records(layout.pool("dev").shard(0).questions, QUESTIONS)
+    stats = extract_shard_keywords(KEYWORDS_INPUTS.at(0), layout)
+    assert stats.counts["questions"] == len(QUESTIONS)
+    assert closed == [Closing.name]
+
+
+def test_judging_backends_close_their_judge() -> None:
+    closed: list[str] = []
+
+    class Closing(RuleJudge):
+        def close(self) -> None:
+            closed.append("judge")
+
+    TokenJudging(Closing(), lambda ids: {}).close()
+    Judging(Closing()).close()
+    assert closed == ["judge", "judge"]

@@ -45,8 +45,8 @@ def test_candidates_from_elasticsearch_need_its_bm25_field() -> None:
 
 
 def test_the_llm_cache_is_one_switch_of_the_run_and_its_old_key_says_where_it_went() -> None:
-    assert read_config({}).llm_cache() == read_config({}).layout().llm_cache
-    assert read_config({"build": {"llm_cache": "false"}}).llm_cache() is None
+    assert read_config({}).build.llm_cache is True
+    assert read_config({"build": {"llm_cache": "false"}}).build.llm_cache is False
     message = error({"judge": {"backend": "openai", "cache": "false"}})
     assert message.startswith("[judge] 'cache' is no longer a key here")
     assert "[build] llm_cache" in message

@@ -64,9 +64,6 @@ def test_evaluation_paths_and_model_folders(tmp_path: Path) -> None:
     assert evaluation == EvaluationLayout(root)
     assert evaluation.predictions == root / "predictions.jsonl"
     assert evaluation.stats == root / "evaluate.stats.json"
-    assert evaluation.predictions_partial("0123456789abcdef").name == (
-        "predictions.0123456789ab.partial.jsonl"
-    )
     assert model_slug("gpt-4o-mini") == "gpt-4o-mini"
     assert model_slug("/models/a/llama") != model_slug("/models/b/llama")
     assert model_slug("/models/a/llama").startswith("llama-")

@@ -98,7 +98,7 @@ class TinySettings(LLMSettings):
     model: str = setting("tiny-model", doc="the model the server runs")
     url: str = knob("", doc="the server's address")
 
-    def chat_model(self, stats: StepStats, *, progress: bool = True) -> ChatModel:
+    def transport(self, stats: StepStats, *, progress: bool = True) -> ChatModel:
         """The tiny transport to `url`."""
         return TinyChatModel(self.url, self.model, stats)
 

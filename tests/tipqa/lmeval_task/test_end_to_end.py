@@ -1,6 +1,8 @@
-"""lm-eval end to end, offline: the demo build's Hub folder, `lm_eval --model hf` with a tiny
-random model made here, and the metrics it reports equal to `python -m tipqa.evaluate`'s on the
-same generations (read from its logged samples)."""
+"""lm-eval end to end, offline: the demo build's Hub folder (on the session's world and
+indexes), `lm_eval --model hf` with a tiny random model made here, and the metrics it reports
+equal to `python -m tipqa.evaluate`'s on the same generations (read from its logged samples).
+tipqa's own commands run in this process (`run(argv)`); lm-eval, the system under test, runs as
+its own command."""
 
 from __future__ import annotations
 
@@ -12,8 +14,11 @@ from pathlib import Path
 
 import pytest
 from lmeval_model import refusing_model
+from seed_support import DemoBuilds, seed_run
 from tests_support import luigi_config, run_luigi
 
+from tipqa.evaluate import __main__ as evaluate
+from tipqa.lmeval_task import __main__ as lmeval_task
 from tipqa.lmeval_task import hooks
 from tipqa.lmeval_task.task_files import FOLDER, METRICS, TASK
 
@@ -31,8 +36,12 @@ def offline(home: Path) -> dict[str, str]:
     }
 
 
-def test_lm_eval_reports_the_metrics_of_tipqa(tmp_path: Path) -> None:
-    built = run_luigi(luigi_config(tmp_path), "CreateDataset")
+def test_lm_eval_reports_the_metrics_of_tipqa(
+    tmp_path: Path, demo_builds: DemoBuilds, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = luigi_config(tmp_path)
+    seed_run(tmp_path, demo_builds())
+    built = run_luigi(config, "CreateDataset")
     assert built.returncode == 0, built.stderr[-3000:]
     hub = tmp_path / "outputs" / "t" / "hub"
     assert (tmp_path / "outputs" / "t" / "splits" / FOLDER / "tip_triviaqa.yaml").is_file()
@@ -53,16 +62,12 @@ def test_lm_eval_reports_the_metrics_of_tipqa(tmp_path: Path) -> None:
     reported = json.loads(scores.read_text())["results"][TASK]
 
     predictions = tmp_path / "predictions.jsonl"
-    convert = [sys.executable, "-m", "tipqa.lmeval_task", "predictions", str(samples)]
-    subprocess.run([*convert, str(predictions)], env=env, check=True, timeout=300)
+    assert lmeval_task.run(["predictions", str(samples), str(predictions)]) == 0
     answers = [json.loads(line)["prediction"] for line in predictions.open()]
     assert [i for i, text in enumerate(answers) if not text.strip()] == sorted(refuse)
-    score = [sys.executable, "-m", "tipqa.evaluate", str(hub), str(predictions)]
-    scored = subprocess.run(
-        [*score, "--bootstrap", "0"], env=env, capture_output=True, text=True, timeout=600
-    )
-    assert scored.returncode == 0, scored.stderr[-3000:]
-    metrics = json.loads(scored.stdout)["metrics"]
+    capsys.readouterr()
+    assert evaluate.run([str(hub), str(predictions), "--bootstrap", "0"]) == 0
+    metrics = json.loads(capsys.readouterr().out)["metrics"]
     assert {name: reported[f"{name},none"] for name, _ in METRICS} == {
         name: metrics[name] for name, _ in METRICS
     }

@@ -11,7 +11,7 @@ from tipqa.core.settings import Settings, setting
 from tipqa.core.stats import StepStats
 from tipqa.llm.answerers.base import DEFAULT_PROMPT, Answer, answer_template
 from tipqa.llm.cache import LLMCache
-from tipqa.llm.cached_chat import cached
+from tipqa.llm.cached_chat import transport_of
 from tipqa.llm.chat import ChatModel, ChatPrompt, Completion, Decoding
 from tipqa.llm.settings import LLMSettings
 
@@ -78,8 +78,8 @@ class LLMAnswerer:
         self.cache = cache
         self.progress = progress
         self.stats = StepStats("answers")
-        self.transport = settings.chat_model(self.stats, progress=progress)
-        self.chat = cached(self.transport, cache)
+        self.chat = settings.chat_model(self.stats, cache=cache, progress=progress)
+        self.transport = transport_of(self.chat)
         self.backend = self.chat.provider
 
     def __repr__(self) -> str:
@@ -91,7 +91,7 @@ class LLMAnswerer:
 
     def chat_for(self, stats: StepStats) -> ChatModel:
         """Another chat model on this model, behind the same cache, counting into `stats`."""
-        return cached(self.settings.chat_model(stats, progress=self.progress), self.cache)
+        return self.settings.chat_model(stats, cache=self.cache, progress=self.progress)
 
     def prompt(self, question: str) -> ChatPrompt:
         """The prompt of one question: the answer template as one user message."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from tipqa.core.records import JudgeRequest, Judgment
-from tipqa.core.registry import Registry, has_attribute, settings_have, takes
+from tipqa.core.registry import Registry, has_attribute, settings_have
 
 
 class RelevanceJudge(Protocol):
@@ -15,6 +15,10 @@ class RelevanceJudge(Protocol):
 
     def judge(self, requests: list[JudgeRequest]) -> list[Judgment]:
         """One judgment per request, in order."""
+        ...
+
+    def close(self) -> None:
+        """Let go of what the judge holds (connections, the LLM cache's); it judges no more."""
         ...
 
 
@@ -38,15 +42,13 @@ JUDGE_SLOTS = ("document", "question", "answer")
 """The slots every judge prompt template must have."""
 
 JUDGE_CAPABILITIES = {
-    "cacheable": takes("cache"),
     "counted": has_attribute("stats"),
     "knows_context": settings_have("window_words"),
     "prompted": settings_have("prompt"),
 }
-"""The optional capabilities of a judge: it asks an LLM through the LLM cache given as `cache`
-(`tipqa.llm.cached_chat`), it counts its work (`Counted`), its settings know the window that fits
-(`KnowsContext`), it sends a prompt template (`Prompted`)."""
-LLM_JUDGE = ("cacheable", "counted", "prompted")
+"""The optional capabilities of a judge: it counts its work (`Counted`), its settings know the
+window that fits (`KnowsContext`), it sends a prompt template (`Prompted`)."""
+LLM_JUDGE = ("counted", "prompted")
 
 JUDGES: Registry[RelevanceJudge] = Registry("relevance judge", JUDGE_CAPABILITIES)
 JUDGES.add(

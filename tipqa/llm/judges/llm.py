@@ -1,6 +1,7 @@
 """The relevance judge on any LLM provider: template, strict yes/no, re-asks, P(yes), records.
 
-The provider is what the settings build (`LLMSettings.chat_model`); this module knows nothing of
+The provider is what the settings build (`LLMSettings.chat_model`: the transport, behind the LLM
+cache when one is given); this module knows nothing of
 servers or engines. An answer other than exactly yes or no is asked again (only those requests,
 with the decoding the settings give for a re-ask); what stays unparseable becomes a failed
 judgment, never a "no". P(yes) is `tipqa.llm.chat.p_yes` over the answer's top log-probabilities,
@@ -17,7 +18,7 @@ from tipqa.core.records import JudgeRequest, Judgment, Relevance
 from tipqa.core.settings import Settings, setting
 from tipqa.core.stats import StepStats
 from tipqa.llm.cache import LLMCache
-from tipqa.llm.cached_chat import cached
+from tipqa.llm.cached_chat import transport_of
 from tipqa.llm.chat import ANSWERS, ChatPrompt, Completion, Decoding, Message, p_yes
 from tipqa.llm.judges.base import JUDGE_SLOTS
 from tipqa.llm.judges.parsing import parse_yes_no
@@ -82,8 +83,8 @@ class LLMJudge:
             prompt_sha256=self.template.sha256,
             p_yes=p_yes_note(task.constrained),
         )
-        self.transport = settings.chat_model(self.stats, progress=progress)
-        self.chat = cached(self.transport, cache)
+        self.chat = settings.chat_model(self.stats, cache=cache, progress=progress)
+        self.transport = transport_of(self.chat)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, chat={self.chat!r})"
@@ -139,6 +140,10 @@ class LLMJudge:
             )
             pending = [i for i in asked if judgments[i] is None]
         return [judgment for judgment in judgments if judgment is not None]
+
+    def close(self) -> None:
+        """Let go of the transport's connections and the LLM cache's."""
+        self.chat.close()
 
     def _judgment(
         self, request: JudgeRequest, result: Completion, label: Relevance | None, decoding: Decoding

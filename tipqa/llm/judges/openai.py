@@ -51,7 +51,7 @@ class OpenAIJudgeSettings(OpenAISettings, JudgeTask):
         """Greedy, the same on every ask, with the extra request fields."""
         return dataclasses.replace(super().decoding(attempt), extra=self.extra_body)
 
-    def chat_model(self, stats: StepStats, *, progress: bool = True) -> ChatModel:
+    def transport(self, stats: StepStats, *, progress: bool = True) -> ChatModel:
         """The server, with constrained choice sent in `choice_via`."""
         return OpenAIChatModel(self.client(stats, progress=progress), self.choice_via)
 

@@ -70,3 +70,6 @@ class RuleJudge:
             label: Relevance = "yes" if is_relevant(r) else "no"
             judgments.append(Judgment.of(r, label=label, raw=label, judge=self.name))
         return judgments
+
+    def close(self) -> None:
+        """Nothing to let go of (the rules hold no connection)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from tipqa.core.records import Keywords, Question
-from tipqa.core.registry import Registry, has_attribute, takes
+from tipqa.core.registry import Registry, has_attribute
 
 
 class KeywordExtractor(Protocol):
@@ -17,14 +17,15 @@ class KeywordExtractor(Protocol):
         """Keywords for each question, in order; a failure is recorded in `Keywords.error`."""
         ...
 
+    def close(self) -> None:
+        """Let go of what the extractor holds (connections, the LLM cache's); it extracts no
+        more."""
+        ...
 
-KEYWORD_CAPABILITIES = {
-    "cacheable": takes("cache"),
-    "counted": has_attribute("stats"),
-}
-"""The optional capabilities of a keyword extractor: it asks an LLM through the LLM cache given
-as `cache` (`tipqa.llm.cached_chat`), it counts its work (`Counted`)."""
-LLM_EXTRACTOR = ("cacheable", "counted")
+
+KEYWORD_CAPABILITIES = {"counted": has_attribute("stats")}
+"""The optional capability of a keyword extractor: it counts its work (`Counted`)."""
+LLM_EXTRACTOR = ("counted",)
 
 KEYWORD_EXTRACTORS: Registry[KeywordExtractor] = Registry("keyword extractor", KEYWORD_CAPABILITIES)
 KEYWORD_EXTRACTORS.add(

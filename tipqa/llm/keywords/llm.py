@@ -16,7 +16,7 @@ from tipqa.core.settings import Settings, setting
 from tipqa.core.stats import StepStats
 from tipqa.core.text import contains_phrase, tokenize
 from tipqa.llm.cache import LLMCache
-from tipqa.llm.cached_chat import cached
+from tipqa.llm.cached_chat import transport_of
 from tipqa.llm.chat import ChatPrompt, Completion, Decoding, Message
 from tipqa.llm.prompts import PromptTemplate, load_template
 from tipqa.llm.settings import LLMSettings
@@ -101,8 +101,8 @@ class LLMKeywordExtractor:
         self.prompt_sha256 = self.template.sha256
         self.decoding = task.decoding()
         self.stats = StepStats("keywords")
-        self.transport = settings.chat_model(self.stats, progress=progress)
-        self.chat = cached(self.transport, cache)
+        self.chat = settings.chat_model(self.stats, cache=cache, progress=progress)
+        self.transport = transport_of(self.chat)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, chat={self.chat!r})"
@@ -110,6 +110,10 @@ class LLMKeywordExtractor:
     def messages(self, question: Question) -> list[Message]:
         """The chat messages sent for one question."""
         return [*self.prefix, {"role": "user", "content": self.user.render(question=question.text)}]
+
+    def close(self) -> None:
+        """Let go of the transport's connections and the LLM cache's."""
+        self.chat.close()
 
     def extract(self, questions: list[Question]) -> list[Keywords]:
         """Keywords for each question, in order; a failure is recorded in `Keywords.error`."""

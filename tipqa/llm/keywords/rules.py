@@ -122,3 +122,6 @@ class RuleKeywordExtractor:
             for q in questions
             for kws in [extract_keywords(q.text)]
         ]
+
+    def close(self) -> None:
+        """Nothing to let go of (the rules hold no connection)."""

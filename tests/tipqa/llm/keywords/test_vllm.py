@@ -18,6 +18,7 @@ from tipqa.core.records import Question
 from tipqa.llm.cached_chat import CachedChatModel
 from tipqa.llm.keywords.base import KEYWORD_EXTRACTORS
 from tipqa.llm.keywords.vllm import VLLMKeywordExtractor, VLLMKeywordSettings
+from tipqa.llm.settings import LLMSettings
 
 HAVE_VLLM = importlib.util.find_spec("vllm") is not None
 needs_vllm = pytest.mark.skipif(
@@ -38,7 +39,7 @@ def test_settings_are_checked_and_registered() -> None:
     identity = VLLMKeywordSettings().identity()
     assert "batch_size" not in identity and "prompt_sha256" in identity
     assert KEYWORD_EXTRACTORS.resolve("vllm") is VLLMKeywordExtractor
-    assert KEYWORD_EXTRACTORS.has("vllm", "cacheable")
+    assert isinstance(VLLMKeywordSettings(), LLMSettings)  # so made behind the LLM cache
     assert VLLMKeywordExtractor(VLLMKeywordSettings(model="m")).extract([]) == []
 
 
