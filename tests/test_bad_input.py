@@ -245,8 +245,16 @@ def test_a_failed_index_build_leaves_no_finished_record_and_is_redone(tmp_path: 
         (orjson.dumps({**QUESTION, "id": "q2", "text": "   "}), "empty question", "text"),
         (orjson.dumps({**QUESTION, "id": "q2", "answer": 7}), "empty answer", "answer"),
         (orjson.dumps(QUESTION), "duplicate question id", None),
+        (b'{"id": "q2", "text": "caf\xe9?", "answer": "x"}', "not UTF-8 at byte 26 (0xe9)", None),
     ],
-    ids=["invalid-json", "aliases-not-a-list", "empty-text", "answer-not-a-string", "duplicate"],
+    ids=[
+        "invalid-json",
+        "aliases-not-a-list",
+        "empty-text",
+        "answer-not-a-string",
+        "duplicate",
+        "not-utf8",
+    ],
 )
 def test_a_bad_question_file_fails_naming_file_and_line(
     tmp_path: Path, line: bytes, message: str, field: str | None
@@ -260,6 +268,9 @@ def test_a_bad_question_file_fails_naming_file_and_line(
     assert result.returncode == 30, result.stderr[-2000:]
     assert f"{questions}" in result.stderr and message in result.stderr
     assert "line 2" in result.stderr
+    said = result.stderr[result.stderr.rindex("tipqa: ") :]
+    assert "line 2" in said and "line 1" not in said, "one line number: the file's"
+    assert "surrogates" not in said
     if field:
         assert f"field '{field}'" in result.stderr
     pool = tmp_path / "outputs" / "t" / "pools" / "dev"

@@ -190,12 +190,15 @@ def _embed(
     stats: StepStats,
     overlap_tokens: int,
 ) -> None:
-    """Chunk, embed and add `documents` to `index` in one pass, counting into `stats`.
+    """Chunk, embed and add `documents` to `index` in one pass, counting into `stats`
+    (nothing when there are none).
 
     The first `CALIBRATION_DOCUMENTS` documents calibrate the chunk size, then are chunked
     with the others (they are not read twice).
     """
     head = list(islice(documents, CALIBRATION_DOCUMENTS))
+    if not head:
+        return
     sample = [doc.text for doc in head]
     splitter = make_splitter(embedder, overlap_tokens=overlap_tokens, calibration_texts=sample)
     stats.info["chars_per_token"] = splitter.chars_per_token
@@ -225,16 +228,18 @@ def build_vector_index(
     if isinstance(index, EmbedsOnDemand):
         with skips_logged_at_debug():
             sample = list(islice(iter(corpus), CALIBRATION_DOCUMENTS))
+        if not sample:
+            _no_documents(corpus, stats)
         for name, value in index.prepare(sample, embedder, overlap_tokens).items():
             stats.add(name, value)
         stats.write(stats_path)
         return stats
     with skips_logged_at_debug():
         _embed(iter(corpus), embedder, index, stats, overlap_tokens)
+    _no_documents(corpus, stats)
     for name, value in index.finish().items():
         stats.set_total(f"index.{name}", value)
     _merge_reading(stats, corpus)
-    _no_documents(corpus, stats)
     stats.write(stats_path)
     return stats
 

@@ -16,6 +16,7 @@ import orjson
 from tqdm import tqdm
 
 from tipqa.core.errors import ConfigError, InputError
+from tipqa.core.jsonl import json_error
 from tipqa.core.records import Document
 from tipqa.core.settings import Settings, knob, sections, setting
 from tipqa.core.stats import StepStats
@@ -253,14 +254,15 @@ class FileCorpus:
                 continue
             try:
                 record = orjson.loads(raw)
-            except orjson.JSONDecodeError as exc:
+            except orjson.JSONDecodeError:
                 text = self._decoded(raw, group, where, number)
                 if text is None:
                     continue
                 try:
                     record = orjson.loads(text)
-                except orjson.JSONDecodeError:
-                    parser.skip("invalid_json", f"invalid JSON: {exc}", path=where, line=number)
+                except orjson.JSONDecodeError as exc:
+                    message = json_error(exc, text.encode())
+                    parser.skip("invalid_json", message, path=where, line=number)
                     continue
             document = parser.parse(record, origin=name, path=where, line=number)
             if document is not None:

@@ -69,7 +69,7 @@ class TriviaQAJson:
                 text=entry.get("Question"),
                 answer=answer.get("Value"),
                 alias_lists=[answer.get("Aliases"), answer.get("NormalizedAliases")],
-                source=f"{path.name}:{index}",
+                source=f"{path.name} {place}",
                 path=where,
                 line=None,
                 place=place,
