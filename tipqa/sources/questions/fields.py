@@ -8,6 +8,8 @@ question text, id, answer and aliases are read from configurable (dotted) fields
 * the aliases field holds a list, or a JSON string of one (PopQA's `possible_answers`);
   left empty, the aliases are those of the answer field;
 * a string value that starts with "[" is read as a JSON list (an error if it is not one);
+* with `alias_separator` (fmeval's TriviaQA: `<OR>`), a string answer or alias is split on it:
+  the first part is the answer, every part an alias;
 * without an id field, a question's id is "{file stem}:{line}" ("{name}:{split}:{row}" for
   a Hub dataset), stable as long as the file is not edited.
 
@@ -58,6 +60,9 @@ class FieldQuestionsSettings(Settings):
     aliases_field: str = setting(
         "", doc="field of the aliases: a list or a JSON string of one (empty: the answer's)"
     )
+    alias_separator: str = setting(
+        "", doc="split answers and aliases on it: fmeval's TriviaQA joins aliases with <OR>"
+    )
 
     def local_files(self) -> list[Path]:
         """The files of `name` when it is a local dataset folder."""
@@ -91,6 +96,19 @@ def _value(row: dict[str, Any], name: str) -> Any:
             return json.loads(value)
         except json.JSONDecodeError as exc:
             raise ValueError(f"not a valid JSON list ({exc.msg})") from None
+    return value
+
+
+def _split(value: Any, separator: str) -> Any:
+    """A string (or each string of a list) split on `separator` into a list of its parts."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(separator) if part.strip()]
+    if isinstance(value, list):
+        return [
+            piece
+            for item in value
+            for piece in (_split(item, separator) if isinstance(item, str) else [item])
+        ]
     return value
 
 
@@ -186,6 +204,10 @@ class FieldQuestions:
                 raise InputError(str(exc), path=path, line=line, field=name) from None
             if values[key] is MISSING:
                 raise InputError(f"{place}: no field {name!r}", path=path, line=line, field=name)
+        if s.alias_separator:
+            for key in ("answer", "aliases"):
+                if key in values:
+                    values[key] = _split(values[key], s.alias_separator)
         answer = values["answer"]
         alias_lists: list[Any] = []
         if isinstance(answer, list):
