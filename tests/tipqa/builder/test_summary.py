@@ -37,3 +37,18 @@ def test_the_summary_counts_the_engines_the_shard_steps_started(tmp_path: Path) 
     assert "- vLLM offline engines started: 5 (each loads the model)\n" in summarize(
         run, ["dev", "train"]
     )
+
+
+def test_the_summary_counts_the_questions_left_without_keywords_with_a_hint(
+    tmp_path: Path,
+) -> None:
+    run = build_splits(tmp_path / "keywords")
+    assert "without keywords" not in summarize(run, ["dev", "train"])
+    path = run.pool("dev").partition_stats
+    stats = read_json(path)
+    assert isinstance(stats, dict)
+    stats["info"]["no_keywords"] = 73
+    write_json(path, stats)
+    text = summarize(run, ["dev", "train"])
+    assert "73 without keywords" in text
+    assert "an LLM keyword extractor" in text and "cased questions" in text
