@@ -34,8 +34,9 @@ class QuestionSource(Protocol):
 
     stats: StepStats
 
-    def load(self) -> list[Question]:
-        """All questions of the source, in source order, ids unique."""
+    def load(self, limit: int | None = None) -> list[Question]:
+        """All questions of the source, in source order, ids unique; with `limit`, the first
+        `limit` of them, reading no further."""
         ...
 
 
@@ -195,9 +196,14 @@ class QuestionCollector:
     questions are taken (`questions()`): read as one long alias, it matches no document.
     """
 
-    def __init__(self, stats: StepStats, duplicates: Duplicates = "error") -> None:
+    def __init__(
+        self, stats: StepStats, duplicates: Duplicates = "error", limit: int | None = None
+    ) -> None:
+        """`limit`: the number of questions after which the collector is `full` (a source
+        stops reading there)."""
         if duplicates not in ("error", "merge"):
             raise ValueError(f"duplicates must be 'error' or 'merge', not {duplicates!r}")
+        self.limit = limit
         self.stats = stats
         self.duplicates = duplicates
         self._questions: dict[str, Question] = {}
@@ -245,6 +251,11 @@ class QuestionCollector:
                 line=line,
             )
         self.stats.add("merged_duplicates")
+
+    @property
+    def full(self) -> bool:
+        """True once `limit` questions are collected: the source reads no further."""
+        return self.limit is not None and len(self._questions) >= self.limit
 
     def questions(self) -> list[Question]:
         """The collected questions in first-seen order (warning of joined answers, once)."""

@@ -139,19 +139,21 @@ class FieldQuestions:
             s.aliases_field or s.answer_field,
         )
 
-    def load(self) -> list[Question]:
-        """Every row's question, in file then line order.
+    def load(self, limit: int | None = None) -> list[Question]:
+        """Every row's question, in file then line order (the first `limit`, read no further).
 
         Questions written as llm-foundry's prompt (`Question: ...\nAnswer:`) are counted
         (`prompt_questions`) and warned about: `source = llm-foundry-jsonl` reads such rows.
         """
         self.stats = StepStats("questions")
-        collector = QuestionCollector(self.stats, duplicates="error")
+        collector = QuestionCollector(self.stats, duplicates="error", limit=limit)
         for where, line, default_id, source, row in self._rows():
             question = self.row_question(row, where, line, default_id, source)
             collector.add(question, path=where, line=line)
             if FOUNDRY_CONTEXT.match(question.text):
                 self.stats.add("prompt_questions")
+            if collector.full:
+                break
         prompts = int(self.stats.counts.get("prompt_questions", 0))
         if prompts:
             log.warning(
