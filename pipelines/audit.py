@@ -7,7 +7,7 @@ from pathlib import Path
 import luigi
 
 from pipelines.base import OfTheRun, StepTarget, StepTask
-from pipelines.gpus import gpu_resources, on_gpu
+from pipelines.gpus import on_gpu, step_gpus
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
 from pipelines.inputs import PrepareQuestions
 from pipelines.partition import Partition
@@ -58,7 +58,7 @@ class Audit(StepTask):
     @property
     def resources(self) -> dict[str, int]:  # type: ignore[override]
         """The GPUs of the judge's engine, as the judging steps take them."""
-        return gpu_resources(self.inputs().llm)
+        return step_gpus(lambda: self.inputs().llm)
 
     def run(self) -> None:
         inputs = self.inputs()

@@ -9,13 +9,13 @@ slot of this host (`tipqa.llm.gpu_slots`).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import luigi.configuration
 
 from tipqa.config import Choice
-from tipqa.core.errors import ConfigError
+from tipqa.core.errors import ConfigError, TipqaError
 from tipqa.core.layout import RunLayout
 from tipqa.llm.gpu_slots import GpuSlots, slot_folder
 from tipqa.llm.vllm_chat import VLLMEngineSettings
@@ -37,6 +37,17 @@ def gpu_resources(choice: Choice) -> dict[str, int]:
     and parallel workers are refused an engine)."""
     gpus = engine_gpus(choice)
     return {GPU: gpus} if gpus and configured_gpus() is not None else {}
+
+
+def step_gpus(asks: Callable[[], Choice]) -> dict[str, int]:
+    """A task's `resources`: `gpu_resources` of the backend `asks()` names, or none when the
+    plan cannot be made. Luigi reads `resources` while scheduling, outside the `complete()`
+    check that reports the same configuration or input error in one line (exit 35)."""
+    try:
+        choice = asks()
+    except TipqaError:
+        return {}
+    return gpu_resources(choice)
 
 
 def configured_gpus() -> int | None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import luigi
 
 from pipelines.base import StepTask
-from pipelines.gpus import gpu_resources, on_gpu
+from pipelines.gpus import on_gpu, step_gpus
 from pipelines.indexes import BuildTokenIndex, BuildVectorIndex
 from pipelines.inputs import PrepareQuestions
 from tipqa.builder.shard_steps import (
@@ -57,7 +57,7 @@ class LLMShardTask(ShardTask):
     @property
     def resources(self) -> dict[str, int]:  # type: ignore[override]
         """The GPUs of its engine, when it is vLLM's offline engine (`pipelines.gpus`)."""
-        return gpu_resources(self.inputs().llm)
+        return step_gpus(lambda: self.inputs().llm)
 
 
 class ExtractKeywords(LLMShardTask):

@@ -3,8 +3,8 @@
 Luigi prints its own execution summary last; ours is printed after it, when the process
 exits, so it is the last thing a user reads. A configuration or input error (a `TipqaError`)
 raised while Luigi checks which tasks are complete is logged by Luigi with its traceback; the
-paragraph here says it in one sentence (and `ShortOwnErrors` keeps only the error line of
-Luigi's report); an error while a task runs keeps its traceback in the log, except refused
+paragraph here says it in one sentence, once (and `ShortOwnErrors` drops Luigi's reports of
+it); an error while a task runs keeps its traceback in the log, except refused
 credentials (a `CredentialsError`: a wrong or expired token) and a second judge that cannot be
 reached (an `UnreachableError`), which `ShortOwnErrors` also cuts to their error line.
 
@@ -47,14 +47,17 @@ _SCHEDULED = re.compile(r"Will not run (\S+)")
 class ShortOwnErrors(logging.Filter):
     """Shorten Luigi's report of an error of ours found while it checked or ran a task.
 
-    Luigi logs such an error with its whole traceback; for a `TipqaError` found while checking
-    (a bad setting, a bad input) and for a `CredentialsError` or `UnreachableError` raised while
-    running (a refused token, a second judge's server down) the last line says everything, so
-    only that line is kept.
+    Luigi logs such an error with its whole traceback, once for every task whose check it
+    stops. A `TipqaError` found while checking (a bad setting, a bad input) is said once, in
+    the run's last paragraph, so Luigi's record of it is dropped; for a `CredentialsError` or
+    `UnreachableError` raised while running (a refused token, a second judge's server down)
+    only the error line is kept.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
-        """Keep the record, its traceback cut to the error line when the error is ours."""
+        """Keep the record (cut to its error line for refused credentials or an unreachable
+        second judge), or drop it for an
+        error of ours found while checking, which the run's last paragraph says."""
         refused = record.exc_info[1] if record.exc_info else None
         if isinstance(refused, CredentialsError | UnreachableError):
             record.msg, record.args = f"{record.getMessage()}: {refused}", ()
@@ -63,10 +66,10 @@ class ShortOwnErrors(logging.Filter):
             head, marker, trace = record.msg.partition(_TRACEBACK)
             if marker and _OWN_ERROR.search(trace):
                 line = trace.strip().splitlines()[-1]
-                record.msg = head + line
                 task = _SCHEDULED.search(head)
                 name, error = task.group(1) if task else "a task", line.split(": ", 1)[-1]
                 _failed(name, error, TipqaError.kind, BEFORE)
+                return False
         return True
 
 
@@ -142,20 +145,21 @@ def announce(text: str) -> None:
 
 
 def _failed(task: str, error: str, kind: str | None, when: str) -> None:
-    """Say once, at the end, that `task` failed with `error` (a repeated error is said once).
+    """Say once, at the end, that `task` failed with `error` (a repeated error is said once),
+    the error on a line of its own.
 
     `kind` is what a `TipqaError` says it is; None for any other exception.
     """
     if error in _said:
         return
     _said.add(error)
-    paragraph = (
-        f"tipqa: {task} failed {when} ({kind or 'error'}): {error}. Nothing already computed "
-        "was lost: fix the cause and run the same command again to resume."
+    advice = (
+        "Nothing already computed was lost: fix the cause and run the same command again to resume."
     )
     if not (kind and when == BEFORE) and kind != CredentialsError.kind:
-        paragraph += " The traceback is in the log above."
-    announce(textwrap.fill(paragraph, width=100, break_long_words=False, break_on_hyphens=False))
+        advice += " The traceback is in the log above."
+    wrapped = textwrap.fill(advice, width=100, break_long_words=False, break_on_hyphens=False)
+    announce(f"tipqa: {task} failed {when} ({kind or 'error'}):\n{error}.\n{wrapped}")
 
 
 @luigi.Task.event_handler(luigi.Event.FAILURE)

@@ -90,7 +90,7 @@ def test_bad_records_are_counted_skips(tmp_path: Path) -> None:
     )
     corpus = FileCorpus.of([path], progress=False)
     documents = list(corpus)
-    assert [d.id for d in documents] == ["d1", "d8", "d1", "d9"]
+    assert [d.id for d in documents] == ["d1", "d8", "d1#2", "d9"]
     assert documents[1].text == "\ufffd\ufffd not utf-8", "bad bytes replaced, record kept"
     assert dict(corpus.stats.errors) == {
         "invalid_json": 1,
@@ -185,9 +185,32 @@ def test_bad_records_are_counted_in_the_index_stats(tmp_path: Path) -> None:
         "empty_text": 1,
         "invalid_id": 1,
     }
-    assert stats["counts"]["documents"] == 2
-    assert stats["counts"]["duplicates"] == 1
+    assert stats["counts"]["documents"] == 3, "the repeated id is kept under a derived id"
+    assert stats["counts"]["duplicates"] == 0
     assert stats["counts"]["corpus.duplicate_ids"] == 1
+    assert stats["info"]["corpus.renamed_ids"] == [f"d1#2 ({corpus / 'a.jsonl'}, line 6)"]
+    assert f"id 'd1' repeats an earlier document's: indexed as 'd1#2' at {corpus}" in result.stderr
+    index = TantivyTokenIndex.at(tmp_path / "outputs" / "t" / "index" / "token")
+    assert index.get(["d1#2"])["d1#2"].text == "a duplicate id"
+
+
+@pytest.mark.parametrize(("policy", "documents"), [("first", 2), ("refuse", None)])
+def test_duplicate_ids_first_or_refuse(tmp_path: Path, policy: str, documents: int | None) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.jsonl").write_bytes(doc(1) + doc(1, "a duplicate id") + doc(7))
+    config = corpus_config(tmp_path, corpus, {"duplicate_ids": policy})
+    result = run_luigi(config, "BuildTokenIndex")
+    if documents is None:
+        assert result.returncode == 30, result.stderr[-2000:]
+        assert f"{corpus / 'a.jsonl'}, line 2: id 'd1' repeats an earlier document's" in (
+            result.stderr
+        )
+        return
+    assert result.returncode == 0, result.stderr[-2000:]
+    stats = read_json(tmp_path / "outputs" / "t" / "index" / "token.stats.json")
+    assert stats["counts"]["documents"] == documents
+    assert stats["errors"] == {"duplicate_id": 1}
 
 
 @pytest.mark.slow
@@ -222,8 +245,16 @@ def test_a_failed_index_build_leaves_no_finished_record_and_is_redone(tmp_path: 
         (orjson.dumps({**QUESTION, "id": "q2", "text": "   "}), "empty question", "text"),
         (orjson.dumps({**QUESTION, "id": "q2", "answer": 7}), "empty answer", "answer"),
         (orjson.dumps(QUESTION), "duplicate question id", None),
+        (b'{"id": "q2", "text": "caf\xe9?", "answer": "x"}', "not UTF-8 at byte 26 (0xe9)", None),
     ],
-    ids=["invalid-json", "aliases-not-a-list", "empty-text", "answer-not-a-string", "duplicate"],
+    ids=[
+        "invalid-json",
+        "aliases-not-a-list",
+        "empty-text",
+        "answer-not-a-string",
+        "duplicate",
+        "not-utf8",
+    ],
 )
 def test_a_bad_question_file_fails_naming_file_and_line(
     tmp_path: Path, line: bytes, message: str, field: str | None
@@ -237,6 +268,9 @@ def test_a_bad_question_file_fails_naming_file_and_line(
     assert result.returncode == 30, result.stderr[-2000:]
     assert f"{questions}" in result.stderr and message in result.stderr
     assert "line 2" in result.stderr
+    said = result.stderr[result.stderr.rindex("tipqa: ") :]
+    assert "line 2" in said and "line 1" not in said, "one line number: the file's"
+    assert "surrogates" not in said
     if field:
         assert f"field '{field}'" in result.stderr
     pool = tmp_path / "outputs" / "t" / "pools" / "dev"

@@ -14,6 +14,7 @@ import docstring_check
 import pytest
 import yaml
 
+from tipqa.__main__ import COMMANDS
 from tipqa.builder import reruns as rerun_table
 from tipqa.config import reference as config_reference
 from tipqa.core.errors import InputError
@@ -267,3 +268,9 @@ def test_tipqa_build_is_the_readme_s_build(ran_pages: tuple[Path, list[str]]) ->
     result = subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
     assert (folder / "outputs" / "demo" / "summary.md").read_text() in result.stdout
+
+
+def test_getting_started_names_every_tipqa_command() -> None:
+    text = (DOCS / "getting-started.md").read_text()
+    missing = [name for name in COMMANDS if f"`{name}`" not in text]
+    assert not missing, f"docs/getting-started.md does not name: {missing}"

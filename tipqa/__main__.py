@@ -21,6 +21,7 @@ from tipqa.core.version import __version__
 BUILD = "build"
 LOCAL = "--local-scheduler"
 CENTRAL = ("--scheduler-host", "--scheduler-url", "--scheduler-port")
+NO_LOCK, LOCK_DIR = "--no-lock", "--lock-pid-dir"
 TASKS = "CreateDataset, PreviewCost, Partition, RetryFailed, PublishDataset, Evaluate"
 
 
@@ -79,18 +80,35 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tipqa build",
         description="Run `luigi --module pipelines TASK --local-scheduler` on this machine.",
         epilog="Other options go to Luigi and the task, e.g. --workers 4, --pool dev, "
-        "--accept-undetermined. With --scheduler-host the central scheduler (luigid) is used.",
+        "--accept-undetermined. With --scheduler-host the central scheduler (luigid) is used. "
+        "Luigi's process lock is kept per folder and config file (--lock-pid-dir), so builds "
+        "in two folders run at once and a second build of one folder exits 10.",
     )
     build.add_argument("--task", default="CreateDataset", help="the task to run [CreateDataset]")
     return build
 
 
+def lock_folder() -> str:
+    """Where `tipqa build` keeps Luigi's process lock: one folder per working folder and
+    configuration (`LUIGI_CONFIG_PATH`), so that builds in two folders run at once and a
+    second build of one folder is refused (Luigi keys its lock on the command line alone)."""
+    import hashlib
+    import os
+    import tempfile
+
+    key = f"{os.getcwd()}\0{os.environ.get('LUIGI_CONFIG_PATH', '')}".encode()
+    digest = hashlib.sha256(key).hexdigest()[:16]
+    return os.path.join(tempfile.gettempdir(), f"luigi-tipqa-{digest}")
+
+
 def luigi_argv(argv: Sequence[str]) -> list[str]:
     """The Luigi command line of `tipqa build ARGV` (exits on --help)."""
     args, rest = build_parser().parse_known_args(argv)
-    central = any(arg.split("=")[0] in CENTRAL for arg in rest)
+    named = {arg.split("=")[0] for arg in rest}
+    central = bool(named & set(CENTRAL))
     local = [] if central or LOCAL in rest else [LOCAL]
-    return ["--module", "pipelines", args.task, *local, *rest]
+    lock = [] if named & {NO_LOCK, LOCK_DIR} else [LOCK_DIR, lock_folder()]
+    return ["--module", "pipelines", args.task, *local, *lock, *rest]
 
 
 def build(argv: Sequence[str]) -> NoReturn:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tipqa.__main__ import BUILD, COMMANDS, luigi_argv, main
+from tipqa.__main__ import BUILD, COMMANDS, lock_folder, luigi_argv, main
 
 
 def exit_code(argv: list[str]) -> int | str | None:
@@ -41,7 +41,10 @@ def test_every_command_has_its_help(name: str, capsys: pytest.CaptureFixture[str
         assert isinstance(code, str) and "python -m tipqa.report explore" in code
         return
     assert exit_code([name, "--help"]) == 0
-    assert f"usage: tipqa {name} " in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert f"usage: tipqa {name} " in shown
+    described = shown.split("\n\n")[1]
+    assert not described.startswith(("positional arguments", "options")), "no description"
 
 
 def test_an_unknown_command_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
@@ -109,11 +112,31 @@ def test_the_help_imports_no_command() -> None:
 
 
 def test_build_is_the_one_machine_luigi_command_line() -> None:
-    assert luigi_argv([]) == ["--module", "pipelines", "CreateDataset", "--local-scheduler"]
+    lock = ["--lock-pid-dir", lock_folder()]
+    assert luigi_argv([]) == ["--module", "pipelines", "CreateDataset", "--local-scheduler", *lock]
     assert luigi_argv(["--task", "PreviewCost", "--pool", "dev", "--workers", "2"]) == [
-        "--module", "pipelines", "PreviewCost", "--local-scheduler", "--pool", "dev",
+        "--module", "pipelines", "PreviewCost", "--local-scheduler", *lock, "--pool", "dev",
         "--workers", "2",
     ]  # fmt: skip
     central = luigi_argv(["--scheduler-host", "127.0.0.1"])
     assert "--local-scheduler" not in central
     assert luigi_argv(["--local-scheduler"]).count("--local-scheduler") == 1
+
+
+def test_builds_in_two_folders_take_two_locks_and_two_in_one_folder_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Luigi's lock is keyed on the command line alone: `luigi ... CreateDataset` in a second
+    folder would exit 10 while the first runs. `tipqa build` keys it on the folder and config."""
+    monkeypatch.delenv("LUIGI_CONFIG_PATH", raising=False)
+    locks = []
+    for name in ("a", "b", "a"):
+        (tmp_path / name).mkdir(exist_ok=True)
+        monkeypatch.chdir(tmp_path / name)
+        argv = luigi_argv([])
+        locks.append(argv[argv.index("--lock-pid-dir") + 1])
+    assert locks[0] != locks[1] and locks[0] == locks[2]
+    monkeypatch.setenv("LUIGI_CONFIG_PATH", "other.cfg")
+    assert lock_folder() != locks[0]
+    assert "--lock-pid-dir" not in luigi_argv(["--no-lock"])
+    assert luigi_argv(["--lock-pid-dir", "/tmp/mine"]).count("--lock-pid-dir") == 1

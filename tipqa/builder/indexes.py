@@ -42,7 +42,7 @@ from tipqa.indexes.chunking import embed_chunks, iter_chunks, make_splitter
 from tipqa.indexes.embedders.base import Embedder
 from tipqa.indexes.token_index.base import TOKEN_INDEXES, TokenIndex
 from tipqa.indexes.vector_index.base import VECTOR_INDEXES, EmbedsOnDemand, VectorIndex
-from tipqa.sources.corpus.base import Corpus, skips_logged_at_debug
+from tipqa.sources.corpus.base import RENAMED_LISTED, Corpus, skips_logged_at_debug
 
 CALIBRATION_DOCUMENTS = 200
 CHECKPOINT_CHUNKS = 50_000
@@ -140,6 +140,18 @@ def _no_documents(corpus: Corpus, stats: StepStats) -> None:
     )
 
 
+RENAMED_IDS = "corpus.renamed_ids"
+
+
+def _merge_reading(stats: StepStats, corpus: Corpus) -> None:
+    """Add the corpus reader's counts (as `corpus.*`), skips, and the ids it derived for
+    documents whose id an earlier one has (the first of them, `corpus.renamed_ids`)."""
+    stats.merge(corpus.stats, prefix="corpus.")
+    renamed = corpus.stats.info.get("renamed_ids")
+    if renamed:
+        stats.info[RENAMED_IDS] = list(renamed)
+
+
 def build_token_index(
     corpus: Corpus, index: TokenIndex, stats_path: Path, record: StepRecord
 ) -> StepStats:
@@ -149,7 +161,7 @@ def build_token_index(
         built = index.build(iter(corpus))
     for name, value in built.items():
         stats.add(name, value)
-    stats.merge(corpus.stats, prefix="corpus.")
+    _merge_reading(stats, corpus)
     _no_documents(corpus, stats)
     stats.write(stats_path)
     return stats
@@ -166,7 +178,7 @@ def index_token_part(
         built = index.build_part(part_documents(corpus, part), part)
     for name, value in built.items():
         stats.add(name, value)
-    stats.merge(corpus.stats, prefix="corpus.")
+    _merge_reading(stats, corpus)
     stats.write(stats_path)
     return stats
 
@@ -178,12 +190,15 @@ def _embed(
     stats: StepStats,
     overlap_tokens: int,
 ) -> None:
-    """Chunk, embed and add `documents` to `index` in one pass, counting into `stats`.
+    """Chunk, embed and add `documents` to `index` in one pass, counting into `stats`
+    (nothing when there are none).
 
     The first `CALIBRATION_DOCUMENTS` documents calibrate the chunk size, then are chunked
     with the others (they are not read twice).
     """
     head = list(islice(documents, CALIBRATION_DOCUMENTS))
+    if not head:
+        return
     sample = [doc.text for doc in head]
     splitter = make_splitter(embedder, overlap_tokens=overlap_tokens, calibration_texts=sample)
     stats.info["chars_per_token"] = splitter.chars_per_token
@@ -213,16 +228,18 @@ def build_vector_index(
     if isinstance(index, EmbedsOnDemand):
         with skips_logged_at_debug():
             sample = list(islice(iter(corpus), CALIBRATION_DOCUMENTS))
+        if not sample:
+            _no_documents(corpus, stats)
         for name, value in index.prepare(sample, embedder, overlap_tokens).items():
             stats.add(name, value)
         stats.write(stats_path)
         return stats
     with skips_logged_at_debug():
         _embed(iter(corpus), embedder, index, stats, overlap_tokens)
+    _no_documents(corpus, stats)
     for name, value in index.finish().items():
         stats.set_total(f"index.{name}", value)
-    stats.merge(corpus.stats, prefix="corpus.")
-    _no_documents(corpus, stats)
+    _merge_reading(stats, corpus)
     stats.write(stats_path)
     return stats
 
@@ -242,7 +259,7 @@ def index_vector_part(
     with skips_logged_at_debug():
         _embed(part_documents(corpus, part), embedder, index, stats, overlap_tokens)
     index.record_part(part, dict(stats.counts))
-    stats.merge(corpus.stats, prefix="corpus.")
+    _merge_reading(stats, corpus)
     stats.write(stats_path)
     return stats
 
@@ -279,6 +296,11 @@ def finalize_index(
             if name.startswith("corpus."):
                 stats.add(name, value)
         stats.errors.update(recorded.get("errors", {}))
+        renamed = recorded.get("info", {}).get(RENAMED_IDS, [])
+        listed = stats.info.setdefault(RENAMED_IDS, [])
+        listed.extend(renamed[: max(0, RENAMED_LISTED - len(listed))])
+    if not stats.info.get(RENAMED_IDS):
+        stats.info.pop(RENAMED_IDS, None)
     stats.write(stats_path)
     return stats
 

@@ -48,16 +48,15 @@ def question_source(pool: Pool, layout: RunLayout) -> QuestionSource:
 
 
 def prepare_questions(inputs: QuestionsInputs, layout: RunLayout) -> StepStats:
-    """Load a pool's questions; write them as one file and as one file per shard.
+    """Load a pool's questions (its first `limit`, read no further); write them as one file
+    and as one file per shard.
 
     Shards of an earlier preparation are removed (their questions may differ). An empty pool
     is an InputError naming the source's files.
     """
     pool, shard_size = inputs.pool, inputs.shard_size
     source = question_source(pool, layout)
-    questions = source.load()
-    if pool.limit is not None:
-        questions = questions[: pool.limit]
+    questions = source.load(pool.limit)
     if not questions:
         files = [str(path) for path in source.files] if isinstance(source, FromFiles) else []
         raise InputError(

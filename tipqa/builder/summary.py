@@ -17,6 +17,7 @@ from tipqa.core.jsonl import atomic_open
 from tipqa.core.layout import RunLayout
 from tipqa.core.stats import read_stats
 from tipqa.dataset.corpus_reading import CorpusReading
+from tipqa.dataset.partition import NO_KEYWORDS_HINT
 from tipqa.dataset.provenance import REMEDY, offline_backends
 from tipqa.dataset.splits import read_audit
 
@@ -127,7 +128,7 @@ def summarize(
     pools (their `audit.json` are read).
     """
     lines = [f"# Build {run.root.name}", ""]
-    undetermined = engine_starts = 0
+    undetermined = engine_starts = no_keywords = 0
     failures: Counter[str] = Counter()
     for name in pools:
         stats = read_stats(run.pool(name).partition_stats, REMEDY)
@@ -136,9 +137,10 @@ def summarize(
         engine_starts += int(stats.get("info", {}).get("llm_engine_starts", 0))
         failures.update(stats.get("info", {}).get("llm_failures", {}))
         by_stage = stats.get("info", {}).get("by_stage", {})
-        lines.append(
-            f"- pool **{name}**: {counts.get('questions', 0)} questions: " + _outcomes(by_stage)
-        )
+        line = f"- pool **{name}**: {counts.get('questions', 0)} questions: " + _outcomes(by_stage)
+        left = int(stats.get("info", {}).get("no_keywords", 0))
+        no_keywords += left
+        lines.append(line + (f"; {left} without keywords" if left else ""))
     splits = read_stats(run.splits_stats, REMEDY).get("info", {})
     for split, info in splits.get("splits", {}).items():
         lines.append(
@@ -174,6 +176,8 @@ def summarize(
         ]
     for warning in order_warnings:
         lines += ["", f"WARNING: {warning}"]
+    if no_keywords:
+        lines += ["", f"{no_keywords} questions were left without keywords. {NO_KEYWORDS_HINT}"]
     if undetermined:
         lines += [
             "",

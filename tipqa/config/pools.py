@@ -103,7 +103,7 @@ def read_pool(name: str, values: Mapping[str, Any]) -> Pool:
 class PoolLimit(Settings):
     """A pool's `limit`: keep only its first N questions."""
 
-    limit: int | None = setting(None, doc="keep only the first N questions")
+    limit: int | None = setting(None, doc="keep only the first N questions (reading stops there)")
 
     def __post_init__(self) -> None:
         super().__post_init__()

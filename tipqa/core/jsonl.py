@@ -63,6 +63,17 @@ def read_json(path: str | os.PathLike[str]) -> object:
         raise InputError(f"invalid JSON: {exc}", path=str(path)) from exc
 
 
+def json_error(exc: orjson.JSONDecodeError, raw: bytes) -> str:
+    """What is wrong with one line that is not JSON, without a line number of its own (the
+    caller names the file's): the column, or the offset of bytes that are not UTF-8."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        byte = raw[bad.start]
+        return f"not UTF-8 at byte {bad.start + 1} (0x{byte:02x}): save the file as UTF-8"
+    return f"invalid JSON at column {exc.colno}: {exc.msg}"
+
+
 def read_records(path: str | os.PathLike[str], cls: type[R]) -> list[R]:
     """Read every record of a JSONL file written by `write_records`."""
     return list(iter_records(path, cls))
@@ -93,6 +104,6 @@ def iter_records(path: str | os.PathLike[str], cls: type[R]) -> Iterator[R]:
             try:
                 yield cls.from_dict(orjson.loads(line))
             except orjson.JSONDecodeError as exc:
-                raise InputError(f"invalid JSON: {exc}", path=str(path), line=number) from exc
+                raise InputError(json_error(exc, line), path=str(path), line=number) from exc
             except RecordError as exc:
                 raise InputError(str(exc), path=str(path), line=number) from exc

@@ -25,6 +25,13 @@ from tipqa.dataset.qrels import shard_units, write_relevance
 from tipqa.dataset.retry import shard_failures
 
 EVIDENCE_FIELDS = ("stage", "doc_id", "unit_id", "text")
+NO_KEYWORDS_HINT = (
+    "A question without keywords is searched by its aliases alone, so many documents match "
+    "and it is often discarded. The rules extractor finds names by their capitals: lower-cased "
+    "questions give it none. Use an LLM keyword extractor ([keywords] backend = openai or "
+    "vllm), or cased questions."
+)
+"""What a count of questions left without keywords means, for the summary and the report."""
 
 
 def label_questions(questions: list[Question], shard: ShardLayout) -> list[LabeledQuestion]:
@@ -84,10 +91,13 @@ def write_partition(
     instances: list[VectorInstance] = []
     failures: Counter[str] = Counter()
     relevance: Counter[str] = Counter()
-    engine_starts = 0
+    engine_starts = no_keywords = 0
     judging: Counter[str] = Counter()
     for questions, shard in shards:
         rows.extend(label_questions(questions, shard))
+        no_keywords += sum(
+            1 for k in read_records(shard.keywords, Keywords) if not k.keywords and not k.error
+        )
         instances.extend(read_records(shard.instances, VectorInstance))
         failures += shard_failures(shard)
         engine_starts += shard_engine_starts(shard)
@@ -110,6 +120,7 @@ def write_partition(
     stats.info["llm_engine_starts"] = engine_starts
     if judging["confirmed"]:
         stats.info["judging"] = {name: judging[name] for name in JUDGING_COUNTS}
+    stats.info["no_keywords"] = no_keywords
     save_dataset_dict(by_label, instances, out.dataset)
     stats.write(out.stats)
     return stats

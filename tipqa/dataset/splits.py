@@ -178,13 +178,15 @@ class PoolIndex:
         return [qid for qid, item_label, _ in self.entries if item_label == label]
 
     def summary(self) -> dict[str, Any]:
-        """Questions by label and by stage; discarded and undetermined are left out of splits."""
+        """Questions by label and by stage (discarded and undetermined are left out of splits),
+        and those the keyword extractor left without keywords."""
         labels = Counter(label for _, label, _ in self.entries)
         summary: dict[str, Any] = {
             "questions": len(self.entries),
             **{label: labels.get(label, 0) for label in LABELS},
             "by_stage": _by_stage((label, stage) for _, label, stage in self.entries),
             "left_out": sum(labels.get(label, 0) for label in LEFT_OUT),
+            "no_keywords": int(self.info.get("no_keywords", 0)),
         }
         if "judging" in self.info:
             summary["judging"] = self.info["judging"]

@@ -22,7 +22,13 @@ from tipqa.report.explorer.store import EXCERPTS, WHOLE
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=cli.prog("python -m tipqa.report"), description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    explore = commands.add_parser("explore", help="write RUN/report/explorer/ (a static page)")
+    explore = commands.add_parser(
+        "explore",
+        help="write RUN/report/explorer/ (a static page)",
+        description="Write the explorer of a finished build, RUN/report/explorer/index.html: "
+        "a static page of its questions, labels and evidence (open it in a browser). "
+        "Without --config only the evidence windows and the vector chunks have text.",
+    )
     explore.add_argument("run", type=Path, help="the run folder, e.g. outputs/demo")
     explore.add_argument(
         "--config",

@@ -28,6 +28,7 @@ from tipqa.core.text import markdown_table
 from tipqa.dataset.corpus_reading import CorpusReading
 from tipqa.dataset.figures import draw_boundary, draw_funnel, draw_matches
 from tipqa.dataset.match_bins import MATCH_BINS, UNKNOWN_BIN, match_bin
+from tipqa.dataset.partition import NO_KEYWORDS_HINT
 from tipqa.dataset.provenance import REMEDY
 from tipqa.dataset.splits import SPLITS, read_audit
 from tipqa.hub.card import rules_warning
@@ -124,6 +125,16 @@ def render_markdown(data: dict[str, Any]) -> str:
     trust = trust_section(data.get("audit", {}), data.get("verbatim"))
     if trust:
         parts.append(trust)
+    left = {name: n for name, n in data.get("no_keywords", {}).items() if n}
+    if left:
+        parts += [
+            "## Questions left without keywords",
+            NO_KEYWORDS_HINT,
+            _table(
+                ["Pool", "Without keywords"],
+                [[n, f"{k} of {pools[n]['questions']}"] for n, k in left.items()],
+            ),
+        ]
     if data.get("corpus"):
         parts += ["## Corpus records", CorpusReading.from_dict(data["corpus"]).markdown()]
     if data.get("boundary"):
@@ -218,6 +229,7 @@ def write_report(
         "funnel": funnel,
         "matches": matches,
         "validation": info.get("validation"),
+        "no_keywords": {name: int(p.get("no_keywords", 0)) for name, p in info["pools"].items()},
         "corpus": info.get("parameters", {}).get("corpus_reading"),
         "audit": {pool: read_audit(run.pool(pool), fp) for pool, fp in (audits or {}).items()},
         "verbatim": info.get("verbatim"),

@@ -120,3 +120,44 @@ def test_an_empty_pool_is_an_error_naming_the_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"empty\.jsonl: question pool 'dev' has no questions"):
         prepare_questions(questions_inputs(read_config(sections).pool("dev"), 10), run)
     assert not run.pool("dev").questions_stats.exists()
+
+
+GOOD_ROWS = {
+    "tipqa-jsonl": [
+        {"id": f"q{i}", "text": f"Q{i}?", "answer": "A", "aliases": []} for i in range(3)
+    ],
+    "llm-foundry-jsonl": [
+        {"context": f"Question: Q{i}?\nAnswer:", "answer": "A", "aliases": ["A"]} for i in range(3)
+    ],
+    "fields": [{"question": f"Q{i}?", "answer": "A"} for i in range(3)],
+    "hf-rows": [
+        {"question": f"Q{i}?", "question_id": f"q{i}", "answer": {"value": "A", "aliases": ["A"]}}
+        for i in range(3)
+    ],
+}
+
+
+@pytest.mark.parametrize("source", sorted(GOOD_ROWS))
+def test_a_pool_limit_stops_reading_at_its_last_question(tmp_path: Path, source: str) -> None:
+    """The lines after the limit are not read: a bad one there is no error."""
+    path = tmp_path / "questions.jsonl"
+    lines = [orjson.dumps(row) for row in GOOD_ROWS[source]]
+    path.write_bytes(b"\n".join([*lines, b'{"not json at all', b"\xff\xfe"]) + b"\n")
+    sections = {"pool.dev": {"source": source, "paths": str(path), "limit": "2"}}
+    run = RunLayout(tmp_path / "run")
+    stats = prepare_questions(questions_inputs(read_config(sections).pool("dev"), 10), run)
+    assert stats.counts["written"] == 2 and stats.counts["questions"] == 2
+    unlimited = {"pool.dev": {"source": source, "paths": str(path)}}
+    with pytest.raises(InputError, match="line 4"):
+        prepare_questions(questions_inputs(read_config(unlimited).pool("dev"), 10), run)
+
+
+def test_a_pool_limit_stops_reading_triviaqa_files_at_its_last_question(tmp_path: Path) -> None:
+    entry = {"QuestionId": "q0", "Question": "Q0?", "Answer": {"Value": "A", "Aliases": ["A"]}}
+    first = tmp_path / "a-dev.json"
+    first.write_bytes(orjson.dumps({"Data": [entry, {**entry, "QuestionId": "q1"}]}))
+    (tmp_path / "b-dev.json").write_bytes(b"{not json")
+    sections = {"pool.dev": {"source": "triviaqa-json", "paths": str(tmp_path), "limit": "2"}}
+    run = RunLayout(tmp_path / "run")
+    stats = prepare_questions(questions_inputs(read_config(sections).pool("dev"), 10), run)
+    assert stats.counts["written"] == 2

@@ -51,3 +51,18 @@ def test_the_summary_names_the_confirming_judge_whose_answers_failed(tmp_path: P
     assert "LLM calls that failed, by kind: confirmation_connection ×2." in text
     assert "The server of [judge.confirm] (the confirming judge) was unreachable" in text
     assert "To retry them" not in text and "of [judge] and [keywords]" not in text
+
+
+def test_the_summary_counts_the_questions_left_without_keywords_with_a_hint(
+    tmp_path: Path,
+) -> None:
+    run = build_splits(tmp_path / "keywords")
+    assert "without keywords" not in summarize(run, ["dev", "train"])
+    path = run.pool("dev").partition_stats
+    stats = read_json(path)
+    assert isinstance(stats, dict)
+    stats["info"]["no_keywords"] = 73
+    write_json(path, stats)
+    text = summarize(run, ["dev", "train"])
+    assert "73 without keywords" in text
+    assert "an LLM keyword extractor" in text and "cased questions" in text

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 
 from tipqa.core.errors import InputError
 from tipqa.core.jsonl import (
     atomic_open,
     iter_records,
+    json_error,
     read_json,
     read_records,
     write_json,
@@ -113,3 +115,17 @@ def test_json_round_trip_and_bad_json(tmp_path: Path) -> None:
     path.write_text("{nope")
     with pytest.raises(InputError, match=str(path)):
         read_json(path)
+
+
+def test_a_bad_json_line_is_described_with_its_column_and_bad_bytes_by_their_offset() -> None:
+    try:
+        orjson.loads(b'{"a": "cut')
+    except orjson.JSONDecodeError as exc:
+        described = json_error(exc, b'{"a": "cut')
+    assert described.startswith("invalid JSON at column ") and "line 1" not in described
+    raw = b'{"a": "caf\xe9"}'
+    try:
+        orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        described = json_error(exc, raw)
+    assert described == "not UTF-8 at byte 11 (0xe9): save the file as UTF-8"

@@ -43,3 +43,26 @@ def test_the_markdown_has_a_table_of_the_skips() -> None:
     assert "replaced by U+FFFD: 2." in text
     clean = CorpusReading(5, {}, 0).markdown()
     assert "skipped none." in clean and "| Kind |" not in clean and "U+FFFD" not in clean
+
+
+def test_the_ids_derived_for_repeated_ids_are_listed_in_the_summary_and_the_report() -> None:
+    stats = {
+        "counts": {"corpus.documents": 5, "corpus.duplicate_ids": 2},
+        "errors": {},
+        "info": {"corpus.renamed_ids": ["d2#2 (a.jsonl, line 3)", "d2#3 (b.jsonl, line 1)"]},
+    }
+    reading = CorpusReading.from_dict(CorpusReading.from_index_stats(stats).to_dict())
+    assert reading.renamed_ids == ("d2#2 (a.jsonl, line 3)", "d2#3 (b.jsonl, line 1)")
+    assert "2 duplicate ids (kept as d2#2, d2#3)" in reading.summary_line()
+    text = reading.markdown()
+    assert "`d2#2` (a.jsonl, line 3)" in text and "`d2#3` (b.jsonl, line 1)" in text
+
+
+def test_repeated_ids_skipped_as_the_first_policy_says_are_not_called_kept() -> None:
+    stats = {
+        "counts": {"corpus.documents": 5, "corpus.duplicate_ids": 1},
+        "errors": {"duplicate_id": 1},
+    }
+    reading = CorpusReading.from_index_stats(stats)
+    assert reading.renamed_ids == () and "kept as" not in reading.summary_line()
+    assert "a repeated id (later copies skipped" in reading.markdown()

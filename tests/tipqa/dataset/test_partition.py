@@ -171,3 +171,15 @@ def test_write_partition_again_replaces_the_dataset(tmp_path: Path) -> None:
     assert (loaded["answerable"].num_rows, loaded["discarded"].num_rows) == (1, 0)
     assert read_records(out / "discarded.jsonl", LabeledQuestion) == []
     assert not (out / "hf.partial").exists()
+
+
+def test_the_questions_left_without_keywords_are_counted(tmp_path: Path) -> None:
+    shard = first_shard(tmp_path / "s0")
+    write_records(
+        shard.keywords,
+        [Keywords("a", ["kw a"]), Keywords("b", []), Keywords("c", []), Keywords("d", ["kw"])],
+    )
+    shards = [([q("a"), q("b"), q("c"), q("d")], shard)]
+    out = tmp_path / "partition"
+    write_partition(shards, PartitionLayout(out), StepRecord(Step.PARTITION, {}), {})
+    assert read_json(out / "stats.json")["info"]["no_keywords"] == 2

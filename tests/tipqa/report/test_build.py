@@ -10,7 +10,7 @@ from partition_fixtures import DEV, INFO, build_splits
 
 from tipqa.core.errors import InputError
 from tipqa.core.fingerprint import StepRecord
-from tipqa.core.jsonl import read_json
+from tipqa.core.jsonl import read_json, write_json
 from tipqa.core.layout import RunLayout
 from tipqa.core.records import LabeledQuestion
 from tipqa.core.steps import Step
@@ -89,3 +89,17 @@ def test_report_needs_the_splits(tmp_path: Path) -> None:
     bad.splits_stats.write_text('{"schema_version": 1, "info": {}}')
     with pytest.raises(InputError, match="not a split statistics file"):
         write_report(bad, record)
+
+
+def test_the_report_counts_the_questions_left_without_keywords_with_a_hint(
+    tmp_path: Path,
+) -> None:
+    run = build_splits(tmp_path, per_label=3)
+    stats = read_json(run.splits_stats)
+    stats["info"]["pools"]["dev"]["no_keywords"] = 5
+    write_json(run.splits_stats, stats)
+    write_report(run, StepRecord(Step.REPORT, {}))
+    text = (run.report / "report.md").read_text()
+    assert "Questions left without keywords" in text and "| dev | 5 of 16 |" in text
+    assert "an LLM keyword extractor" in text
+    assert read_json(run.report / "report.json")["no_keywords"] == {"dev": 5, "train": 0}

@@ -5,6 +5,11 @@ Every reader turns raw records (JSON objects, Parquet rows, dataset rows) into
 ids and how bad records are skipped (counted in `stats.errors` by kind and logged with the file
 and line) or, with `strict=True`, raised as an `InputError` naming file, line and field.
 
+A document whose id an earlier one has (`duplicate_ids`) is by default kept under a derived id,
+the id followed by `#` and its occurrence (`d2#2`), with a warning naming the id, file and line
+(the first few; the stats count them all and list the first derived ids); `first` skips it
+(a counted skip), `refuse` raises an InputError. Every index of a build reads the same ids.
+
 A build reads its corpus twice, once for each index; only the token index build logs the skips
 (the vector index build reads inside `skips_logged_at_debug`), so each bad record is warned
 about once per build and counted in both builds' stats.
@@ -19,9 +24,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
-from tipqa.core.errors import InputError
+from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.records import Document
 from tipqa.core.registry import Registry
 from tipqa.core.stats import StepStats
@@ -30,6 +35,9 @@ log = logging.getLogger(__name__)
 
 MISSING = object()
 WARNINGS_PER_KIND = 20
+RENAMED_WARNINGS = 5
+RENAMED_LISTED = 20
+DuplicateIds = Literal["keep", "first", "refuse"]
 _SKIPS_AT_DEBUG: ContextVar[bool] = ContextVar("tipqa_skips_at_debug", default=False)
 
 
@@ -108,6 +116,15 @@ CORPUS_READERS.add(
 )
 
 
+def check_duplicate_policy(check_duplicates: bool, duplicate_ids: DuplicateIds) -> None:
+    """ConfigError when repeated ids are not looked for but should be kept or refused."""
+    if not check_duplicates and duplicate_ids != "first":
+        raise ConfigError(
+            f"[corpus] check_duplicates = false cannot {duplicate_ids} repeated ids: set "
+            "duplicate_ids = first (each index then keeps the first copy of an id)"
+        )
+
+
 def get_field(record: dict[str, Any], name: str) -> Any:
     """Value of `name` in `record`; a dotted name walks nested objects. MISSING when absent.
 
@@ -133,21 +150,28 @@ class DocumentParser:
         fields: ReaderFields,
         *,
         check_duplicates: bool = True,
+        duplicate_ids: DuplicateIds = "keep",
         seen: set[bytes] | None = None,
+        repeats: Counter[str] | None = None,
     ) -> None:
-        """`fields`: the reader keys of the corpus's settings; `check_duplicates`: count
-        repeated ids; `seen`: the digests of ids read so far, shared by parsers of one corpus."""
+        """`fields`: the reader keys of the corpus's settings; `check_duplicates`: look for
+        repeated ids, and `duplicate_ids` what to do with one; `seen` (the digests of ids read
+        so far) and `repeats` (the occurrences of repeated ids) are shared by parsers of one
+        corpus."""
         if not fields.text_field:
             raise ValueError("text_field must be a non-empty field name")
         self.stats = stats
         self.fields = fields
         self.check_duplicates = check_duplicates
+        self.duplicate_ids = duplicate_ids
         self._seen: set[bytes] = set() if seen is None else seen
+        self._repeats: Counter[str] = Counter() if repeats is None else repeats
         self._warned: Counter[str] = Counter()
 
     def reset(self) -> None:
         """Forget the ids seen so far (a new pass over the corpus)."""
         self._seen.clear()
+        self._repeats.clear()
         self._warned.clear()
 
     def skip(
@@ -231,15 +255,61 @@ class DocumentParser:
             message = f"id must be a non-empty string or an integer, got {value!r:.60}"
             self.skip("invalid_id", message, path=path, line=line, field=id_field)
             return None
-        if self.check_duplicates:
-            digest = hashlib.blake2b(doc_id.encode("utf-8", "surrogatepass"), digest_size=12)
-            key = digest.digest()
-            if key in self._seen:
-                self.stats.add("duplicate_ids")
-                log.debug("duplicate document id %r at %s, line %d", doc_id, path, line)
-            else:
-                self._seen.add(key)
+        if self.check_duplicates and not self._first_sight(doc_id):
+            return self._repeated(doc_id, path=path, line=line)
         return doc_id
+
+    def _first_sight(self, doc_id: str) -> bool:
+        """True when no earlier document had `doc_id` (which is then remembered)."""
+        key = hashlib.blake2b(doc_id.encode("utf-8", "surrogatepass"), digest_size=12).digest()
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        return True
+
+    def _repeated(self, doc_id: str, *, path: str, line: int) -> str | None:
+        """The id under which a document whose id an earlier one has is kept (None: skipped).
+
+        `keep`: the id followed by `#` and its occurrence (the next one free); `first`: a
+        counted skip; `refuse`: InputError.
+        """
+        self.stats.add("duplicate_ids")
+        message = f"id {doc_id!r} repeats an earlier document's"
+        if self.duplicate_ids == "refuse":
+            raise InputError(
+                f"{message} (set [corpus] duplicate_ids = keep or first)", path=path, line=line
+            )
+        if self.duplicate_ids == "first":
+            self.skip("duplicate_id", message, path=path, line=line)
+            return None
+        self._repeats[doc_id] += 1
+        occurrence = self._repeats[doc_id] + 1
+        derived = f"{doc_id}#{occurrence}"
+        while not self._first_sight(derived):
+            occurrence += 1
+            derived = f"{doc_id}#{occurrence}"
+        self._repeats[doc_id] = occurrence - 1
+        renamed: list[str] = self.stats.info.setdefault("renamed_ids", [])
+        if len(renamed) < RENAMED_LISTED:
+            renamed.append(f"{derived} ({path}, line {line})")
+        self._warn_renamed(f"{message}: indexed as {derived!r} at {path}, line {line}")
+        return derived
+
+    def _warn_renamed(self, message: str) -> None:
+        """Log the first few repeated ids, then say that the others are only counted."""
+        if _SKIPS_AT_DEBUG.get():
+            log.debug("%s", message)
+            return
+        self._warned["renamed"] += 1
+        count = self._warned["renamed"]
+        if count <= RENAMED_WARNINGS:
+            log.warning("%s", message)
+        elif count == RENAMED_WARNINGS + 1:
+            log.warning(
+                "further documents with repeated ids are kept under derived ids and counted "
+                "(the index stats' corpus.duplicate_ids; the report lists the first %d)",
+                RENAMED_LISTED,
+            )
 
     def _meta(self, record: dict[str, Any]) -> dict[str, Any]:
         """Every other top-level field by default, else the requested (dotted) fields present."""

@@ -6,6 +6,7 @@ A corpus may be made of groups of files, each read with its own settings (`[corp
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,10 +16,11 @@ import orjson
 from tqdm import tqdm
 
 from tipqa.core.errors import ConfigError, InputError
+from tipqa.core.jsonl import json_error
 from tipqa.core.records import Document
 from tipqa.core.settings import Settings, knob, sections, setting
 from tipqa.core.stats import StepStats
-from tipqa.sources.corpus.base import DocumentParser
+from tipqa.sources.corpus.base import DocumentParser, DuplicateIds, check_duplicate_policy
 from tipqa.sources.corpus.paths import expand_rooted
 from tipqa.sources.corpus.streams import file_format, is_supported, iter_lines
 
@@ -69,7 +71,10 @@ class FileCorpusSettings(FileGroupSettings):
     the reader keys of `[corpus]` are every group's defaults.
     """
 
-    check_duplicates: bool = knob(True, doc="count repeated ids (memory grows with the corpus)")
+    check_duplicates: bool = knob(True, doc="look for repeated ids (memory grows with the corpus)")
+    duplicate_ids: DuplicateIds = setting(
+        "keep", doc="a repeated id: keep (indexed as id#2), first (skipped, counted) or refuse"
+    )
     groups: tuple[tuple[str, FileGroupSettings], ...] = sections((), doc="[corpus.NAME]")
 
     def __post_init__(self) -> None:
@@ -79,6 +84,7 @@ class FileCorpusSettings(FileGroupSettings):
                 "[corpus] source = files needs `paths` (files, folders or globs) or "
                 "[corpus.NAME] sections of files"
             )
+        check_duplicate_policy(self.check_duplicates, self.duplicate_ids)
 
     def file_groups(self) -> list[tuple[str, FileGroupSettings]]:
         """The groups of files by name: `[corpus]`'s own paths first, then each section's."""
@@ -137,9 +143,10 @@ class FileCorpus:
     the record skipped with `bad_utf8="skip"`. Bad records are counted skips in `stats.errors`
     (or InputError when `strict`); damaged compressed files always raise. With groups
     (`[corpus.NAME]`), files are read each with their group's settings, ids checked for
-    duplicates across all. `stats` is reset at the start of each full pass (`__iter__`).
-    `progress`: a tqdm bar of documents (None: only when stderr is a terminal). Library
-    callers build one with `FileCorpus.of(paths, **fields)`.
+    duplicates across all (a repeated id as `duplicate_ids` says, see `DocumentParser`).
+    `stats` is reset at the start of each full pass (`__iter__`). `progress`: a tqdm bar of
+    documents (None: only when stderr is a terminal). Library callers build one with
+    `FileCorpus.of(paths, **fields)`.
     """
 
     def __init__(self, settings: FileCorpusSettings, *, progress: bool | None = None) -> None:
@@ -174,10 +181,19 @@ class FileCorpus:
         """Fresh counters and one parser per group, sharing the ids seen."""
         self.stats = StepStats("corpus")
         seen: set[bytes] = set()
-        check = self.settings.check_duplicates
+        repeats: Counter[str] = Counter()
+        check, policy = self.settings.check_duplicates, self.settings.duplicate_ids
         self._groups = [
             _Group(
-                settings, DocumentParser(self.stats, settings, check_duplicates=check, seen=seen)
+                settings,
+                DocumentParser(
+                    self.stats,
+                    settings,
+                    check_duplicates=check,
+                    duplicate_ids=policy,
+                    seen=seen,
+                    repeats=repeats,
+                ),
             )
             for settings in self._settings
         ]
@@ -238,14 +254,15 @@ class FileCorpus:
                 continue
             try:
                 record = orjson.loads(raw)
-            except orjson.JSONDecodeError as exc:
+            except orjson.JSONDecodeError:
                 text = self._decoded(raw, group, where, number)
                 if text is None:
                     continue
                 try:
                     record = orjson.loads(text)
-                except orjson.JSONDecodeError:
-                    parser.skip("invalid_json", f"invalid JSON: {exc}", path=where, line=number)
+                except orjson.JSONDecodeError as exc:
+                    message = json_error(exc, text.encode())
+                    parser.skip("invalid_json", message, path=where, line=number)
                     continue
             document = parser.parse(record, origin=name, path=where, line=number)
             if document is not None:

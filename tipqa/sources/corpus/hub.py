@@ -13,7 +13,7 @@ from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.records import Document
 from tipqa.core.settings import Settings, knob, setting
 from tipqa.core.stats import StepStats
-from tipqa.sources.corpus.base import DocumentParser
+from tipqa.sources.corpus.base import DocumentParser, DuplicateIds, check_duplicate_policy
 from tipqa.sources.hf_datasets import load_split, local_files
 
 
@@ -33,12 +33,16 @@ class HubCorpusSettings(Settings):
     max_chars: int | None = setting(None, doc="skip longer documents (counted)")
     streaming: bool = knob(True, doc="stream the rows (memory does not grow with the corpus)")
     cache_dir: str | None = knob(None, doc="the datasets cache (empty: HF_DATASETS_CACHE)")
-    check_duplicates: bool = knob(True, doc="count repeated ids (memory grows with the corpus)")
+    check_duplicates: bool = knob(True, doc="look for repeated ids (memory grows with the corpus)")
+    duplicate_ids: DuplicateIds = setting(
+        "keep", doc="a repeated id: keep (indexed as id#2), first (skipped, counted) or refuse"
+    )
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if not self.name:
             raise ConfigError("[corpus] source = hub needs `name` (a dataset id or folder)")
+        check_duplicate_policy(self.check_duplicates, self.duplicate_ids)
 
     def local_files(self) -> list[Path]:
         """The local files of the dataset: `name`'s when a folder, or those of `data_files`."""
@@ -73,7 +77,12 @@ class HubCorpus:
         """Yield the split's documents, starting fresh counters and duplicate checks."""
         self.stats = StepStats("corpus")
         settings = self.settings
-        parser = DocumentParser(self.stats, settings, check_duplicates=settings.check_duplicates)
+        parser = DocumentParser(
+            self.stats,
+            settings,
+            check_duplicates=settings.check_duplicates,
+            duplicate_ids=settings.duplicate_ids,
+        )
         dataset = self.load()
         disable = None if self.progress is None else not self.progress
         rows = tqdm(dataset, desc=self.origin, unit="row", disable=disable)

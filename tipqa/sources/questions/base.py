@@ -11,6 +11,7 @@ Every source builds aliases the same way (`build_aliases`) and collects question
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,8 @@ from tipqa.core.settings import Settings, setting
 from tipqa.core.stats import StepStats
 from tipqa.core.text import tokenize
 
+log = logging.getLogger(__name__)
+
 Duplicates = Literal["error", "merge"]
 
 
@@ -31,8 +34,9 @@ class QuestionSource(Protocol):
 
     stats: StepStats
 
-    def load(self) -> list[Question]:
-        """All questions of the source, in source order, ids unique."""
+    def load(self, limit: int | None = None) -> list[Question]:
+        """All questions of the source, in source order, ids unique; with `limit`, the first
+        `limit` of them, reading no further."""
         ...
 
 
@@ -170,15 +174,40 @@ def make_question(
     return Question(id=qid, text=text.strip(), answer=answer, aliases=aliases, source=source)
 
 
-class QuestionCollector:
-    """Questions in first-seen order with one policy for repeated ids."""
+LIKELY_SEPARATORS = ("<OR>", "|")
+"""Strings that join aliases in some layouts (fmeval's `<OR>`) and no real TriviaQA answer
+holds; `;` and ` / ` are left out: real answers have them ("Macbeth / The Scottish Play")."""
 
-    def __init__(self, stats: StepStats, duplicates: Duplicates = "error") -> None:
+
+def likely_separator(question: Question) -> str | None:
+    """The likely alias separator that the question's answer or an alias holds, if any."""
+    for text in (question.answer, *question.aliases):
+        for separator in LIKELY_SEPARATORS:
+            if separator in text:
+                return separator
+    return None
+
+
+class QuestionCollector:
+    """Questions in first-seen order with one policy for repeated ids.
+
+    An answer (or alias) holding a likely alias separator (`<OR>`, `|`) is counted
+    (`answers_with_separator`) and warned about once, with the first place, when the
+    questions are taken (`questions()`): read as one long alias, it matches no document.
+    """
+
+    def __init__(
+        self, stats: StepStats, duplicates: Duplicates = "error", limit: int | None = None
+    ) -> None:
+        """`limit`: the number of questions after which the collector is `full` (a source
+        stops reading there)."""
         if duplicates not in ("error", "merge"):
             raise ValueError(f"duplicates must be 'error' or 'merge', not {duplicates!r}")
+        self.limit = limit
         self.stats = stats
         self.duplicates = duplicates
         self._questions: dict[str, Question] = {}
+        self._joined: tuple[str, str] | None = None
 
     def add(
         self,
@@ -193,6 +222,14 @@ class QuestionCollector:
         if first is None:
             self._questions[question.id] = question
             self.stats.add("questions")
+            separator = likely_separator(question)
+            if separator is not None:
+                self.stats.add("answers_with_separator")
+                if self._joined is None:
+                    place = (
+                        f"{path}, line {line}" if line is not None else f"{path} {question.source}"
+                    )
+                    self._joined = (separator, f"{place}: {question.answer[:60]!r}")
             return
         if (policy or self.duplicates) == "error":
             raise InputError(
@@ -215,6 +252,24 @@ class QuestionCollector:
             )
         self.stats.add("merged_duplicates")
 
+    @property
+    def full(self) -> bool:
+        """True once `limit` questions are collected: the source reads no further."""
+        return self.limit is not None and len(self._questions) >= self.limit
+
     def questions(self) -> list[Question]:
-        """The collected questions in first-seen order."""
+        """The collected questions in first-seen order (warning of joined answers, once)."""
+        if self._joined is not None:
+            separator, example = self._joined
+            count = int(self.stats.counts["answers_with_separator"])
+            log.warning(
+                "%d answers hold a likely alias separator %r (first: %s): each is read as one "
+                "alias, which no document contains; if they join aliases, set alias_separator "
+                "= %s in the pool's section (source = fields)",
+                count,
+                separator,
+                example,
+                separator,
+            )
+            self._joined = None
         return list(self._questions.values())

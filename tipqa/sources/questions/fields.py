@@ -8,6 +8,8 @@ question text, id, answer and aliases are read from configurable (dotted) fields
 * the aliases field holds a list, or a JSON string of one (PopQA's `possible_answers`);
   left empty, the aliases are those of the answer field;
 * a string value that starts with "[" is read as a JSON list (an error if it is not one);
+* with `alias_separator` (fmeval's TriviaQA: `<OR>`), a string answer or alias is split on it:
+  the first part is the answer, every part an alias;
 * without an id field, a question's id is "{file stem}:{line}" ("{name}:{split}:{row}" for
   a Hub dataset), stable as long as the file is not edited.
 
@@ -58,6 +60,9 @@ class FieldQuestionsSettings(Settings):
     aliases_field: str = setting(
         "", doc="field of the aliases: a list or a JSON string of one (empty: the answer's)"
     )
+    alias_separator: str = setting(
+        "", doc="split answers and aliases on it: fmeval's TriviaQA joins aliases with <OR>"
+    )
 
     def local_files(self) -> list[Path]:
         """The files of `name` when it is a local dataset folder."""
@@ -94,6 +99,19 @@ def _value(row: dict[str, Any], name: str) -> Any:
     return value
 
 
+def _split(value: Any, separator: str) -> Any:
+    """A string (or each string of a list) split on `separator` into a list of its parts."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(separator) if part.strip()]
+    if isinstance(value, list):
+        return [
+            piece
+            for item in value
+            for piece in (_split(item, separator) if isinstance(item, str) else [item])
+        ]
+    return value
+
+
 class FieldQuestions:
     """Questions from rows whose fields the settings name."""
 
@@ -121,19 +139,21 @@ class FieldQuestions:
             s.aliases_field or s.answer_field,
         )
 
-    def load(self) -> list[Question]:
-        """Every row's question, in file then line order.
+    def load(self, limit: int | None = None) -> list[Question]:
+        """Every row's question, in file then line order (the first `limit`, read no further).
 
         Questions written as llm-foundry's prompt (`Question: ...\nAnswer:`) are counted
         (`prompt_questions`) and warned about: `source = llm-foundry-jsonl` reads such rows.
         """
         self.stats = StepStats("questions")
-        collector = QuestionCollector(self.stats, duplicates="error")
+        collector = QuestionCollector(self.stats, duplicates="error", limit=limit)
         for where, line, default_id, source, row in self._rows():
             question = self.row_question(row, where, line, default_id, source)
             collector.add(question, path=where, line=line)
             if FOUNDRY_CONTEXT.match(question.text):
                 self.stats.add("prompt_questions")
+            if collector.full:
+                break
         prompts = int(self.stats.counts.get("prompt_questions", 0))
         if prompts:
             log.warning(
@@ -186,6 +206,10 @@ class FieldQuestions:
                 raise InputError(str(exc), path=path, line=line, field=name) from None
             if values[key] is MISSING:
                 raise InputError(f"{place}: no field {name!r}", path=path, line=line, field=name)
+        if s.alias_separator:
+            for key in ("answer", "aliases"):
+                if key in values:
+                    values[key] = _split(values[key], s.alias_separator)
         answer = values["answer"]
         alias_lists: list[Any] = []
         if isinstance(answer, list):

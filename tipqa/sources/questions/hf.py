@@ -50,18 +50,25 @@ def row_to_question(row: Any, *, source: str, path: str, line: int | None, place
 
 
 def questions_from_rows(
-    rows: Iterable[Any], *, origin: str, stats: StepStats | None = None
+    rows: Iterable[Any],
+    *,
+    origin: str,
+    stats: StepStats | None = None,
+    limit: int | None = None,
 ) -> list[Question]:
-    """Questions of dataset rows (e.g. a `datasets.Dataset`), repeats merged when identical.
+    """Questions of dataset rows (e.g. a `datasets.Dataset`), repeats merged when identical,
+    the first `limit` of them (no further row is read).
 
     `Question.source` is "{origin}:{row index from 0}".
     """
-    collector = QuestionCollector(stats or StepStats("questions"), duplicates="merge")
+    collector = QuestionCollector(stats or StepStats("questions"), duplicates="merge", limit=limit)
     for index, row in enumerate(rows):
         question = row_to_question(
             row, source=f"{origin}:{index}", path=origin, line=None, place=f"row {index}"
         )
         collector.add(question, path=origin)
+        if collector.full:
+            break
     return collector.questions()
 
 
@@ -81,10 +88,10 @@ class HFRows:
         """The source of a pool's `paths`."""
         return cls(list(settings.paths))
 
-    def load(self) -> list[Question]:
-        """The questions of every file, in file order then row order."""
+    def load(self, limit: int | None = None) -> list[Question]:
+        """The questions of every file, in file order then row order (the first `limit`)."""
         self.stats = StepStats("questions")
-        collector = QuestionCollector(self.stats, duplicates="merge")
+        collector = QuestionCollector(self.stats, duplicates="merge", limit=limit)
         for path in self.files:
             self.stats.add("files")
             where = str(path)
@@ -93,6 +100,8 @@ class HFRows:
                     row, source=f"{path.name}:{number}", path=where, line=number, place="row"
                 )
                 collector.add(question, path=where, line=number)
+                if collector.full:
+                    return collector.questions()
         return collector.questions()
 
 
@@ -131,9 +140,10 @@ class HubQuestions:
         """How this split is named in `Question.source` and in messages."""
         return f"{self.settings.name}:{self.settings.config}:{self.settings.split}"
 
-    def load(self) -> list[Question]:
-        """The questions of the split (the first `limit` rows when set)."""
+    def load(self, limit: int | None = None) -> list[Question]:
+        """The questions of the split (of its first `limit` rows when set at construction;
+        the first `limit` questions when given here)."""
         dataset = load_split(self.settings)
         rows = dataset if self.limit is None else itertools.islice(dataset, self.limit)
         self.stats = StepStats("questions")
-        return questions_from_rows(rows, origin=self.origin, stats=self.stats)
+        return questions_from_rows(rows, origin=self.origin, stats=self.stats, limit=limit)

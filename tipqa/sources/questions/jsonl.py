@@ -36,15 +36,17 @@ class _JsonlQuestions:
         """The source of a pool's `paths`."""
         return cls(list(settings.paths))
 
-    def load(self) -> list[Question]:
-        """The questions of every file, in file order then line order."""
+    def load(self, limit: int | None = None) -> list[Question]:
+        """The questions of every file, in file order then line order (the first `limit`)."""
         self.stats = StepStats("questions")
-        collector = QuestionCollector(self.stats, duplicates="error")
+        collector = QuestionCollector(self.stats, duplicates="error", limit=limit)
         for path in self.files:
             self.stats.add("files")
             for number, row in iter_rows(path, stats=self.stats):
                 question = self.row_question(row, path, number)
                 collector.add(question, path=str(path), line=number)
+                if collector.full:
+                    return collector.questions()
         return collector.questions()
 
     def row_question(self, row: dict, path: Path, number: int) -> Question:

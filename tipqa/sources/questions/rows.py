@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from tipqa.core.errors import InputError
+from tipqa.core.jsonl import json_error
 from tipqa.core.stats import StepStats
 from tipqa.sources.corpus.streams import file_format, is_supported, iter_lines
 
@@ -46,7 +47,7 @@ def iter_rows(
         try:
             row = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc}", path=where, line=number) from exc
+            raise InputError(json_error(exc, raw), path=where, line=number) from exc
         if not isinstance(row, dict):
             message = f"expected a JSON object, got {type(row).__name__}"
             raise InputError(message, path=where, line=number)

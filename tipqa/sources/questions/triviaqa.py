@@ -35,13 +35,16 @@ class TriviaQAJson:
         """The source of a pool's `paths`."""
         return cls(list(settings.paths))
 
-    def load(self) -> list[Question]:
-        """The questions of every file, in file order then Data order."""
+    def load(self, limit: int | None = None) -> list[Question]:
+        """The questions of every file, in file order then Data order (the first `limit`: no
+        further file is read)."""
         self.stats = StepStats("questions")
-        collector = QuestionCollector(self.stats, duplicates="merge")
+        collector = QuestionCollector(self.stats, duplicates="merge", limit=limit)
         for path in self.files:
             for question in self.read_file(path):
                 collector.add(question, path=str(path))
+                if collector.full:
+                    return collector.questions()
         return collector.questions()
 
     def read_file(self, path: Path) -> list[Question]:
@@ -69,7 +72,7 @@ class TriviaQAJson:
                 text=entry.get("Question"),
                 answer=answer.get("Value"),
                 alias_lists=[answer.get("Aliases"), answer.get("NormalizedAliases")],
-                source=f"{path.name}:{index}",
+                source=f"{path.name} {place}",
                 path=where,
                 line=None,
                 place=place,

@@ -162,3 +162,49 @@ def test_prompts_read_as_questions_are_counted_and_warned_about(
     assert questions[0].text.startswith("Question: ")
     assert source.stats.counts["prompt_questions"] == len(questions)
     assert "use source = llm-foundry-jsonl" in caplog.text
+
+
+JOINED = [
+    {"question": "who wrote the saltmarsh suite?", "answer": "Marigold Perrault<OR>M. Perrault"},
+    {"question": "which river runs by vellmar?", "answer": "the Quellen|Quellen"},
+]
+
+
+def test_alias_separator_splits_joined_answers_into_aliases(tmp_path: Path) -> None:
+    path = write(tmp_path / "joined.jsonl", JOINED[:1])
+    settings = FieldQuestionsSettings(paths=(str(path),), alias_separator="<OR>")
+    (question,) = FieldQuestions(settings).load()
+    assert question.answer == "Marigold Perrault"
+    assert question.aliases == ["Marigold Perrault", "M. Perrault"]
+
+
+def test_an_answer_holding_a_likely_separator_is_counted_and_warned_about(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = write(tmp_path / "joined.jsonl", JOINED)
+    source = FieldQuestions(FieldQuestionsSettings(paths=(str(path),)))
+    with caplog.at_level("WARNING"):
+        source.load()
+    assert source.stats.counts["answers_with_separator"] == 2
+    assert "2 answers hold a likely alias separator" in caplog.text
+    assert f"{path}, line 1" in caplog.text and "alias_separator = <OR>" in caplog.text
+
+
+def test_a_semicolon_or_slash_in_an_answer_is_no_false_alarm(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    rows = [
+        {"question": "who?", "answer": "Rosenberg, Julius; and Rosenberg, Ethel"},
+        {"question": "what?", "answer": "Macbeth / The Scottish Play"},
+    ]
+    source = FieldQuestions(FieldQuestionsSettings(paths=(str(write(tmp_path / "a.jsonl", rows)),)))
+    with caplog.at_level("WARNING"):
+        source.load()
+    assert not source.stats.counts["answers_with_separator"] and "separator" not in caplog.text
+
+
+def test_the_alias_separator_is_in_the_questions_fingerprint() -> None:
+    base = {"pool.dev": {"source": "fields", "paths": "q.jsonl"}}
+    split = {"pool.dev": {"source": "fields", "paths": "q.jsonl", "alias_separator": "<OR>"}}
+    one, two = (read_config(sections).pools[0].identity() for sections in (base, split))
+    assert one != two and two["alias_separator"] == "<OR>"

@@ -32,9 +32,9 @@ def test_two_domain_files_merge_the_shared_question() -> None:
     source = TriviaQAJson(str(DATA / "*-dev.json"))
     questions = source.load()
     assert [(q.id, q.source) for q in questions] == [
-        ("qz_1", "web-dev.json:0"),
-        ("qz_2", "web-dev.json:1"),
-        ("qz_3", "wikipedia-dev.json:1"),
+        ("qz_1", "web-dev.json Data[0]"),
+        ("qz_2", "web-dev.json Data[1]"),
+        ("qz_3", "wikipedia-dev.json Data[1]"),
     ]
     assert questions[0].answer == "Marigold Perrault"
     assert questions[0].aliases == ["Marigold Perrault", "M. Perrault", "Perrault, Marigold"]
@@ -49,14 +49,18 @@ def test_same_id_conflicting_across_files_is_an_error(tmp_path: Path) -> None:
     changed["Answer"]["Value"] = "Quellen"
     second = release(tmp_path, "wikipedia-dev.json", [changed])
     with pytest.raises(
-        InputError, match=r"'qz_2' appears at web-dev\.json:1 and wikipedia-dev\.json:0"
+        InputError,
+        match=r"'qz_2' appears at web-dev\.json Data\[1\] and wikipedia-dev\.json Data\[0\]",
     ):
         load_questions("triviaqa-json", paths=[str(first), str(second)])
 
 
 def test_duplicate_id_within_one_file_is_an_error(tmp_path: Path) -> None:
     path = release(tmp_path, "web-dev.json", [*entries(), entries()[0]])
-    message = r"duplicate question id 'qz_1' at web-dev\.json:2"
+    message = (
+        r"duplicate question id 'qz_1' at web-dev\.json Data\[2\] "
+        r"\(first at web-dev\.json Data\[0\]\)"
+    )
     with pytest.raises(InputError, match=message) as info:
         TriviaQAJson(path).load()
     assert info.value.path == str(path)
@@ -107,4 +111,4 @@ def test_real_release_sample() -> None:
     assert source.stats.counts["merged_duplicates"] == 2
     for q in questions:
         assert q.aliases[0] == q.answer
-        assert q.source.split(":")[0].endswith(".json")
+        assert q.source.split(" ")[0].endswith(".json")
