@@ -30,6 +30,10 @@ class Audit(StepTask):
     def stats_path(self) -> Path:
         return self.layout.pool(self.pool).audit_stats
 
+    def outputs(self) -> list[Path]:
+        pool = self.layout.pool(self.pool)
+        return [pool.audit, pool.audit_judgments]
+
     @property
     def resources(self) -> dict[str, int]:  # type: ignore[override]
         """The GPUs of the judge's engine, as the judging steps take them."""
@@ -54,6 +58,9 @@ class CountVerbatim(StepTask):
 
     def stats_path(self) -> Path:
         return self.layout.pool(self.pool).verbatim_stats
+
+    def outputs(self) -> list[Path]:
+        return [self.layout.pool(self.pool).verbatim]
 
     def run(self) -> None:
         verbatim(self.inputs(), self.layout)
