@@ -44,6 +44,9 @@ class ExportAnnotation(AnnotationStep):
     def stats_path(self) -> Path:
         return self.annotation_layout().stats
 
+    def outputs(self) -> list[Path]:
+        return [self.annotation_layout().key, self.annotation_layout().manifest]
+
     def run(self) -> None:
         export_pool_annotation(self.inputs(), self.layout)
 
@@ -86,6 +89,9 @@ class AnnotationAgreement(AnnotationStep):
 
     def stats_path(self) -> Path:
         return self.annotation_layout().report_stats
+
+    def outputs(self) -> list[Path]:
+        return [self.annotation_layout().report_json, self.annotation_layout().report_markdown]
 
     def run(self) -> None:
         report_agreement(self.inputs(), self.layout)

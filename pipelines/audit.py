@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import luigi
@@ -21,8 +22,10 @@ class AuditTarget(StepTarget):
     """An audit's stats file: it exists when it records the expected fingerprint and the audit
     read the pool's partition as it is now (`tipqa.audit.pool.read_the_current_partition`)."""
 
-    def __init__(self, path: Path, fingerprint: str, pool: PoolLayout) -> None:
-        super().__init__(path, fingerprint)
+    def __init__(
+        self, path: Path, fingerprint: str, outputs: Sequence[Path], pool: PoolLayout
+    ) -> None:
+        super().__init__(path, fingerprint, outputs)
         self.pool = pool
 
     def exists(self) -> bool:
@@ -50,9 +53,13 @@ class Audit(StepTask):
     def stats_path(self) -> Path:
         return self.layout.pool(self.pool).audit_stats
 
+    def outputs(self) -> list[Path]:
+        pool = self.layout.pool(self.pool)
+        return [pool.audit, pool.audit_judgments]
+
     def output(self) -> StepTarget:
         return AuditTarget(
-            self.stats_path(), self.record().fingerprint, self.layout.pool(self.pool)
+            self.stats_path(), self.record().fingerprint, self.outputs(), self.layout.pool(self.pool)
         )
 
     @property
@@ -79,6 +86,9 @@ class CountVerbatim(StepTask):
 
     def stats_path(self) -> Path:
         return self.layout.pool(self.pool).verbatim_stats
+
+    def outputs(self) -> list[Path]:
+        return [self.layout.pool(self.pool).verbatim]
 
     def run(self) -> None:
         verbatim(self.inputs(), self.layout)

@@ -8,6 +8,7 @@ then `dynamic_requires()`) are the steps whose outputs its record lists as input
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import luigi
@@ -20,19 +21,24 @@ from tipqa.core.stats import recorded_fingerprint
 
 
 class StepTarget(luigi.LocalTarget):
-    """A step's stats file; it exists only when it records the expected fingerprint.
+    """A step's stats file; it exists only when it records the expected fingerprint and the
+    step's main outputs (`outputs`) are there.
 
     A stats file written under other settings (or by another schema version) does not count,
-    so the step runs again and replaces it.
+    so the step runs again and replaces it; nor does one whose outputs were deleted by hand.
     """
 
-    def __init__(self, path: Path, fingerprint: str) -> None:
+    def __init__(self, path: Path, fingerprint: str, outputs: Sequence[Path] = ()) -> None:
         super().__init__(str(path))
         self.fingerprint = fingerprint
+        self.outputs = tuple(outputs)
 
     def exists(self) -> bool:
-        """True when the stats file records this target's fingerprint (cheap: one small read)."""
-        return recorded_fingerprint(self.path) == self.fingerprint
+        """True when the stats file records this target's fingerprint and every output exists
+        (cheap: one small read and a few `stat` calls)."""
+        if recorded_fingerprint(self.path) != self.fingerprint:
+            return False
+        return all(path.exists() for path in self.outputs)
 
 
 class OfTheRun(luigi.Task):
@@ -50,7 +56,8 @@ class OfTheRun(luigi.Task):
 
 
 class StepTask(OfTheRun):
-    """A task whose output is its stats file, complete when the fingerprint matches.
+    """A task whose output is its stats file, complete when the fingerprint matches and its
+    main outputs (`outputs()`) exist.
 
     A step that starts removes the stats file of its last run (`_forget_last_run`): what that
     file describes is about to be replaced, so a failure leaves no record that says the step
@@ -76,8 +83,13 @@ class StepTask(OfTheRun):
         """Where this step writes its stats file."""
         raise NotImplementedError
 
+    def outputs(self) -> list[Path]:
+        """The step's main outputs, which must exist beside its stats file for it to be
+        complete (none where the stats file is the output, or the output lives elsewhere)."""
+        raise NotImplementedError
+
     def output(self) -> StepTarget:
-        return StepTarget(self.stats_path(), self.record().fingerprint)
+        return StepTarget(self.stats_path(), self.record().fingerprint, self.outputs())
 
     def dynamic_requires(self) -> list[luigi.Task]:
         """The tasks `run` yields before its work, known once `requires()` are complete."""

@@ -33,6 +33,9 @@ class BuildTrainingIndex(StepTask):
     def stats_path(self) -> Path:
         return training_index_place(self.inputs(), self.layout).stats
 
+    def outputs(self) -> list[Path]:
+        return [training_index_place(self.inputs(), self.layout).root]
+
     def run(self) -> None:
         index_training_stream(self.inputs(), self.layout)
 
@@ -51,6 +54,10 @@ class Boundary(StepTask):
 
     def stats_path(self) -> Path:
         return self.layout.pool(self.pool).boundary.stats
+
+    def outputs(self) -> list[Path]:
+        boundary = self.layout.pool(self.pool).boundary
+        return [boundary.first_seen, boundary.shares]
 
     def run(self) -> None:
         date_pool(self.inputs(), self.layout)

@@ -44,5 +44,9 @@ class Evaluate(StepTask):
     def stats_path(self) -> Path:
         return evaluation_layout(self.inputs(), self.layout).stats
 
+    def outputs(self) -> list[Path]:
+        folder = evaluation_layout(self.inputs(), self.layout)
+        return [folder.predictions, folder.scores, folder.report]
+
     def run(self) -> None:
         evaluate(self.inputs(), self.layout)

@@ -15,6 +15,7 @@ import luigi
 
 from pipelines.base import StepTask
 from pipelines.inputs import world_requirements
+from tipqa.builder.assemble import index_place
 from tipqa.builder.indexes import build_index, in_parts, index_part, index_parts, start_index_parts
 from tipqa.builder.step_inputs import IndexPartInputs, TokenIndexInputs, VectorIndexInputs
 from tipqa.core.steps import Step
@@ -46,6 +47,9 @@ class StartIndex(IndexStep):
     def stats_path(self) -> Path:
         return self.layout.index_start_stats(self.index)
 
+    def outputs(self) -> list[Path]:
+        return []  # the index is on its server, which checks the build's fingerprint
+
     def run(self) -> None:
         start_index_parts(self.inputs(), self.layout)
 
@@ -64,6 +68,9 @@ class IndexFile(IndexStep):
     def stats_path(self) -> Path:
         return self.layout.index_part_stats(self.index, self.file)
 
+    def outputs(self) -> list[Path]:
+        return []  # the index is on its server, which checks the build's fingerprint
+
     def run(self) -> None:
         index_part(self.inputs(), self.layout)
 
@@ -80,6 +87,10 @@ class BuildIndex(IndexStep):
 
     def stats_path(self) -> Path:
         return self.layout.index_stats(self.index)
+
+    def outputs(self) -> list[Path]:
+        """The index's folder in the run, for an index built at once (embedded)."""
+        return [] if in_parts(self.built()) else [index_place(self.built(), self.layout).path]
 
     def dynamic_requires(self) -> list[luigi.Task]:
         """One IndexFile per corpus file, for a backend that builds in parts."""

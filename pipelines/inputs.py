@@ -20,6 +20,10 @@ class MakeDemoWorld(StepTask):
     def stats_path(self) -> Path:
         return self.layout.world.stats
 
+    def outputs(self) -> list[Path]:
+        world = self.layout.world
+        return [world.corpus, world.questions, world.expected]
+
     def run(self) -> None:
         make_world(self.inputs(), self.layout)
 
@@ -37,6 +41,9 @@ class PrepareQuestions(StepTask):
 
     def stats_path(self) -> Path:
         return self.layout.pool(self.pool).questions_stats
+
+    def outputs(self) -> list[Path]:
+        return [self.layout.pool(self.pool).questions]
 
     def run(self) -> None:
         prepare_questions(self.inputs(), self.layout)

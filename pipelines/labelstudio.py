@@ -47,6 +47,9 @@ class PushAnnotation(AnnotationStep):
     def stats_path(self) -> Path:
         return self.annotation_layout().push_stats
 
+    def outputs(self) -> list[Path]:
+        return [self.annotation_layout().label_studio_projects]
+
     def complete(self) -> bool:
         url = self.inputs().labelstudio.server_url()
         pushed = pushed_to(self.annotation_layout())
@@ -70,6 +73,9 @@ class PullAnnotation(AnnotationStep):
 
     def stats_path(self) -> Path:
         return self.annotation_layout().pull_stats
+
+    def outputs(self) -> list[Path]:
+        return []  # never complete: each run pulls again
 
     def complete(self) -> bool:
         return False

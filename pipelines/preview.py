@@ -35,6 +35,9 @@ class PreviewCost(StepTask):
     def stats_path(self) -> Path:
         return self.layout.pool(self.pool).cost_preview
 
+    def outputs(self) -> list[Path]:
+        return []  # the stats file is the preview
+
     def dynamic_requires(self) -> list[luigi.Task]:
         count = shard_count(self.layout.pool(self.pool))
         return [ExtractKeywords(pool=self.pool, shard=i) for i in range(count)]

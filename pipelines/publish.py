@@ -14,6 +14,7 @@ from pipelines.indexes import BuildTokenIndex
 from pipelines.partition import Partition
 from tipqa.builder.publish import publish_hub_folder, write_splits
 from tipqa.builder.step_inputs import HubInputs, ReportInputs, SplitsInputs
+from tipqa.core.layout import SplitsLayout
 from tipqa.hub.publish import is_published, record_path
 from tipqa.report.build import write_build_report
 from tipqa.report.hub_folder import write_hub_folder
@@ -34,6 +35,11 @@ class MakeSplits(StepTask):
 
     def stats_path(self) -> Path:
         return self.layout.splits_stats
+
+    def outputs(self) -> list[Path]:
+        splits = SplitsLayout(self.layout.splits)
+        names = self.inputs().plan.splits
+        return [path for name in names for path in (splits.questions(name), splits.instances(name))]
 
     def run(self) -> None:
         write_splits(self.inputs(), self.layout)
@@ -66,6 +72,9 @@ class BuildHubFolder(StepTask):
     def stats_path(self) -> Path:
         return self.layout.hub_stats
 
+    def outputs(self) -> list[Path]:
+        return [self.layout.hub / "README.md"]
+
     def run(self) -> None:
         write_hub_folder(self.inputs(), self.layout)
 
@@ -82,6 +91,9 @@ class BuildReport(StepTask):
 
     def stats_path(self) -> Path:
         return self.layout.report_stats
+
+    def outputs(self) -> list[Path]:
+        return [self.layout.report / "report.md"]
 
     def run(self) -> None:
         write_build_report(self.inputs(), self.layout)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 import luigi
 
@@ -34,6 +35,8 @@ class ShardTask(StepTask):
     pool = luigi.Parameter()
     shard = luigi.IntParameter()
     step = ""
+    writes: ClassVar[tuple[str, ...]] = ()
+    """The shard's files (`ShardLayout.data` names) the step writes: its main outputs."""
 
     def as_input(self) -> str:
         """The pool's fingerprint of this step: later steps record that one, not the shard's."""
@@ -41,6 +44,10 @@ class ShardTask(StepTask):
 
     def stats_path(self) -> Path:
         return self.layout.pool(self.pool).shard(self.shard).stats(self.step)
+
+    def outputs(self) -> list[Path]:
+        shard = self.layout.pool(self.pool).shard(self.shard)
+        return [shard.data(name) for name in self.writes]
 
     def previous(self, task: type[ShardTask]) -> ShardTask:
         """The same shard's task of an earlier step."""
@@ -64,6 +71,7 @@ class ExtractKeywords(LLMShardTask):
     """Keywords of the shard's questions."""
 
     step = Step.KEYWORDS
+    writes = ("keywords",)
 
     def requires(self) -> luigi.Task:
         return PrepareQuestions(pool=self.pool)
@@ -81,6 +89,7 @@ class TokenSearch(ShardTask):
     """Token search: the first k1 documents with all keywords and any alias, and the total."""
 
     step = Step.TOKEN_SEARCH
+    writes = ("token_candidates",)
 
     def requires(self) -> list[luigi.Task]:
         return [self.previous(ExtractKeywords), BuildTokenIndex()]
@@ -96,6 +105,7 @@ class TokenJudge(LLMShardTask):
     """Judge token candidates with early exit; decide answerable, discarded or on to vectors."""
 
     step = Step.TOKEN_JUDGE
+    writes = ("token_judgments", "token_decisions")
 
     def requires(self) -> luigi.Task:
         return self.previous(TokenSearch)
@@ -113,6 +123,7 @@ class VectorSearch(ShardTask):
     """Vector search for the questions the token stage could not settle."""
 
     step = Step.VECTOR_SEARCH
+    writes = ("vector_candidates",)
 
     def requires(self) -> list[luigi.Task]:
         tokens = [BuildTokenIndex()] if self.inputs().tokens is not None else []
@@ -129,6 +140,7 @@ class VectorJudge(LLMShardTask):
     """Judge every vector candidate; decide answerable or unanswerable."""
 
     step = Step.VECTOR_JUDGE
+    writes = ("vector_judgments", "vector_decisions", "instances")
 
     def requires(self) -> luigi.Task:
         return self.previous(VectorSearch)

@@ -150,6 +150,33 @@ def test_an_unchanged_rerun_does_nothing(base: Path, inputs: Path, tmp_path: Pat
     assert rerun(before, run) == set()
 
 
+def test_outputs_deleted_by_hand_are_made_again(base: Path, inputs: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "deleted"
+    shutil.copytree(base, folder)
+    run = RunLayout(folder / "outputs" / "t")
+    expected_labels, expected_card = labels(run), card(run)
+    pool, shard = run.pool("dev"), run.pool("dev").shard(0)
+    deleted = {
+        Step.TOKEN_INDEX: run.token_index,
+        Step.KEYWORDS: shard.keywords,
+        Step.TOKEN_JUDGE: shard.token_decisions,
+        Step.PARTITION: pool.partition_files.labelled("answerable"),
+        Step.AUDIT: pool.audit,
+        Step.SPLITS: run.splits / "test",
+        Step.HUB_FOLDER: run.hub,
+        Step.REPORT: run.report / "report.md",
+    }
+    for path in deleted.values():
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    before = stats_times(run)
+    build(folder, sections(inputs))
+    assert rerun(before, run) == set(deleted)
+    assert all(path.exists() for path in deleted.values())
+    assert labels(run) == expected_labels and card(run) == expected_card
+    shown = re.findall(r": (/\S+)", run.summary.read_text())
+    assert len(shown) == 3 and all(Path(path).exists() for path in shown), shown
+
+
 def copied_model(tmp_path: Path) -> str:
     """The bundled MiniLM under another folder name: another embedder, same vectors."""
     target = tmp_path / "minilm-copy"

@@ -8,7 +8,8 @@ index builds' provenance): a change there reruns it already, through its inputs.
 covers every task reachable from the entry points, for an embedded build with a demo world,
 one over files with the full vector index, a training order and annotation, and one whose
 indexes are built in parts in Elasticsearch (no cluster needed: nothing runs but the
-preparation of the questions, which dynamic dependencies need to count shards).
+preparation of the questions, which dynamic dependencies need to count shards). Every step
+names its main outputs, which its completion requires.
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ def _mismatches(roots: list[luigi.Task]) -> list[str]:
     known = {step.as_input() for step in steps}
     found = []
     for task in steps:
+        assert all(isinstance(path, Path) for path in task.output().outputs), task
         own = task.record().fingerprint
         recorded = {v for v in _strings(_inputs(task)) if v in known} - {task.as_input()}
         steps_first = [d for d in _dependencies(task) if isinstance(d, StepTask)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import shlex
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 
 from tipqa.audit.markdown import summary_line
 from tipqa.core.errors import UndeterminedError
@@ -113,6 +114,13 @@ def _boundary_lines(run: RunLayout, pools: list[str]) -> tuple[list[str], list[s
     return lines, warnings
 
 
+def _output_line(name: str, path: Path, extra: str = "") -> str:
+    """A line naming an output: its path, or that it is missing (no path that is not there)."""
+    if path.exists():
+        return f"{name}: {path}{extra}"
+    return f"{name}: missing (run the build again to make it)"
+
+
 def summarize(
     run: RunLayout,
     pools: list[str],
@@ -156,11 +164,12 @@ def summarize(
     lines += dated
     if audited:
         lines += [summary_line(name, read_audit(run.pool(name))) for name in pools]
+    publish = f" (publish: {luigi_command('PublishDataset', config_path)})"
     lines += [
         "",
-        f"Splits: {run.splits}",
-        f"Hub-ready folder: {run.hub} (publish: {luigi_command('PublishDataset', config_path)})",
-        f"Report: {run.report / 'report.md'}",
+        _output_line("Splits", run.splits),
+        _output_line("Hub-ready folder", run.hub, publish),
+        _output_line("Report", run.report / "report.md"),
     ]
     offline = offline_backends(splits.get("parameters", {}))
     if offline:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TypeVar
@@ -14,16 +13,20 @@ import orjson
 
 from tipqa.core.errors import InputError
 from tipqa.core.records import Record, RecordError
+from tipqa.core.scratch import scratch_file
 
 R = TypeVar("R", bound=Record)
 
 
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "wb") -> Iterator[IO]:
-    """Open a temporary file next to `path` and move it into place only on success."""
+    """Open a temporary file next to `path` and move it into place only on success.
+
+    The file gets the mode the umask gives (`tipqa.core.scratch`), like any file `open` makes.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = scratch_file(path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, mode) as handle:
             yield handle

@@ -66,3 +66,17 @@ def test_the_summary_counts_the_questions_left_without_keywords_with_a_hint(
     text = summarize(run, ["dev", "train"])
     assert "73 without keywords" in text
     assert "an LLM keyword extractor" in text and "cased questions" in text
+
+
+def test_the_summary_names_only_outputs_that_exist(tmp_path: Path) -> None:
+    run = build_splits(tmp_path / "shown")
+    text = summarize(run, ["dev", "train"])
+    assert f"Splits: {run.splits}\n" in text
+    assert str(run.hub) not in text and str(run.report) not in text
+    assert "Hub-ready folder: missing (run the build again to make it)" in text
+    (run.report).mkdir(parents=True)
+    (run.report / "report.md").write_text("# report\n")
+    run.hub.mkdir()
+    text = summarize(run, ["dev", "train"])
+    assert f"Hub-ready folder: {run.hub} (publish: " in text
+    assert f"Report: {run.report / 'report.md'}\n" in text

@@ -19,7 +19,6 @@ import contextlib
 import hashlib
 import os
 import shutil
-import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.jsonl import read_json, write_json
+from tipqa.core.scratch import scratch_folder
 
 EXPORT_VERSION = 1
 OPSET = 17
@@ -106,7 +106,7 @@ def ensure_export(
     if (target / METADATA_FILE).is_file():
         return read_export(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
+    scratch = scratch_folder(target.parent, prefix=f".{target.name}.")
     try:
         _export(source, sha, scratch)
         try:

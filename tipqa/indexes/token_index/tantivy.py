@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import time
 import unicodedata
 import uuid
@@ -38,6 +37,7 @@ import orjson
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.jsonl import read_json, write_json
 from tipqa.core.records import Document
+from tipqa.core.scratch import follow_umask, scratch_folder
 from tipqa.core.settings import Settings, knob, search_only
 from tipqa.core.text import tokenize
 from tipqa.indexes.place import IndexPlace
@@ -158,9 +158,7 @@ class TantivyTokenIndex:
         self._remove_leftovers()
         self._index = self._ids = None
         started = time.perf_counter()
-        building = Path(
-            tempfile.mkdtemp(prefix=f".{self.path.name}.building-", dir=self.path.parent)
-        )
+        building = scratch_folder(self.path.parent, prefix=f".{self.path.name}.building-")
         try:
             mode = tokenization()
             workers = self.settings.workers()
@@ -190,6 +188,7 @@ class TantivyTokenIndex:
                     "tantivy_version": tantivy.__version__,
                 },
             )
+            follow_umask(building)
             self._swap_in(building)
         except BaseException:
             shutil.rmtree(building, ignore_errors=True)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import random
+import stat
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -180,3 +182,15 @@ def test_analyse_equals_prepare_and_tokenize(text: str) -> None:
                 values[token] += tantivy_schema.term_value(term, len(token) + 1)
                 break
     assert values == Counter({t: n - 1 for t, n in counts.items() if n > 1})
+
+
+def test_the_index_folder_follows_the_umask(tmp_path: Path) -> None:
+    old = os.umask(0o002)
+    try:
+        index = built(tmp_path / "index", corpus(50), 1)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(index.path.stat().st_mode) == 0o775
+    for path in index.path.rglob("*"):
+        expected = 0o775 if path.is_dir() else 0o664
+        assert stat.S_IMODE(path.stat().st_mode) & expected == expected, path
