@@ -70,6 +70,10 @@ class _World:
     hostile_id: str = ""
     sizes: Sizes | None = None
     relabel: dict[int, str] = field(default_factory=dict)
+    id_format: str = "q{:06d}"
+
+    def question_id(self, index: int) -> str:
+        return self.id_format.format(index) + self.hostile_for(index)[1]
 
     def hostile_for(self, index: int) -> tuple[str, str]:
         if self.hostile_first is not None and index >= self.hostile_first:
@@ -119,9 +123,14 @@ def synthetic_run(
     hostile_id: str = "",
     sizes: Sizes | None = None,
     relabel: dict[int, str] | None = None,
+    id_format: str = "q{:06d}",
+    parameters: dict[str, Any] | None = None,
 ) -> tuple[RunLayout, Fetch]:
-    """Write a finished build of `questions` questions under `root`; return it and its fetch."""
-    world = _World(hostile, hostile_first, hostile_id, sizes, relabel or {})
+    """Write a finished build of `questions` questions under `root`; return it and its fetch.
+
+    Question `i`'s id is `id_format.format(i)` (then `hostile_id` where it is hostile); the
+    split statistics record `parameters` (default `PARAMETERS`) as the build's settings."""
+    world = _World(hostile, hostile_first, hostile_id, sizes, relabel or {}, id_format)
     run = RunLayout(root)
     pool = run.pool("dev")
     by_label: dict[str, list[LabeledQuestion]] = {
@@ -135,7 +144,7 @@ def synthetic_run(
         shard = pool.shard(first // SHARD)
         last = min(questions, first + SHARD)
         rows = [_question(i, world) for i in range(first, last)]
-        _write_shard(shard, rows, world)
+        _write_shard(shard, first, rows, world)
         for _, labelled in rows:
             by_label[labelled.label].append(labelled)
             if labelled.label in ("answerable", "unanswerable"):
@@ -153,7 +162,7 @@ def synthetic_run(
     info = {
         "pools": {"dev": {"questions": questions, "by_stage": by_stage, **counts}},
         "splits": {"test": {"questions": len(test), "by_stage": by_stage, "pool": "dev"}},
-        "parameters": PARAMETERS,
+        "parameters": PARAMETERS if parameters is None else parameters,
     }
     StepStats("partition", info={"build": {}}).write(pool.partition_stats)
     StepStats("splits", info=info).write(run.splits_stats)
@@ -167,9 +176,9 @@ def synthetic_run(
 
 def _question(index: int, world: _World) -> tuple[Question, LabeledQuestion]:
     keyword, alias = world.names(index)
-    hostile, hostile_id = world.hostile_for(index)
+    hostile = world.hostile_for(index)[0]
     aliases = [alias, "A.B."] + ([hostile] if hostile else [])
-    question = Question(f"q{index:06d}{hostile_id}", f"Who is {keyword}? {hostile}", alias, aliases)
+    question = Question(world.question_id(index), f"Who is {keyword}? {hostile}", alias, aliases)
     kind = world.relabel.get(index, KINDS[index % 4])
     doc_ids = [world.doc_id(index, n) for n in range(3)]
     label = {"token": "answerable", "vector": "answerable"}.get(kind, kind)
@@ -197,11 +206,10 @@ def _question(index: int, world: _World) -> tuple[Question, LabeledQuestion]:
 
 
 def _write_shard(
-    shard: ShardLayout, rows: list[tuple[Question, LabeledQuestion]], world: _World
+    shard: ShardLayout, first: int, rows: list[tuple[Question, LabeledQuestion]], world: _World
 ) -> None:
     keywords, candidates, judgments, vectors, vector_judgments = [], [], [], [], []
-    for question, row in rows:
-        index = int(question.id[1:7])
+    for index, (_, row) in enumerate(rows, first):
         doc_ids = [world.doc_id(index, n) for n in range(3)]
         keywords.append(Keywords(row.id, row.keywords))
         hits = [TokenHit(doc_id, 3.0 - n) for n, doc_id in enumerate(doc_ids)]

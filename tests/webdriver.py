@@ -174,6 +174,10 @@ class Browser(Driver):
         """Save a PNG screenshot of the viewport."""
         path.write_bytes(base64.b64decode(self._call("GET", "/screenshot")))
 
+    def label(self, css: str) -> str:
+        """The accessible name Chromium computes for the element matching `css`."""
+        return str(self._call("GET", f"/element/{self.find(css)}/computedlabel"))
+
 
 @contextlib.contextmanager
 def headless_chromium(

@@ -38,12 +38,15 @@
     question: null,
     pending: null,
     returnTo: null,
-    markAt: -1,
+    markFrom: null,
+    problems: [],
     firstDrawn: false,
   };
   var arrived = {};
   var waiting = {};
-  var collator = new Intl.Collator("en");
+  // Natural order: "q2" before "q10", "1" before "100".
+  var collator = new Intl.Collator("en", { numeric: true });
+  var ID_TAIL = 8;
 
   // --- small helpers ---
 
@@ -266,9 +269,11 @@
     }
   }
 
-  // Set the controls from the fragment; true when anything changed.
+  // Set the controls from the fragment; true when anything changed. A value the build does not
+  // have is said above the table (`showProblems`), and that filter shows everything.
   function readFilters(p) {
     var changed = false;
+    var problems = [];
     FILTERS.forEach(function (name) {
       var control = byId("f-" + name);
       var wanted = p.get(name) || "";
@@ -276,9 +281,8 @@
         var known = Array.prototype.some.call(control.options, function (o) {
           return o.value === wanted;
         });
-        if (!known) {
-          if (wanted)
-            setStatus("this link's " + name + " \u201c" + wanted + "\u201d is not in this build");
+        if (!known || (wanted && control.parentNode.hidden)) {
+          if (wanted) problems.push([name, wanted, "the list is not filtered by " + name]);
           wanted = "";
         }
       }
@@ -291,7 +295,14 @@
     var key = COLUMNS.findIndex(function (c) {
       return c.title === p.get("sort");
     });
-    if (key !== -1) sort = { key: key, descending: p.get("order") === "descending" };
+    if (key === -1 && p.get("sort")) problems.push(["sort", p.get("sort"), "the list is in the build's order"]);
+    var order = p.get("order");
+    if (order && order !== "descending" && order !== "ascending") {
+      problems.push(["order", order, "the order is ascending"]);
+    }
+    if (key !== -1) sort = { key: key, descending: order === "descending" };
+    state.problems = problems;
+    showProblems();
     if (JSON.stringify(sort) !== JSON.stringify(state.sort)) {
       state.sort = sort;
       showSort();
@@ -319,8 +330,27 @@
   }
 
   function changed() {
+    state.problems = [];
+    showProblems();
     applyFilters();
     writeURL();
+  }
+
+  // What this link asked for that the build does not have, and what is shown instead.
+  function showProblems() {
+    var note = byId("link-problem");
+    clear(note);
+    note.hidden = !state.problems.length;
+    state.problems.forEach(function (problem, i) {
+      if (i) note.appendChild(document.createTextNode(" "));
+      note.appendChild(
+        sentence("span", null, [
+          "This link\u2019s " + problem[0] + " ",
+          value("\u201c" + problem[1] + "\u201d"),
+          " is not in this build, so " + problem[2] + ".",
+        ])
+      );
+    });
   }
 
   function start() {
@@ -359,6 +389,9 @@
       cell.setAttribute("aria-sort", "none");
       var button = el("button", "sort", column.title);
       button.type = "button";
+      // the arrow is drawn, not read: the header's name stays the column's, aria-sort says
+      // the order
+      button.appendChild(el("span", "arrow")).setAttribute("aria-hidden", "true");
       button.addEventListener("click", function () {
         sortBy(column.key);
       });
@@ -369,11 +402,14 @@
     grid.addEventListener("scroll", scrolled);
     byId("grid-space").addEventListener("keydown", keyed);
     byId("grid-space").addEventListener("click", clicked);
-    window.addEventListener("resize", function () {
-      fitGrid();
-      draw();
-    });
+    // The table's scroll box fills the window below the filters (CSS: body.table-mode), so the
+    // page itself does not scroll; whenever its size changes, the rows are drawn again and the
+    // focused row is kept in view.
+    new ResizeObserver(resized).observe(grid);
     window.addEventListener("hashchange", route);
+    window.addEventListener("resize", function () {
+      if (state.view === "question" && state.unfold) state.unfold();
+    });
     route();
     if (m.questions === 0) {
       setStatus("no questions in this build");
@@ -454,14 +490,49 @@
       number(state.rows.length) +
       " shown" +
       (loading ? " (aliases, keywords and documents still loading)" : "");
+    showNothing(n, needle, loading);
     var grid = byId("grid");
     var focused = grid.contains(document.activeElement) && document.activeElement.dataset.position;
     grid.setAttribute("aria-rowcount", String(n + 1));
-    byId("grid-space").style.height = n * ROW_HEIGHT + "px";
+    // a few pixels below the last row: a scroll box of fractional height still shows it whole
+    byId("grid-space").style.height = n * ROW_HEIGHT + (n ? 4 : 0) + "px";
     clearRows();
     draw();
     if (focused && state.rendered.has(state.active)) {
       state.rendered.get(state.active).focus({ preventScroll: true });
+    }
+  }
+
+  // The message in place of the rows when none is shown: what found nothing, what to do.
+  function showNothing(n, needle, loading) {
+    var note = byId("nothing");
+    var filtered = FILTERS.some(function (name) {
+      return name !== "search" && byId("f-" + name).value;
+    });
+    note.hidden = n > 0 || !state.rows.length;
+    clear(note);
+    if (!note.hidden) {
+      var parts = needle ? ["No question matches the search ", value(needle)] : ["No question"];
+      if (filtered) parts.push(needle ? " with these filters" : " matches these filters");
+      parts.push(
+        loading
+          ? " yet: aliases, keywords and documents are still loading."
+          : needle
+            ? " (ids, questions, answers, aliases, keywords and judged documents' ids)."
+            : "."
+      );
+      note.appendChild(sentence("span", null, parts));
+      var reset = el("button", "reset", "Show every question");
+      reset.type = "button";
+      reset.addEventListener("click", function () {
+        FILTERS.forEach(function (name) {
+          byId("f-" + name).value = "";
+        });
+        changed();
+        byId("f-search").focus();
+      });
+      note.appendChild(document.createTextNode(" "));
+      note.appendChild(reset);
     }
   }
 
@@ -508,16 +579,7 @@
       state.sort = { key: key, descending: false };
     }
     showSort();
-    applyFilters();
-    writeURL();
-  }
-
-  // The table's scroll box fills the window below the filters (the page itself does not scroll).
-  function fitGrid() {
-    var grid = byId("grid");
-    var top = grid.getBoundingClientRect().top + window.scrollY;
-    var below = byId("grid-keys").offsetHeight + 24;
-    grid.style.height = Math.max(12 * ROW_HEIGHT, Math.floor(innerHeight - top - below)) + "px";
+    changed();
   }
 
   function headHeight() {
@@ -574,6 +636,14 @@
     }
   }
 
+  // An id as its head, cut with an ellipsis where the column is too narrow, and its last
+  // characters, always shown: ids that share a long prefix stay told apart.
+  function idParts(id) {
+    var points = Array.from(String(id));
+    if (points.length <= ID_TAIL + 2) return [points.join(""), ""];
+    return [points.slice(0, -ID_TAIL).join(""), points.slice(-ID_TAIL).join("")];
+  }
+
   function drawRow(index, position) {
     var row = state.rows[index];
     var line = el("div", "grid-row label-" + code("labels", row[4]));
@@ -588,7 +658,10 @@
       var cell = el("span", "c-" + column.title + (column.numeric ? " num" : ""));
       cell.setAttribute("role", "gridcell");
       if (column.key === 0) {
-        var link = el("a", null, v);
+        var link = el("a");
+        var split = idParts(v);
+        link.appendChild(el("span", "id-head", split[0]));
+        if (split[1]) link.appendChild(el("span", "id-tail", split[1]));
         link.href = hashFor(row[0]);
         link.tabIndex = -1;
         cell.appendChild(link);
@@ -599,6 +672,15 @@
       line.appendChild(cell);
     });
     return line;
+  }
+
+  function resized() {
+    if (state.view !== "table") return;
+    var grid = byId("grid");
+    if (grid.contains(document.activeElement) && state.active < state.shown.length) {
+      ensureVisible(state.active);
+    }
+    draw();
   }
 
   function scrolled() {
@@ -690,10 +772,15 @@
     return record;
   }
 
+  // A CSV cell: a text a spreadsheet would read as a formula (one that starts with =, +, -, @,
+  // a tab or a carriage return: OWASP's CSV injection rule) gets a leading apostrophe, so it
+  // stays text, quoted as the rule says; numbers stay numbers.
   function csvCell(v) {
     if (v === null || v === undefined) return "";
     var s = String(v);
-    return /[",\r\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
+    var formula = typeof v === "string" && /^[=+\-@\t\r]/.test(s);
+    if (formula) s = "'" + s;
+    return formula || /[",\r\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
   }
 
   function exported(format) {
@@ -722,7 +809,9 @@
 
   function download(format) {
     var type = format === "csv" ? "text/csv" : "application/x-ndjson";
-    var blob = new Blob([exported(format)], { type: type + ";charset=utf-8" });
+    // the CSV starts with a UTF-8 byte-order mark, so that spreadsheets read it as UTF-8
+    var body = (format === "csv" ? "\ufeff" : "") + exported(format);
+    var blob = new Blob([body], { type: type + ";charset=utf-8" });
     var link = el("a");
     link.href = URL.createObjectURL(blob);
     link.download = state.meta.build.replace(/[^A-Za-z0-9._-]/g, "_") + "-questions." + format;
@@ -744,6 +833,7 @@
 
   function show(view) {
     state.view = view;
+    document.body.classList.toggle("table-mode", view === "table");
     ["table", "question", "build"].forEach(function (name) {
       byId(name + "-view").hidden = name !== view;
     });
@@ -766,7 +856,6 @@
       show("table");
       state.question = null;
       document.title = "tipqa explorer: " + state.meta.build;
-      fitGrid();
       draw();
       if (leaving !== null) returnToRow(leaving);
     }
@@ -874,18 +963,20 @@
     clear(view);
     state.question = id;
     state.pending = null;
-    state.markAt = -1;
+    state.markFrom = null;
     document.title = "question " + id + " \u00b7 tipqa explorer";
     var index = rowIndexOf(id);
     if (index === undefined) {
       var done = state.rowFiles >= state.meta.row_files;
       view.appendChild(backLink());
       if (!done) state.pending = id;
-      view.appendChild(
+      var missing = view.appendChild(
         done
           ? sentence("p", "note", ["No question ", value(id), " in this build."])
           : el("p", "note loading", "Loading\u2026")
       );
+      missing.tabIndex = -1;
+      missing.focus();
       return;
     }
     view.appendChild(el("p", "note loading", "Loading the question\u2026"));
@@ -1106,14 +1197,21 @@
     var title = el("h2", "question-text", q.question);
     title.id = "question-title";
     title.dir = "auto";
+    title.tabIndex = -1;
     view.appendChild(title);
-    if (title.scrollHeight > title.clientHeight + 1) {
-      view.appendChild(
-        toggle("Show the whole question", "Fold the question", function (on) {
-          title.classList.toggle("unfolded", on);
-        })
-      );
-    }
+    // a long question is folded to four lines, the whole one a button away (no hover needed):
+    // the button is there whenever the fold hides text, at any width
+    var unfold = toggle("Show the whole question", "Fold the question", function (on) {
+      title.classList.toggle("unfolded", on);
+    });
+    unfold.classList.add("unfold");
+    view.appendChild(unfold);
+    state.unfold = function () {
+      if (!title.classList.contains("unfolded")) {
+        unfold.hidden = title.scrollHeight <= title.clientHeight + 1;
+      }
+    };
+    state.unfold();
     view.appendChild(
       sentence("p", "lead", [
         el("span", "badge label-" + q.label, q.label),
@@ -1148,6 +1246,7 @@
     view.appendChild(tokenSection(q, numbers));
     view.appendChild(vectorSection(q));
     window.scrollTo(0, 0);
+    title.focus({ preventScroll: true });
     window.tipqaQuestionDrawn = performance.now();
   }
 
@@ -1170,6 +1269,7 @@
       go.addEventListener("click", function () {
         var target = byId("question-view").querySelector(".evidence-unit");
         if (target) {
+          state.markFrom = target;
           jump(target);
           target.focus();
         }
@@ -1204,6 +1304,9 @@
     return box;
   }
 
+  // The next (delta 1) or previous (-1) highlight shown, in the page's order, from the one
+  // last gone to, or from where "Go to the evidence" went, or from the top of the window: a text
+  // unfolded or folded in between, or a jump to the evidence, does not send it back to the first.
   function stepMark(delta, counter) {
     var marks = Array.prototype.filter.call(
       byId("question-view").querySelectorAll("mark"),
@@ -1215,13 +1318,42 @@
       counter.textContent = "no highlights on this page";
       return;
     }
+    var at = markAfter(marks, delta);
     var current = byId("question-view").querySelector("mark.current");
     if (current) current.classList.remove("current");
-    state.markAt = (state.markAt + delta + marks.length) % marks.length;
-    var mark = marks[state.markAt];
+    var mark = marks[at];
     mark.classList.add("current");
+    state.markFrom = mark;
     jump(mark);
-    counter.textContent = "highlight " + number(state.markAt + 1) + " of " + number(marks.length);
+    counter.textContent = "highlight " + number(at + 1) + " of " + number(marks.length);
+  }
+
+  function markAfter(marks, delta) {
+    var from = state.markFrom;
+    var i;
+    if (from && from.isConnected) {
+      var inside = from.tagName !== "MARK";
+      // where `from` sits among the marks: the first mark at or after it, in the page's order
+      var next = marks.findIndex(function (mark) {
+        var position = from.compareDocumentPosition(mark);
+        return (
+          (inside && position & Node.DOCUMENT_POSITION_CONTAINED_BY) ||
+          position & Node.DOCUMENT_POSITION_FOLLOWING
+        );
+      });
+      if (next === -1) next = marks.length;
+      var at = marks.indexOf(from);
+      if (delta > 0) i = at === -1 ? next : at + 1;
+      else i = (at === -1 ? next : at) - 1;
+    } else {
+      // nothing gone to yet: from the top of the window
+      var below = marks.findIndex(function (mark) {
+        return mark.getBoundingClientRect().top >= 0;
+      });
+      if (below === -1) below = marks.length;
+      i = delta > 0 ? below : below - 1;
+    }
+    return (i + marks.length) % marks.length;
   }
 
   function evidenceFacts(evidence, noun) {
@@ -1485,8 +1617,8 @@
 
   // --- the build ---
 
-  function table(caption, header, body) {
-    var t = el("table");
+  function table(caption, header, body, className) {
+    var t = el("table", className || null);
     t.appendChild(el("caption", null, caption));
     var head = el("tr");
     header.forEach(function (h) {
@@ -1499,11 +1631,9 @@
     body.forEach(function (row) {
       var tr = el("tr");
       row.forEach(function (v, i) {
-        var shown = typeof v === "number" ? number(v) : v;
-        if (v !== null && typeof v === "object") shown = JSON.stringify(v);
         var cell = el(i === 0 ? "th" : "td", typeof v === "number" ? "num" : null);
         if (i === 0) cell.scope = "row";
-        cell.appendChild(value(shown));
+        cell.appendChild(shownValue(v));
         tr.appendChild(cell);
       });
       tbody.appendChild(tr);
@@ -1511,6 +1641,81 @@
     var wrap = el("div", "table-wrap");
     wrap.appendChild(t);
     return wrap;
+  }
+
+  // A value in a table's cell: numbers as numbers, a list as its items, an object as a list of
+  // "key: value" lines (never as JSON); a node as it is.
+  function shownValue(v) {
+    if (v instanceof Node) return v;
+    if (v === null || v === undefined) return value("-");
+    if (typeof v === "number") return value(number(v));
+    if (Array.isArray(v)) {
+      if (!v.length) return value("none");
+      if (v.every(isScalar)) {
+        return sentence(
+          "span",
+          "items",
+          v.map(function (item, i) {
+            return i ? [", ", value(scalar(item))] : [value(scalar(item))];
+          }).reduce(function (all, part) {
+            return all.concat(part);
+          }, [])
+        );
+      }
+    }
+    if (typeof v === "object") {
+      var keys = Object.keys(v);
+      if (!keys.length) return value("none");
+      var list = el("ul", "pairs");
+      keys.forEach(function (key) {
+        var item = list.appendChild(el("li"));
+        item.appendChild(value(key));
+        item.appendChild(document.createTextNode(": "));
+        item.appendChild(shownValue(v[key]));
+      });
+      return list;
+    }
+    return value(scalar(v));
+  }
+
+  function isScalar(v) {
+    return v === null || typeof v !== "object";
+  }
+
+  function scalar(v) {
+    if (v === null || v === undefined) return "-";
+    if (typeof v === "number") return number(v);
+    return String(v);
+  }
+
+  // A share as a percentage (one decimal), and a 95% interval of shares.
+  function percent(x) {
+    return x === null || x === undefined ? "-" : (100 * x).toFixed(1) + "%";
+  }
+
+  function interval(ci) {
+    if (!Array.isArray(ci) || ci.length !== 2) return "-";
+    return (100 * ci[0]).toFixed(1) + "\u2013" + (100 * ci[1]).toFixed(1) + "%";
+  }
+
+  // Nested settings as [dotted.key, value] rows.
+  function flattened(object, prefix) {
+    var out = [];
+    Object.keys(object || {}).forEach(function (key) {
+      var v = object[key];
+      var name = (prefix || "") + key;
+      if (v !== null && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length) {
+        out = out.concat(flattened(v, name + "."));
+      } else {
+        out.push([name, v]);
+      }
+    });
+    return out;
+  }
+
+  // A column name as read: "answerable_token" as "answerable token".
+  function spoken(key) {
+    return String(key).replace(/_/g, " ");
   }
 
   function pick(object, keys) {
@@ -1538,7 +1743,7 @@
     view.appendChild(
       table(
         "Questions of each pool by stage and label",
-        ["pool"].concat(poolKeys),
+        ["pool"].concat(poolKeys.map(spoken)),
         Object.keys(m.funnel.pools).map(function (name) {
           return [name].concat(pick(m.funnel.pools[name], poolKeys));
         })
@@ -1548,7 +1753,7 @@
     view.appendChild(
       table(
         "Questions of each split by stage and label",
-        ["split"].concat(splitKeys),
+        ["split"].concat(splitKeys.map(spoken)),
         Object.keys(m.funnel.splits).map(function (name) {
           return [name].concat(pick(m.funnel.splits[name], splitKeys));
         })
@@ -1567,12 +1772,20 @@
             b.labelled,
             b.audited,
             b.found,
-            b.rate,
-            b.ci95,
+            percent(b.rate),
+            interval(b.ci95),
             b.by_cause,
           ]);
         });
-        rowsOut.push([pool + " / all", null, a.audited, null, a.rate, a.ci95, null]);
+        rowsOut.push([
+          pool + " / all",
+          null,
+          a.audited,
+          null,
+          percent(a.rate),
+          interval(a.ci95),
+          null,
+        ]);
       });
       view.appendChild(
         table(
@@ -1608,14 +1821,14 @@
           })
         )
       );
+      var settingRows = [];
+      audited.forEach(function (pool) {
+        flattened(m.audit[pool].settings).forEach(function (pair) {
+          settingRows.push([pool + " / " + pair[0], pair[1]]);
+        });
+      });
       view.appendChild(
-        table(
-          "The audits' settings",
-          ["pool", "settings"],
-          audited.map(function (pool) {
-            return [pool, m.audit[pool].settings];
-          })
-        )
+        table("The audits' settings", ["pool / setting", "value"], settingRows, "settings")
       );
     }
     if (m.compare) {
@@ -1645,8 +1858,7 @@
       );
     }
     view.appendChild(el("h2", null, "Figures"));
-    if (!m.figures.length)
-      view.appendChild(el("p", "note", "No figures (the report was not built)."));
+    if (!m.figures.length) view.appendChild(el("p", "note", m.figures_note));
     m.figures.forEach(function (figure) {
       var img = el("img", "figure");
       img.src = figure.src;
@@ -1654,7 +1866,7 @@
       view.appendChild(img);
     });
     view.appendChild(el("h2", null, "Settings (as the dataset card states them)"));
-    view.appendChild(table("Construction settings", ["setting", "value"], m.parameters));
+    view.appendChild(table("Construction settings", ["setting", "value"], m.parameters, "settings"));
     view.appendChild(el("h2", null, "This page"));
     var total = 0;
     Object.keys(m.bytes).forEach(function (k) {

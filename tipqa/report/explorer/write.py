@@ -236,6 +236,7 @@ def write_explorer(
             "splits": {name: split_funnel(info["splits"][name]) for name in splits},
         },
         "figures": figures,
+        "figures_note": _figures_note(figures_from),
         "parameters": flatten(info.get("parameters", {})),
         "texts": {
             "index": source.fetch is not None,
@@ -256,6 +257,14 @@ def write_explorer(
     staging.rename(out)
     counts["data_bytes"] = data_bytes + files.bytes["meta"]
     return counts
+
+
+def _figures_note(figures_from: Path | None) -> str:
+    """What the page says where it shows no figure: a copy made without them (the Hub's), or
+    a report that has none yet."""
+    if figures_from is None:
+        return "This copy of the page has no figures: the build report has them."
+    return "No figures: the build report was not built when this page was written."
 
 
 def _compared(compare: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import configparser
 import csv
+import io
 import json
 import shutil
 import struct
@@ -17,12 +18,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from explorer_support import Page, synthetic_run, write_audit
+from explorer_support import PARAMETERS, Page, synthetic_run, write_audit
 from tests_support import luigi_config, run_luigi
-from webdriver import Driver, headless_chromium
+from webdriver import Browser, Driver, headless_chromium
 
 from tipqa.audit.compare import compare_runs
+from tipqa.core.jsonl import read_records, write_records
+from tipqa.core.records import LabeledQuestion
 from tipqa.report.explorer.collect import TextSource
+from tipqa.report.explorer.store import EXCERPTS
 from tipqa.report.explorer.write import FIGURES, write_explorer
 
 pytestmark = [pytest.mark.slow]
@@ -78,6 +82,46 @@ for (var i = 2; i < 10; i++) {
 return [t.textContent.slice(2, 10), xs];
 """
 """The letters after the why's second value (a document id): where each one starts."""
+NAMED = "llm-foundry-triviaqa-validation-{}"
+NAMED_QUESTIONS = 120
+FILES = [f"/datasets/the_pile/train/{i:02d}.jsonl.zst" for i in range(120)]
+LONG_QUESTION = "Which " + " ".join(f"word{i:03d}" for i in range(30)) + "?"
+FORMULAS = {
+    0: "=HYPERLINK(\"http://example.com\",\"x\")", 1: "+1+1", 2: "-1+1", 3: "@SUM(A1:A2)",
+    4: "\tTab first", 5: "\rReturn first", 6: LONG_QUESTION,
+}  # fmt: skip
+"""The named page's questions by index: what a spreadsheet would read as a formula, and one
+question long enough to fold on a phone but not on a desktop."""
+ID_CELLS = """
+return Array.from(document.querySelectorAll('#grid-space .grid-row')).map(function (row) {
+  var cell = row.querySelector('.c-id'), tail = cell.querySelector('.id-tail');
+  var head = cell.querySelector('.id-head'), c = cell.getBoundingClientRect();
+  var t = tail ? tail.getBoundingClientRect() : {left: 0, right: 1e9};
+  return {id: cell.textContent, tail: tail ? tail.textContent : null,
+    inside: t.left >= c.left - 1 && t.right <= c.right + 1,
+    cut: head ? head.scrollWidth > head.clientWidth : false};
+});
+"""
+"""Each drawn row's id: its text, its always shown end, whether that end lies inside the cell,
+and whether the head before it is cut."""
+SORT_NAME = """
+function pseudo(node, which) {
+  var c = getComputedStyle(node, which).content;
+  return c === 'none' || c === 'normal' ? '' : c.replace(/^"|"$/g, '');
+}
+function named(node) {
+  if (node.nodeType === 3) return node.textContent;
+  if (node.getAttribute('aria-hidden') === 'true') return '';
+  return pseudo(node, '::before') + Array.from(node.childNodes).map(named).join('')
+    + pseudo(node, '::after');
+}
+var cell = document.querySelectorAll('#grid-head [role=columnheader]')[0];
+var drawn = Array.from(cell.querySelectorAll('*')).map(e => pseudo(e, '::after')).join('');
+return {name: named(cell.querySelector('.sort')), sort: cell.getAttribute('aria-sort'),
+  drawn: drawn};
+"""
+"""The id header's name as a screen reader reads it (text and generated content, outside
+aria-hidden), its aria-sort, and the arrow drawn for the eye."""
 
 
 @pytest.fixture(
@@ -143,6 +187,26 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Page:
     write_explorer(
         run, TextSource(), root / "page", report, compare=compare_runs(same.root, other.root)
     )
+    return Page(root / "page")
+
+
+@pytest.fixture(scope="module")
+def named(tmp_path_factory: pytest.TempPathFactory) -> Page:
+    """A 120-question page as the Hub's copy (excerpts, no figures): ids with a long shared
+    prefix and no zero padding, questions a spreadsheet would read as formulas, a long
+    question, a long unbroken list of corpus files in its settings, an audit."""
+    root = tmp_path_factory.mktemp("named")
+    parameters = {**PARAMETERS, "corpus": {"files": FILES}}
+    run, fetch = synthetic_run(
+        root / "run", NAMED_QUESTIONS, id_format=NAMED, parameters=parameters
+    )
+    for path in run.pool("dev").partition.glob("*.jsonl"):
+        rows = read_records(path, LabeledQuestion)
+        for row in rows:
+            row.question = FORMULAS.get(int(row.id.rsplit("-", 1)[1]), row.question)
+        write_records(path, rows)
+    write_audit(run, [NAMED.format(i) for i in (2, 6, 10)], {NAMED.format(6): "Alias000006"})
+    write_explorer(run, TextSource(fetch, texts=2), root / "page", form=EXCERPTS)
     return Page(root / "page")
 
 
@@ -330,7 +394,7 @@ def _download(browser: Driver, button: str, name: str) -> str:
         assert time.monotonic() < deadline, f"no {path} after 20 s"
         time.sleep(0.1)
     time.sleep(0.2)
-    return path.read_text(encoding="utf-8")
+    return path.read_bytes().decode("utf-8")  # as written: a carriage return stays one
 
 
 def test_the_url_restores_the_view_and_the_export_equals_the_list(
@@ -354,9 +418,9 @@ def test_the_url_restores_the_view_and_the_export_equals_the_list(
     assert state["shown"].startswith(f"{len(expected)} of 10,000")
     jsonl = _download(browser, "#export-jsonl", "run-questions.jsonl")
     assert [json.loads(line) for line in jsonl.splitlines()] == expected
-    table = list(
-        csv.DictReader(_download(browser, "#export-csv", "run-questions.csv").splitlines())
-    )
+    exported = _download(browser, "#export-csv", "run-questions.csv")
+    assert exported.startswith("\ufeff")  # a byte-order mark: spreadsheets read it as UTF-8
+    table = list(csv.DictReader(io.StringIO(exported[1:], newline="")))
     assert [r["id"] for r in table] == [r["id"] for r in expected]
     assert table[0] == {
         k: "" if v is None else json.dumps(v).strip('"') for k, v in expected[0].items()
@@ -415,6 +479,220 @@ def test_the_audit_s_and_the_other_build_s_views(
     browser.open(url(page, "#view=build"))
     build = browser.wait_for_text("Label audit")
     assert "What the audit found, by pool and label" in build and "Against other" in build
+
+
+def test_ids_keep_their_end_in_view_and_sort_naturally(
+    browser: Driver, named: Page, screenshots: Path
+) -> None:
+    engine = browser.name
+    for width in (1280, 390):
+        browser.resize(width, 700)
+        opened(browser, url(named, "#sort=id"))
+        ids = browser.script(ROW_IDS)
+        assert ids[:12] == [NAMED.format(i) for i in range(12)], ids[:12]  # 1, 2, 10, not 1, 10
+        cells = browser.script(ID_CELLS)
+        for cell in cells[:12]:
+            assert cell["tail"] == cell["id"][-8:] and cell["inside"], (width, cell)
+        assert cells[0]["cut"], cells[0]  # the shared prefix is what the column cuts
+        browser.screenshot(screenshots / f"{engine}-named-ids-{width}px.png")
+    opened(browser, url(named, "#sort=id&order=descending"))
+    expected = sorted(range(NAMED_QUESTIONS), reverse=True)[:3]
+    assert browser.script(ROW_IDS)[:3] == [NAMED.format(i) for i in expected]
+    browser.resize(1280, 800)
+
+
+def test_the_settings_wrap_and_the_audit_s_tables_are_tables(
+    browser: Driver, named: Page, screenshots: Path
+) -> None:
+    engine = browser.name
+    for width in (1280, 390):
+        browser.resize(width, 800)
+        opened(browser, url(named, "#view=build"))
+        browser.wait_for_text("Construction settings")
+        found = browser.script(
+            "var rows = Array.from(document.querySelectorAll('table.settings tr'));"
+            "var k1 = rows.find(r => r.firstChild.textContent === 'k1').lastChild;"
+            "var box = k1.getBoundingClientRect();"
+            "var cells = Array.from(document.querySelectorAll('#build-view td, #build-view th'));"
+            "return {wide: document.documentElement.scrollWidth - innerWidth,"
+            " table: Math.max(...Array.from(document.querySelectorAll('table.settings'))"
+            "   .map(t => t.getBoundingClientRect().right)) - innerWidth,"
+            " k1: k1.textContent, left: box.left, right: box.right,"
+            " json: cells.map(c => c.textContent).filter(t => /^[\\[{]/.test(t)),"
+            " files: rows.find(r => r.firstChild.textContent === 'corpus.files')"
+            "   .lastChild.textContent};"
+        )
+        browser.screenshot(screenshots / f"{engine}-named-build-{width}px.png")
+        assert found["wide"] <= 0 and found["table"] <= 0, (width, found)
+        assert found["k1"] == "100" and 0 <= found["left"] < found["right"] <= width, found
+        assert found["json"] == [], found["json"]
+        assert found["files"] == ", ".join(FILES)
+    text = browser.text()
+    assert "keywords_minus_one: 1" in text and "33.3%" in text
+    assert "This copy of the page has no figures: the build report has them." in text
+    assert "was not built" not in text
+    browser.resize(1280, 800)
+
+
+def test_no_second_scrollbar_at_any_width(browser: Driver, page: Page) -> None:
+    for width in (1600, 1280, 1024, 800, 720, 600, 480, 390, 320):
+        browser.resize(width, 700)
+        opened(browser, url(page))
+        browser.wait_for(SEARCHED)
+        sizes = browser.script(
+            "var g = document.getElementById('grid');"
+            "return {tall: document.documentElement.scrollHeight - innerHeight,"
+            " wide: document.documentElement.scrollWidth - innerWidth,"
+            " bar: g.offsetWidth - g.clientWidth - 2, rows: g.clientHeight};"
+        )
+        assert sizes["tall"] <= 0 and sizes["wide"] <= 0, (width, sizes)
+        assert sizes["bar"] > 0 and sizes["rows"] >= 4 * 28, (width, sizes)
+    browser.resize(1280, 800)
+
+
+def test_the_focused_row_stays_in_view_after_a_resize(browser: Driver, page: Page) -> None:
+    browser.resize(1280, 900)
+    opened(browser, url(page))
+    browser.script("document.querySelector('#grid-space .grid-row').focus();")
+    browser.keys(*["ArrowDown"] * 24)
+    assert focused(browser)["row"] == 26 and focused(browser)["visible"]
+    for width, height in ((1280, 450), (390, 420), (1280, 900)):
+        browser.resize(width, height)
+        time.sleep(0.3)
+        now = focused(browser)
+        assert now["row"] == 26 and now["visible"], (width, height, now)
+    browser.resize(1280, 800)
+
+
+def test_a_link_s_unknown_value_is_said_and_an_empty_search_too(
+    browser: Driver, page: Page, screenshots: Path
+) -> None:
+    engine = browser.name
+    browser.resize(1280, 800)
+    opened(browser, url(page, "#label=answerabel&sort=colour"))
+    browser.wait_for(SEARCHED)
+    problem = browser.script(
+        "var p = document.getElementById('link-problem');"
+        "return {shown: !p.hidden && p.offsetHeight > 0, text: p.textContent,"
+        " label: document.getElementById('f-label').value};"
+    )
+    assert problem["shown"] and problem["label"] == "", problem
+    assert "label \u201canswerabel\u201d is not in this build" in problem["text"], problem
+    assert "sort \u201ccolour\u201d" in problem["text"], problem
+    browser.screenshot(screenshots / f"{engine}-bad-link.png")
+    opened(browser, url(page, "#search=zzz-no-such-thing"))
+    browser.wait_for(SEARCHED)
+    nothing = browser.script(
+        "var n = document.getElementById('nothing');"
+        "return {shown: !n.hidden && n.offsetHeight > 0, text: n.textContent,"
+        " problem: !document.getElementById('link-problem').hidden};"
+    )
+    assert nothing["shown"] and not nothing["problem"], nothing
+    assert "No question matches the search zzz-no-such-thing" in nothing["text"]
+    browser.screenshot(screenshots / f"{engine}-nothing-found.png")
+    browser.click("#nothing .reset")
+    assert len(browser.script(ROW_IDS)) > 10
+    assert browser.script("return document.getElementById('nothing').hidden") is True
+    opened(browser, url(page, "#label=answerable"))
+    assert browser.script("return document.getElementById('link-problem').hidden") is True
+
+
+def test_a_question_takes_the_focus_and_sort_arrows_are_not_read(
+    browser: Driver, page: Page
+) -> None:
+    browser.resize(1280, 800)
+    opened(browser, url(page))
+    unsorted = browser.script(SORT_NAME)
+    browser.script("document.querySelectorAll('#grid-head .sort')[0].focus();")
+    browser.keys("Enter")
+    sorted_ = browser.script(SORT_NAME)
+    assert unsorted == {"name": "id", "sort": "none", "drawn": ""}, unsorted
+    assert sorted_ == {"name": "id", "sort": "ascending", "drawn": " \u25b2"}, sorted_
+    if isinstance(browser, Browser):  # and as Chromium's accessibility tree names it
+        assert browser.label("#grid-head .sort") == "id"
+    browser.script("document.querySelector('#grid-space .grid-row').focus();")
+    browser.keys("ArrowDown", "Enter")
+    browser.wait_for("return document.querySelector('.why-text')")
+    where = browser.script(
+        "var e = document.activeElement;"
+        "return {tag: e.tagName, inside: document.getElementById('question-view').contains(e),"
+        " id: e.id};"
+    )
+    assert where == {"tag": "H2", "inside": True, "id": "question-title"}, where
+    browser.script("document.body.focus();")
+    browser.click(".question-nav a[rel=next]")
+    browser.wait_for(
+        "return document.querySelector('.question-nav .position').textContent === '3 of 10,000'"
+        " && document.activeElement.id === 'question-title'"
+    )
+
+
+def test_next_highlight_goes_on_from_where_the_reader_is(browser: Driver, page: Page) -> None:
+    browser.resize(1280, 800)
+    opened(browser, url(page, "#q=q000005"))  # answerable by its second chunk
+    browser.wait_for("return document.querySelector('.evidence-unit')")
+    total = browser.script(
+        "return Array.from(document.querySelectorAll('#question-view mark'))"
+        ".filter(m => !m.closest('[hidden]')).length"
+    )
+    assert total >= 3
+    browser.click(".go-evidence")
+    browser.click(".next-mark")
+    at = browser.script(
+        "var m = document.querySelector('mark.current');"
+        "var e = document.querySelector('.evidence-unit');"
+        "return {after: e.contains(m) || Boolean(e.compareDocumentPosition(m)"
+        " & Node.DOCUMENT_POSITION_FOLLOWING),"
+        " count: document.querySelector('.mark-count').textContent};"
+    )
+    assert at["after"] and at["count"] != f"highlight 1 of {total}", at
+    number = int(at["count"].split()[1])
+    browser.click(".next-mark")
+    expected = number + 1 if number < total else 1
+    assert browser.script("return document.querySelector('.mark-count').textContent") == (
+        f"highlight {expected} of {total}"
+    )
+
+
+def test_the_whole_question_is_a_button_away_at_any_width(
+    browser: Driver, named: Page, screenshots: Path
+) -> None:
+    engine = browser.name
+    browser.resize(1280, 800)
+    opened(browser, url(named, "#q=" + NAMED.format(6)))
+    browser.wait_for("return document.querySelector('.why-text')")
+    fold = (
+        "var t = document.getElementById('question-title');"
+        "var b = document.querySelector('#question-view .unfold');"
+        "return {button: Boolean(b && !b.hidden && b.offsetHeight),"
+        " clipped: t.scrollHeight > t.clientHeight + 1};"
+    )
+    assert browser.script(fold) == {"button": False, "clipped": False}
+    browser.resize(390, 800)  # a phone: no hover, the fold hides the question's end
+    browser.wait_for("return document.querySelector('#question-view .unfold:not([hidden])')")
+    assert browser.script(fold) == {"button": True, "clipped": True}
+    browser.click("#question-view .unfold")
+    assert browser.script(fold) == {"button": True, "clipped": False}
+    browser.screenshot(screenshots / f"{engine}-whole-question-phone.png")
+    browser.resize(1280, 800)
+
+
+def test_the_csv_export_neutralises_formulas_and_starts_with_a_byte_order_mark(
+    browser: Driver, named: Page
+) -> None:
+    browser.resize(1280, 800)
+    opened(browser, url(named, "#sort=id"))
+    text = _download(browser, "#export-csv", "run-questions.csv")
+    assert text.startswith("\ufeffid,question,")
+    table = list(csv.DictReader(io.StringIO(text[1:], newline="")))
+    questions = {int(r["id"].rsplit("-", 1)[1]): r["question"] for r in table}
+    for index, formula in FORMULAS.items():
+        if index != 6:
+            assert questions[index] == "'" + formula, (index, questions[index])
+    assert questions[6] == LONG_QUESTION
+    assert table[0]["total"] == "3" and table[0]["id"] == NAMED.format(0)
+    jsonl = _download(browser, "#export-jsonl", "run-questions.jsonl")
+    assert json.loads(jsonl.splitlines()[0])["question"] == FORMULAS[0]
 
 
 @pytest.mark.chromium

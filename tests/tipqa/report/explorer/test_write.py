@@ -200,3 +200,13 @@ def test_a_window_recomputed_at_other_offsets_is_not_shown(tmp_path: Path) -> No
     write_records(path, judgments)
     counts = write_explorer(run, TextSource(fetch), tmp_path / "page")
     assert counts["texts_not_as_judged"] == 3 and counts["texts_recomputed"] == 6  # q1, q3
+
+
+def test_a_page_without_figures_says_why(tmp_path: Path) -> None:
+    run, _ = synthetic_run(tmp_path / "run", 3)
+    write_explorer(run, TextSource(), tmp_path / "hub", form=EXCERPTS)  # the Hub's copy
+    assert Page(tmp_path / "hub").meta["figures_note"] == (
+        "This copy of the page has no figures: the build report has them."
+    )
+    write_explorer(run, TextSource(), tmp_path / "page", run.report)  # the report not built
+    assert "the build report was not built" in Page(tmp_path / "page").meta["figures_note"]
