@@ -59,7 +59,10 @@ class Audit(StepTask):
 
     def output(self) -> StepTarget:
         return AuditTarget(
-            self.stats_path(), self.record().fingerprint, self.outputs(), self.layout.pool(self.pool)
+            self.stats_path(),
+            self.record().fingerprint,
+            self.outputs(),
+            self.layout.pool(self.pool),
         )
 
     @property

@@ -56,8 +56,8 @@ class ShortOwnErrors(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         """Keep the record (cut to its error line for refused credentials or an unreachable
-        second judge), or drop it for an
-        error of ours found while checking, which the run's last paragraph says."""
+        second judge), or drop it for an error of ours found while checking, which the run's
+        last paragraph says."""
         refused = record.exc_info[1] if record.exc_info else None
         if isinstance(refused, CredentialsError | UnreachableError):
             record.msg, record.args = f"{record.getMessage()}: {refused}", ()
