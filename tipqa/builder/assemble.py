@@ -107,8 +107,8 @@ class TokenJudging:
     fetch: FetchDocuments
 
     def close(self) -> None:
-        """Let go of the judge's connections."""
-        self.judge.close()
+        """Let go of the judges' connections."""
+        self.judges.close()
 
 
 @dataclass(frozen=True)
@@ -120,8 +120,8 @@ class Judging:
     fetch: FetchDocuments | None = None
 
     def close(self) -> None:
-        """Let go of the judge's connections."""
-        self.judge.close()
+        """Let go of the judges' connections."""
+        self.judges.close()
 
 
 @dataclass(frozen=True)

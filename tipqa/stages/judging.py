@@ -83,6 +83,12 @@ class Judges:
         if self.confirm is not None:
             stats.merge_counted(self.confirm, prefix=CONFIRM_PREFIX)
 
+    def close(self) -> None:
+        """Let go of the judges' connections."""
+        self.judge.close()
+        if self.confirm is not None:
+            self.confirm.close()
+
     def judge_batch(self, requests: list[JudgeRequest], stats: StepStats) -> list[Judgment]:
         """One judgment per request, each "yes" confirmed when there is a confirming judge;
         counts `prompts`, `confirmation_prompts` and the failures."""
