@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from tipqa.core.settings import Settings
 from tipqa.core.stats import StepStats
@@ -20,6 +20,32 @@ class PromptedSettings(Settings):
     def identity(self) -> dict[str, Any]:
         """The settings that decide the answers, with the prompt template's content hash."""
         return {**super().identity(), "prompt_sha256": load_template(self.prompt).sha256}
+
+
+class AsksLLM(Protocol):
+    """What an LLM task reads of its settings (an `LLMSettings`): the prompt, the model, the
+    task's name in records and the chat model to ask. Each task's settings protocol adds its
+    own members."""
+
+    @property
+    def prompt(self) -> str:
+        """The prompt template: a shipped name or a file."""
+        ...
+
+    @property
+    def model(self) -> str:
+        """The model asked."""
+        ...
+
+    def tag(self, template: PromptTemplate) -> str:
+        """The task's name in records."""
+        ...
+
+    def chat_model(
+        self, stats: StepStats, *, cache: LLMCache | None = None, progress: bool = True
+    ) -> ChatModel:
+        """The chat model the task asks, behind `cache` when one is given."""
+        ...
 
 
 class LLMSettings(PromptedSettings):

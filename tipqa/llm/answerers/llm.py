@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 from tipqa.core.errors import ConfigError
 from tipqa.core.settings import Settings, setting
@@ -13,14 +13,14 @@ from tipqa.llm.answerers.base import DEFAULT_PROMPT, Answer, answer_template
 from tipqa.llm.cache import LLMCache
 from tipqa.llm.cached_chat import transport_of
 from tipqa.llm.chat import ChatModel, ChatPrompt, Completion, Decoding
-from tipqa.llm.settings import LLMSettings
+from tipqa.llm.settings import AsksLLM
 
 Answered = Callable[[int, Answer], None]
 """Hears an answer as it arrives: the question's index and the answer."""
 
 
-class AnswerSettings(Protocol):
-    """What an LLM answerer reads of its settings besides `LLMSettings`."""
+class AnswerSettings(AsksLLM, Protocol):
+    """What an LLM answerer reads of its settings (an `LLMSettings` with these members)."""
 
     def decoding(self) -> Decoding:
         """The decoding of every question."""
@@ -68,11 +68,10 @@ class LLMAnswerer:
     stats: StepStats
 
     def __init__(
-        self, settings: LLMSettings, *, cache: LLMCache | None = None, progress: bool = True
+        self, settings: AnswerSettings, *, cache: LLMCache | None = None, progress: bool = True
     ) -> None:
         self.settings = settings
-        task = cast(AnswerSettings, settings)
-        self.task = task
+        self.task = settings
         self.model = settings.model
         self.template = answer_template(settings.prompt)
         self.cache = cache

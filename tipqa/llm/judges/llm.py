@@ -11,7 +11,7 @@ prefixes counting under constrained choice.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Protocol, cast
+from typing import Literal, Protocol
 
 from tipqa.core.errors import ConfigError
 from tipqa.core.records import JudgeRequest, Judgment, Relevance
@@ -23,7 +23,7 @@ from tipqa.llm.chat import ANSWERS, ChatPrompt, Completion, Decoding, Message, p
 from tipqa.llm.judges.base import JUDGE_SLOTS
 from tipqa.llm.judges.parsing import parse_yes_no
 from tipqa.llm.prompts import PromptTemplate, load_template
-from tipqa.llm.settings import LLMSettings
+from tipqa.llm.settings import AsksLLM
 
 RAW_CHARS = 80
 REASONING_HINT = (
@@ -31,12 +31,13 @@ REASONING_HINT = (
 )
 
 
-class JudgeSettings(Protocol):
+class JudgeSettings(AsksLLM, Protocol):
     """What an LLM judge reads of its settings (an `LLMSettings` with these members)."""
 
-    prompt: str
-    model: str
-    parse_retries: int
+    @property
+    def parse_retries(self) -> int:
+        """Re-asks of an answer other than yes or no."""
+        ...
 
     @property
     def constrained(self) -> bool:
@@ -65,23 +66,22 @@ class LLMJudge:
     stats: StepStats
 
     def __init__(
-        self, settings: LLMSettings, *, cache: LLMCache | None = None, progress: bool = True
+        self, settings: JudgeSettings, *, cache: LLMCache | None = None, progress: bool = True
     ) -> None:
         self.settings = settings
-        task = cast(JudgeSettings, settings)
-        self.task = task
+        self.task = settings
         self.template = load_template(settings.prompt)
         self.template.require_slots(*JUDGE_SLOTS)
         self.model = settings.model
         self.name = settings.tag(self.template)
         self.prompt_sha256 = self.template.sha256
-        self.parse_retries = task.parse_retries
+        self.parse_retries = settings.parse_retries
         self.stats = StepStats("judge")
         self.stats.info.update(
             model=self.model,
             prompt=self.template.name,
             prompt_sha256=self.template.sha256,
-            p_yes=p_yes_note(task.constrained),
+            p_yes=p_yes_note(settings.constrained),
         )
         self.chat = settings.chat_model(self.stats, cache=cache, progress=progress)
         self.transport = transport_of(self.chat)

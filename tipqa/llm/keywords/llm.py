@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Protocol, cast
+from typing import Protocol
 
 from tipqa.core.errors import ConfigError
 from tipqa.core.records import Keywords, Question
@@ -19,7 +19,7 @@ from tipqa.llm.cache import LLMCache
 from tipqa.llm.cached_chat import transport_of
 from tipqa.llm.chat import ChatPrompt, Completion, Decoding, Message
 from tipqa.llm.prompts import PromptTemplate, load_template
-from tipqa.llm.settings import LLMSettings
+from tipqa.llm.settings import AsksLLM
 
 RAW_CHARS = 80
 _SEPARATOR = re.compile(r"[,\n]")
@@ -55,8 +55,8 @@ def parse_keywords(raw: str, question: str) -> ParsedKeywords:
     return parsed
 
 
-class KeywordSettings(Protocol):
-    """What an LLM keyword extractor reads of its settings besides `LLMSettings`."""
+class KeywordSettings(AsksLLM, Protocol):
+    """What an LLM keyword extractor reads of its settings (an `LLMSettings` with these members)."""
 
     def decoding(self) -> Decoding:
         """The decoding of every request."""
@@ -90,16 +90,15 @@ class LLMKeywordExtractor:
     stats: StepStats
 
     def __init__(
-        self, settings: LLMSettings, *, cache: LLMCache | None = None, progress: bool = True
+        self, settings: KeywordSettings, *, cache: LLMCache | None = None, progress: bool = True
     ) -> None:
         self.settings = settings
-        task = cast(KeywordSettings, settings)
         self.template = load_template(settings.prompt)
         self.prefix, self.user = few_shot_messages(self.template)
         self.model = settings.model
         self.name = settings.tag(self.template)
         self.prompt_sha256 = self.template.sha256
-        self.decoding = task.decoding()
+        self.decoding = settings.decoding()
         self.stats = StepStats("keywords")
         self.chat = settings.chat_model(self.stats, cache=cache, progress=progress)
         self.transport = transport_of(self.chat)
