@@ -251,3 +251,19 @@ def _pairs_of(rated: list[Rated], person: str) -> tuple[list[str], list[str]]:
         (r.item.judge_label, h.relevant) for r in rated for h in r.humans if h.annotator == person
     ]
     return [p[0] for p in pairs], [p[1] for p in pairs]
+
+
+def second_judge_block(
+    rated: list[Rated], labels: dict[str, str | None], resamples: int, seed: int
+) -> dict[str, Any]:
+    """A second judge's agreement with people (`[audit.judge]`): one pair per annotation
+    (second judge, person) over the items it judged, as `llm_human` is for the build's judge;
+    an item whose judgment failed is left out and counted (`failed`)."""
+    judged = [r for r in rated if labels.get(r.item.item_id) is not None]
+
+    def pairs(sample: list[Rated]) -> tuple[list[str], list[str]]:
+        first = [str(labels[r.item.item_id]) for r in sample for _ in r.humans]
+        second = [str(human.relevant) for r in sample for human in r.humans]
+        return first, second
+
+    return {**pair_block(judged, pairs, resamples, seed), "failed": len(rated) - len(judged)}

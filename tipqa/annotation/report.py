@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
-from tipqa.annotation.agreement import compute_agreement
+from tipqa.annotation.agreement import compute_agreement, join, second_judge_block
 from tipqa.annotation.figures import confusion_png
 from tipqa.annotation.importing import load_completed
 from tipqa.annotation.items import AnnotationItem
@@ -13,8 +14,10 @@ from tipqa.annotation.layout import AnnotationLayout
 from tipqa.core.extras import KRIPPENDORFF, SCIKIT_LEARN, require
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import atomic_open, read_json, read_records, write_json
+from tipqa.core.records import JudgeRequest, Triplet
 from tipqa.core.stats import StepStats
 from tipqa.core.steps import Step
+from tipqa.llm.judges.base import RelevanceJudge
 
 EXCERPT_CHARS = 1500
 
@@ -188,14 +191,28 @@ def write_figures(report: dict[str, Any], folder: Path) -> list[str]:
     return [name for name, *_ in figures]
 
 
+def judged_by(judge: RelevanceJudge, items: list[AnnotationItem]) -> dict[str, str | None]:
+    """The judge's label on each annotated item, by item id (None: the judgment failed)."""
+    fields = [f.name for f in dataclasses.fields(Triplet)]
+    requests = [
+        JudgeRequest(**{name: getattr(item, name) for name in fields}, text=item.text)
+        for item in items
+    ]
+    results = judge.judge(requests) if requests else []
+    return {item.item_id: result.label for item, result in zip(items, results, strict=True)}
+
+
 def agreement_report(
     out: AnnotationLayout,
     completed: Path,
     resamples: int = 1000,
     seed: int = 0,
     record: StepRecord | None = None,
+    second: RelevanceJudge | None = None,
 ) -> StepStats:
-    """Import the completed files against the key, compute the statistics, write the report."""
+    """Import the completed files against the key, compute the statistics, write the report
+    (with `second`, the judge audit's judge of `[audit.judge]`, its agreement with people too:
+    it judges every annotated item)."""
     require((SCIKIT_LEARN, KRIPPENDORFF), needed_by="the annotation agreement")
     provenance = record.provenance() if record is not None else None
     info = {"completed": str(completed)}
@@ -206,6 +223,13 @@ def agreement_report(
     stats.add("items", len(items))
     stats.add("annotations", len(annotations))
     report = compute_agreement(items, annotations, annotators, resamples, seed)
+    if second is not None:
+        report["second_judge"] = {
+            "judge": second.name,
+            **second_judge_block(
+                join(items, annotations), judged_by(second, items), resamples, seed
+            ),
+        }
     report["figures"] = write_figures(report, out.report)
     write_json(out.report_json, report)
     title = f"Annotation agreement: {out.root.name}"

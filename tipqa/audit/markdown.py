@@ -241,6 +241,21 @@ def agreement_line(agreement: dict[str, Any]) -> str:
     return line + (f", Cohen's kappa {kappa:.2f}." if kappa is not None else ".")
 
 
+def second_agreement_line(agreement: dict[str, Any]) -> str:
+    """The second judge's (`[audit.judge]`) agreement with people on the same items."""
+    block = agreement["second_judge"]
+    value, ci = block["agreement"]["value"], block["agreement"]["ci95"]
+    kappa = block["kappa"]["value"]
+    shown = "-" if value is None else f"{value:.1f}%"
+    span = "" if ci is None else f" (bootstrap 95% CI {ci[0]:.1f}% to {ci[1]:.1f}%)"
+    failed = f"; {block['failed']} items whose judgment failed left out" if block["failed"] else ""
+    line = (
+        f"The second judge (`{block['judge']}`, `[audit.judge]`) agreed with people on "
+        f"{shown}{span} of the same items' {block['pairs']:,} pairs{failed}"
+    )
+    return line + (f", Cohen's kappa {kappa:.2f}." if kappa is not None else ".")
+
+
 def trust_section(
     audits: Mapping[str, dict[str, Any]],
     verbatim: Mapping[str, Mapping[str, Mapping[str, int]]] | None,
@@ -250,6 +265,7 @@ def trust_section(
     parts = []
     if agreement is not None:
         parts += ["### The judge against people", agreement_line(agreement)]
+        parts += [second_agreement_line(agreement)] if agreement.get("second_judge") else []
     if audits:
         applied = any(audit["applied"] for audit in audits.values())
         parts += [

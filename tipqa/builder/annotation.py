@@ -8,7 +8,7 @@ from tipqa.annotation.export import export_annotation
 from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.report import agreement_report
 from tipqa.annotation.settings import AnnotationSettings
-from tipqa.builder.assemble import token_index
+from tipqa.builder.assemble import judge_of, token_index
 from tipqa.builder.step_inputs import AgreementInputs, AnnotationExportInputs
 from tipqa.core.layout import RunLayout
 from tipqa.core.stats import StepStats
@@ -32,12 +32,15 @@ def export_pool_annotation(inputs: AnnotationExportInputs, layout: RunLayout) ->
 
 
 def report_agreement(inputs: AgreementInputs, layout: RunLayout) -> StepStats:
-    """AnnotationAgreement: import the completed files, write the agreement report."""
+    """AnnotationAgreement: import the completed files, write the agreement report (with
+    `[audit.judge]`, that judge's agreement with people beside the build judge's)."""
     annotation = inputs.annotation
+    second = None if inputs.audit_judge is None else judge_of(inputs.audit_judge, inputs, layout)
     return agreement_report(
         annotation_layout(annotation, layout),
         Path(annotation.completed_dir),
         annotation.bootstrap,
         annotation.seed,
         inputs.record,
+        second,
     )

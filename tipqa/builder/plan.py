@@ -458,7 +458,12 @@ class Plan:
         """The agreement report: the export and the completed annotation files (as they are
         now: not kept, since a pull rewrites them)."""
         export = self.annotation_export
-        return _checked(AgreementInputs(export.annotation, export.fingerprint, tuple(completed)))
+        return _checked(
+            AgreementInputs(
+                export.annotation, export.fingerprint, tuple(completed), self.config.audit_judge,
+                llm_cache=self._llm_cache,
+            )
+        )  # fmt: skip
 
     @property
     def annotation_push(self) -> PushInputs:

@@ -533,17 +533,25 @@ class AnnotationExportInputs(StepInputs):
 
 
 @dataclass(frozen=True)
-class AgreementInputs(StepInputs):
+class AgreementInputs(AsksLLM):
     """The agreement report: [annotation], over the export and the completed files (by size
-    and modification time)."""
+    and modification time); with `[audit.judge]`, that judge's agreement with people too."""
 
     step = Step.ANNOTATION_AGREEMENT
     annotation: AnnotationSettings
     export: str
     completed: tuple[str, ...]
+    audit_judge: Choice | None = None
+
+    @property
+    def llm(self) -> Choice:
+        if self.audit_judge is None:
+            raise ValueError("an agreement report without [audit.judge] asks no LLM")
+        return self.audit_judge
 
     def settings(self) -> dict[str, Any]:
-        return {"annotation": self.annotation.identity()}
+        second = {} if self.audit_judge is None else {"audit_judge": self.audit_judge.identity()}
+        return {"annotation": self.annotation.identity(), **second}
 
     def upstream(self) -> dict[str, Any]:
         completed = [file_stat(path) for path in self.completed]

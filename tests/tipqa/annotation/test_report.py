@@ -58,6 +58,7 @@ from tipqa.annotation.sampling import Sample, SamplingSettings
 from tipqa.core.errors import MissingExtraError
 from tipqa.core.extras import Extra
 from tipqa.core.jsonl import read_json, read_records
+from tipqa.core.records import JudgeRequest, Judgment
 from tipqa.core.stats import StepStats
 
 pytestmark = pytest.mark.needs("krippendorff")
@@ -182,3 +183,35 @@ def test_without_the_annotation_extra_the_report_names_it_before_reading(
     monkeypatch.setattr(report, "SCIKIT_LEARN", Extra("tipqa_absent_sklearn", "annotation"))
     with pytest.raises(MissingExtraError, match=r"pip install 'tipqa\[annotation\]'"):
         agreement_report(AnnotationLayout(tmp_path / "nothing"), tmp_path / "completed")
+
+
+class SecondJudge:
+    """A second judge answering each annotated item as scripted (g8's judgment fails)."""
+
+    name = "second"
+
+    def judge(self, requests: list[JudgeRequest]) -> list[Judgment]:
+        labels = ["yes"] * 3 + ["no"] * 2 + ["yes"] * 2
+        says = {f"q{i}": label for i, label in enumerate(labels, start=1)}
+        out = []
+        for request in requests:
+            label = says.get(request.question_id)
+            error = None if label else "timeout"
+            out.append(Judgment.of(request, label=label, raw="", judge=self.name, error=error))  # type: ignore[arg-type]
+        return out
+
+
+def test_a_second_judge_s_agreement_with_people_beside_the_build_judge_s(
+    report: tuple[dict, AnnotationLayout],
+) -> None:
+    """By hand, one pair per annotation (second judge, person), g8 left out (its judgment
+    failed): g1 (y,y) g2 (y,y) g3 (y,y) g4 (n,n) g5 (n,n)(n,n) g6 (y,y)(y,n) g7 (y,y)(y,y):
+    9 of 10 equal; second yes 7/10, person yes 6/10: p_e = .42 + .12 = .54;
+    kappa = (.9 - .54) / .46 = 18/23."""
+    _, out = report
+    agreement_report(out, out.root.parent.parent / "completed", 300, 1, None, SecondJudge())
+    second = read_json(out.report_json)["second_judge"]  # type: ignore[index]
+    assert second["judge"] == "second" and second["failed"] == 1 and second["pairs"] == 10
+    assert second["agreement"]["value"] == pytest.approx(90.0)
+    assert second["kappa"]["value"] == pytest.approx(18 / 23)
+    assert second["confusion"]["matrix"] == [[6, 1], [0, 3]]

@@ -144,3 +144,20 @@ def test_the_judge_audit_stands_beside_the_search_audit() -> None:
 def test_without_a_second_judge_the_section_says_how_to_measure_the_judge() -> None:
     text = trust_section({"dev": audit()}, None)
     assert UNMEASURED in text and "[audit.judge]" in UNMEASURED
+
+
+def test_each_judge_s_agreement_with_people_side_by_side() -> None:
+    second = {
+        "judge": "big",
+        "pairs": 880,
+        "agreement": {"value": 90.5, "ci95": [88.0, 92.6]},
+        "kappa": {"value": 0.8, "ci95": [0.7, 0.86]},
+        "failed": 2,
+    }
+    text = trust_section({}, None, {**AGREEMENT, "second_judge": second})
+    assert "The judge agreed with people on 82.8%" in text
+    assert (
+        "The second judge (`big`, `[audit.judge]`) agreed with people on 90.5% (bootstrap 95% CI "
+        "88.0% to 92.6%) of the same items' 880 pairs; 2 items whose judgment failed left out, "
+        "Cohen's kappa 0.80." in text
+    )
