@@ -39,7 +39,10 @@ def judge_audit_label(labelled: int, audited: int, disputed: int) -> dict[str, A
         ],
         "rate": disputed / audited,
         "ci95": clopper_pearson(disputed, audited),
-        "by_stage": {"token": disputed},
+        "by_stage": {
+            "token": {"audited": audited, "disputed": disputed, "rate": disputed / audited}
+        },
+        "failed": 0,
     }
 
 
@@ -69,7 +72,7 @@ def audit_file(found: int = 2, judged: bool = False) -> dict[str, Any]:
         "schema_version": AUDIT_SCHEMA_VERSION,
         "pool": "dev",
         "fingerprint": AUDIT_FINGERPRINT,
-        "settings": {"audit": {"sample": 0.25, "seed": 0, "budget": 20, "apply": False}},
+        "settings": {"audit": {"sample": 0.25, "seed": 0, "budget": 20}},
         "audited": 11,
         "by_label": by_label,
         "rate": by_label["unanswerable"]["rate"],
@@ -78,9 +81,9 @@ def audit_file(found: int = 2, judged: bool = False) -> dict[str, Any]:
         "judge_calls": 200,
         "prompt_tokens": 0,
         "build": {"judge_calls": 1000, "prompt_tokens": 0},
-        "applied": False,
     }
     if judged:
+        audit["settings"]["audit"]["judge_sample"] = 0.1
         audit["judge_audit"] = judge_audit()
     return audit
 
