@@ -74,3 +74,27 @@ def _kind(method: str, path: str, body: object) -> str:
         refresh = body.get("index", {}).get("refresh_interval")
         return "build settings" if refresh == "-1" else "serving settings"
     return method.lower()
+
+
+@pytest.mark.needs("elasticsearch")
+def test_workers_index_a_repeated_id_under_the_id_a_pass_over_the_corpus_gives(
+    tmp_path: Path,
+) -> None:
+    """Each worker reads one file apart; an id that an earlier file has still gets `d#2`, as
+    tantivy and the vector index read it, whichever worker runs first."""
+    folder = corpus(tmp_path / "corpus")
+    repeat = json.dumps({"id": "d0-0", "text": "A second document with the id d0-0."})
+    with open(folder / f"part-{FILES - 1}.jsonl", "a") as handle:
+        handle.write(repeat + "\n" + repeat + "\n")
+    with FakeElasticsearch() as node:
+        config = luigi_config(
+            tmp_path,
+            corpus={"source": "files", "paths": str(folder)},
+            token_index={"backend": "elasticsearch", "index": INDEX, "threads": "1"},
+            elasticsearch={"url": node.url},
+        )
+        result = run_luigi(config, "BuildTokenIndex", "--workers", "4")
+        assert result.returncode == 0, result.stderr[-4000:]
+        docs = node.indexes[INDEX]["docs"]
+    assert len(docs) == FILES * PER_FILE + 2
+    assert {"d0-0", "d0-0#2", "d0-0#3"} <= set(docs)

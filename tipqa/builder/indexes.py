@@ -33,6 +33,7 @@ from tipqa.builder.step_inputs import (
 )
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.fingerprint import StepRecord
+from tipqa.core.jsonl import read_json, write_json
 from tipqa.core.layout import RunLayout
 from tipqa.core.records import Document
 from tipqa.core.stats import StepStats, read_stats
@@ -42,7 +43,7 @@ from tipqa.indexes.chunking import embed_chunks, iter_chunks, make_splitter
 from tipqa.indexes.embedders.base import Embedder
 from tipqa.indexes.token_index.base import TOKEN_INDEXES, TokenIndex
 from tipqa.indexes.vector_index.base import VECTOR_INDEXES, EmbedsOnDemand, VectorIndex
-from tipqa.sources.corpus.base import RENAMED_LISTED, Corpus, skips_logged_at_debug
+from tipqa.sources.corpus.base import RENAMED_LISTED, Corpus, Repeats, skips_logged_at_debug
 
 CALIBRATION_DOCUMENTS = 200
 CHECKPOINT_CHUNKS = 50_000
@@ -98,6 +99,42 @@ class FileCorpus(Corpus, Protocol):
     def iter_file(self, path: str | Path) -> Iterator[Document]:
         """The documents of one file."""
         ...
+
+
+@runtime_checkable
+class RepeatsAcrossFiles(FileCorpus, Protocol):
+    """A corpus of files that finds the repeated ids of a pass over all of them, and reads a
+    file apart with those ids (`tipqa.sources.corpus.files.FileCorpus`)."""
+
+    def find_repeats(self) -> Repeats:
+        """Where an id repeats an earlier one's (file, line), and the id it takes."""
+        ...
+
+    def apply_repeats(self, repeats: Repeats) -> None:
+        """Read each file with the ids `find_repeats` found."""
+        ...
+
+
+def note_repeats(corpus: Corpus, path: Path) -> int:
+    """Before a build in parts: one pass over the whole corpus, writing to `path` where an id
+    repeats an earlier one's and the id it takes, so that each part (a file read apart) gets
+    the ids a build in one pass gives. Returns how many; a corpus of one part needs none."""
+    found: Repeats = {}
+    if isinstance(corpus, RepeatsAcrossFiles) and len(corpus.files) > 1:
+        with skips_logged_at_debug():
+            found = corpus.find_repeats()
+    write_json(path, [[file, line, new] for (file, line), new in sorted(found.items())])
+    return len(found)
+
+
+def with_repeats(corpus: Corpus, path: Path) -> Corpus:
+    """`corpus`, reading its files with the ids `note_repeats` wrote to `path` (when there)."""
+    if isinstance(corpus, RepeatsAcrossFiles) and path.is_file():
+        rows = read_json(path)
+        if not isinstance(rows, list):
+            raise InputError("not a list of repeated ids", path=str(path))
+        corpus.apply_repeats({(str(file), int(line)): new for file, line, new in rows})
+    return corpus
 
 
 def corpus_parts(corpus: Corpus) -> list[str]:
@@ -328,16 +365,22 @@ def parted_index(inputs: TokenIndexInputs | VectorIndexInputs, layout: RunLayout
 
 
 def start_index_parts(inputs: IndexPartInputs, layout: RunLayout) -> StepStats:
-    """StartIndex: an index built in parts created in build mode, once before its parts."""
+    """StartIndex: an index built in parts created in build mode, once before its parts, and
+    the repeated ids of the whole corpus noted for its parts (`note_repeats`)."""
     step = inputs.index.step
+    corpus = open_corpus(inputs.index.reader, layout)
+    repeated = note_repeats(corpus, layout.index_repeats(step))
     stats = layout.index_start_stats(step)
-    return start_index(parted_index(inputs.index, layout), stats, step, inputs.record)
+    started = start_index(parted_index(inputs.index, layout), stats, step, inputs.record)
+    started.add("repeated_ids", repeated)
+    started.write(stats)
+    return started
 
 
 def index_part(inputs: IndexPartInputs, layout: RunLayout) -> StepStats:
     """IndexFile: one corpus file into an index built in parts."""
     index, part = inputs.index, inputs.file or WHOLE_CORPUS
-    corpus = open_corpus(index.reader, layout)
+    corpus = with_repeats(open_corpus(index.reader, layout), layout.index_repeats(index.step))
     path, record = layout.index_part_stats(index.step, part), inputs.record
     if isinstance(index, TokenIndexInputs):
         tokens = token_index(index, layout)

@@ -46,6 +46,10 @@ class RunLayout:
         """The stats file of starting an index built in parts (created in build mode)."""
         return self.root / "index" / f"{step}-files" / "start.stats.json"
 
+    def index_repeats(self, step: str) -> Path:
+        """Where an index built in parts keeps the corpus's repeated ids and the ids they take."""
+        return self.root / "index" / f"{step}-files" / "repeats.json"
+
     def index_part_stats(self, step: str, corpus_file: str) -> Path:
         """The stats file of one corpus file's part of an index built in parts."""
         digest = hashlib.sha256(corpus_file.encode()).hexdigest()[:16]

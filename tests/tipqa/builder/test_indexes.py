@@ -214,3 +214,31 @@ def test_the_vector_build_reads_once_says_nothing_twice_and_counts_what_the_mani
     assert stats["counts"]["chunks"] == manifest["count"] > 12
     assert stats["errors"] == {"invalid_json": 1}
     assert stats["counts"]["corpus.duplicate_ids"] == 1
+
+
+def test_a_build_in_parts_gives_a_repeated_id_the_id_a_pass_over_the_whole_corpus_gives(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "part-0.jsonl").write_text(
+        '{"id": "a", "text": "first a"}\n{"id": "b", "text": "b"}\n'
+    )
+    (folder / "part-1.jsonl").write_text(
+        '{"id": "a", "text": "second a"}\n{"id": "a", "text": "third a"}\n'
+    )
+    one_pass = {d.id: d.text for d in FileCorpus.of(str(folder))}
+    assert one_pass == {"a": "first a", "b": "b", "a#2": "second a", "a#3": "third a"}
+    repeats = tmp_path / "repeats.json"
+    assert indexes.note_repeats(FileCorpus.of(str(folder)), repeats) == 2
+    index, record = LedgerIndex(), StepRecord(Step.TOKEN_INDEX, {})
+    parts = indexes.corpus_parts(FileCorpus.of(str(folder)))
+    for number, part in enumerate(reversed(parts)):  # parts run in any order
+        corpus = indexes.with_repeats(FileCorpus.of(str(folder)), repeats)
+        stats_path = tmp_path / f"file-{number}.stats.json"
+        indexes.index_token_part(corpus, part, index, stats_path, record)
+    assert index.documents == one_pass
+    assert read_json(tmp_path / "file-0.stats.json")["info"]["corpus.renamed_ids"] == [
+        f"a#2 ({folder / 'part-1.jsonl'}, line 1)",
+        f"a#3 ({folder / 'part-1.jsonl'}, line 2)",
+    ]

@@ -38,6 +38,9 @@ WARNINGS_PER_KIND = 20
 RENAMED_WARNINGS = 5
 RENAMED_LISTED = 20
 DuplicateIds = Literal["keep", "first", "refuse"]
+Repeats = dict[tuple[str, int], str | None]
+"""Where a document's id repeats an earlier one's (file, line), and the id it takes (None:
+skipped), as one pass over the whole corpus decides it."""
 _SKIPS_AT_DEBUG: ContextVar[bool] = ContextVar("tipqa_skips_at_debug", default=False)
 
 
@@ -153,11 +156,15 @@ class DocumentParser:
         duplicate_ids: DuplicateIds = "keep",
         seen: set[bytes] | None = None,
         repeats: Counter[str] | None = None,
+        decided: Repeats | None = None,
+        assigned: Repeats | None = None,
     ) -> None:
         """`fields`: the reader keys of the corpus's settings; `check_duplicates`: look for
         repeated ids, and `duplicate_ids` what to do with one; `seen` (the digests of ids read
         so far) and `repeats` (the occurrences of repeated ids) are shared by parsers of one
-        corpus."""
+        corpus. `decided` collects what was done with each repeated id; `assigned` (what a
+        pass over the whole corpus decided) is applied instead of looking for repeats, so a
+        file read on its own gets the ids the whole corpus gives it."""
         if not fields.text_field:
             raise ValueError("text_field must be a non-empty field name")
         self.stats = stats
@@ -166,6 +173,8 @@ class DocumentParser:
         self.duplicate_ids = duplicate_ids
         self._seen: set[bytes] = set() if seen is None else seen
         self._repeats: Counter[str] = Counter() if repeats is None else repeats
+        self._decided = decided
+        self._assigned = assigned
         self._warned: Counter[str] = Counter()
 
     def reset(self) -> None:
@@ -255,8 +264,15 @@ class DocumentParser:
             message = f"id must be a non-empty string or an integer, got {value!r:.60}"
             self.skip("invalid_id", message, path=path, line=line, field=id_field)
             return None
+        if self._assigned is not None:
+            if (path, line) not in self._assigned:
+                return doc_id
+            return self._apply(doc_id, self._assigned[(path, line)], path=path, line=line)
         if self.check_duplicates and not self._first_sight(doc_id):
-            return self._repeated(doc_id, path=path, line=line)
+            derived = self._repeated(doc_id, path=path, line=line)
+            if self._decided is not None:
+                self._decided[(path, line)] = derived
+            return self._apply(doc_id, derived, path=path, line=line)
         return doc_id
 
     def _first_sight(self, doc_id: str) -> bool:
@@ -270,17 +286,17 @@ class DocumentParser:
     def _repeated(self, doc_id: str, *, path: str, line: int) -> str | None:
         """The id under which a document whose id an earlier one has is kept (None: skipped).
 
-        `keep`: the id followed by `#` and its occurrence (the next one free); `first`: a
-        counted skip; `refuse`: InputError.
+        `keep`: the id followed by `#` and its occurrence (the next one free); `first`: None;
+        `refuse`: InputError.
         """
-        self.stats.add("duplicate_ids")
-        message = f"id {doc_id!r} repeats an earlier document's"
         if self.duplicate_ids == "refuse":
             raise InputError(
-                f"{message} (set [corpus] duplicate_ids = keep or first)", path=path, line=line
+                f"id {doc_id!r} repeats an earlier document's (set [corpus] duplicate_ids = "
+                "keep or first)",
+                path=path,
+                line=line,
             )
         if self.duplicate_ids == "first":
-            self.skip("duplicate_id", message, path=path, line=line)
             return None
         self._repeats[doc_id] += 1
         occurrence = self._repeats[doc_id] + 1
@@ -289,6 +305,15 @@ class DocumentParser:
             occurrence += 1
             derived = f"{doc_id}#{occurrence}"
         self._repeats[doc_id] = occurrence - 1
+        return derived
+
+    def _apply(self, doc_id: str, derived: str | None, *, path: str, line: int) -> str | None:
+        """Count a repeated id, and skip its document (None) or list and warn of its new id."""
+        self.stats.add("duplicate_ids")
+        message = f"id {doc_id!r} repeats an earlier document's"
+        if derived is None:
+            self.skip("duplicate_id", message, path=path, line=line)
+            return None
         renamed: list[str] = self.stats.info.setdefault("renamed_ids", [])
         if len(renamed) < RENAMED_LISTED:
             renamed.append(f"{derived} ({path}, line {line})")

@@ -20,7 +20,12 @@ from tipqa.core.jsonl import json_error
 from tipqa.core.records import Document
 from tipqa.core.settings import Settings, knob, sections, setting
 from tipqa.core.stats import StepStats
-from tipqa.sources.corpus.base import DocumentParser, DuplicateIds, check_duplicate_policy
+from tipqa.sources.corpus.base import (
+    DocumentParser,
+    DuplicateIds,
+    Repeats,
+    check_duplicate_policy,
+)
 from tipqa.sources.corpus.paths import expand_rooted
 from tipqa.sources.corpus.streams import file_format, is_supported, iter_lines
 
@@ -160,6 +165,8 @@ class FileCorpus:
         for path, _, number in grouped:
             if self._settings[number].format == "auto":
                 file_format(path)
+        self._decided: Repeats | None = None
+        self._assigned: Repeats | None = None
         self._start()
 
     @classmethod
@@ -193,10 +200,30 @@ class FileCorpus:
                     duplicate_ids=policy,
                     seen=seen,
                     repeats=repeats,
+                    decided=self._decided,
+                    assigned=self._assigned,
                 ),
             )
             for settings in self._settings
         ]
+
+    def find_repeats(self) -> Repeats:
+        """One pass over every file: where a document's id repeats an earlier one's (file,
+        line) and the id it takes (None: skipped), for a build that reads its files apart."""
+        self._decided, self._assigned = {}, None
+        try:
+            for _ in self:
+                pass
+            return self._decided
+        finally:
+            self._decided = None
+            self._start()
+
+    def apply_repeats(self, repeats: Repeats) -> None:
+        """Read each file with the ids `find_repeats` found, instead of looking for repeats in
+        it alone (a file read apart then gets the ids the whole corpus gives it)."""
+        self._assigned = dict(repeats)
+        self._start()
 
     def __iter__(self) -> Iterator[Document]:
         """Yield the documents of every file, starting fresh counters and duplicate checks."""
