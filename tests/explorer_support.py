@@ -291,6 +291,33 @@ def write_audit(run: RunLayout, audited: list[str], found: dict[str, str]) -> di
     return audit
 
 
+def write_judge_audit(run: RunLayout, disputed: dict[str, tuple[str, str, str]]) -> dict:
+    """Add a judge audit to pool `dev`'s label audit (written by `write_audit`), of the shape
+    the audit writes (`judge_audit`): `disputed` maps a question id to its label, the stage and
+    the unit the second judge judged otherwise than the build's judge."""
+    path = run.pool("dev").root / "audit.json"
+    audit = json.loads(path.read_text())
+    judged: dict[str, Any] = {"judge": {"backend": "openai", "model": "second-judge-70b"}}
+    for label in ("answerable", "unanswerable", "discarded"):
+        entries = []
+        for qid, (given, stage, unit) in disputed.items():
+            if given == label:
+                text = f"The second judge read {unit} again."
+                evidence = {"doc_id": re.split("[@#]", unit)[0], "unit_id": unit, "text": text,
+                            "start": 0, "end": len(text)}  # fmt: skip
+                entries.append({"id": qid, "stage": stage, "evidence": evidence})
+        judged[label] = {
+            "labelled": 10, "audited": 5, "disputed": entries, "rate": len(entries) / 5,
+            "ci95": [0.01, 0.7], "by_stage": {"token": {"audited": 5, "disputed": len(entries),
+            "rate": len(entries) / 5}}, "failed": 0,
+        }  # fmt: skip
+    judged["agreement"] = {"units": 40, "observed": 0.925, "kappa": 0.81, "ci95": [0.62, 0.95]}
+    judged["judge_calls"], judged["prompt_tokens"] = 40, 12_000
+    audit["judge_audit"] = judged
+    write_json(path, audit)
+    return audit
+
+
 def _unpack(fields: list[str], values: list[Any]) -> dict[str, Any]:
     """A list of the data files as a dict (its trailing nulls left out)."""
     return dict(zip(fields, values + [None] * (len(fields) - len(values)), strict=True))
