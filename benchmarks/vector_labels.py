@@ -35,6 +35,7 @@ from tipqa.indexes.vector_index.faiss import FaissSettings, FaissVectorIndex
 from tipqa.llm.judges.rules import RuleJudge
 from tipqa.llm.keywords.rules import RuleKeywordExtractor
 from tipqa.sources.corpus.files import FileCorpus
+from tipqa.stages.judging import Judges
 
 K2 = 10
 ADD = 20_000
@@ -80,13 +81,13 @@ def label_changes(
     keywords = KeywordsInputs(CONFIG.keywords, "questions", pool="dev")
     shard_steps.extract_keywords(questions, keywords, RuleKeywordExtractor(), out)
     shard_steps.token_search(questions, SEARCH, token, out)
-    shard_steps.token_judge(questions, JUDGING, TokenJudging(RuleJudge(), token.get), out)
+    shard_steps.token_judge(questions, JUDGING, TokenJudging(Judges(RuleJudge()), token.get), out)
     labels: dict[str, dict[str, str]] = {}
     hits: dict[str, dict[str, list[str]]] = {}
     for name, settings in (("default", FaissSettings()), ("exact", FaissSettings(kind="flat"))):
         index = _index(root / name, settings, chunks, vectors)
         shard_steps.vector_search(questions, VECTORS, VectorSearching(embedder, index), out)
-        shard_steps.vector_judge(questions, VECTOR_JUDGING, Judging(RuleJudge()), out)
+        shard_steps.vector_judge(questions, VECTOR_JUDGING, Judging(Judges(RuleJudge())), out)
         index.close()
         decided = read_records(out.data("vector_decisions"), Decision)
         labels[name] = {d.question_id: d.label for d in decided}

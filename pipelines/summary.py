@@ -5,8 +5,8 @@ exits, so it is the last thing a user reads. A configuration or input error (a `
 raised while Luigi checks which tasks are complete is logged by Luigi with its traceback; the
 paragraph here says it in one sentence (and `ShortOwnErrors` keeps only the error line of
 Luigi's report); an error while a task runs keeps its traceback in the log, except refused
-credentials (a `CredentialsError`: a wrong or expired token), which `ShortOwnErrors` also cuts
-to its error line.
+credentials (a `CredentialsError`: a wrong or expired token) and a second judge that cannot be
+reached (an `UnreachableError`), which `ShortOwnErrors` also cuts to their error line.
 
 With `--workers N` every task runs in a forked process, which exits without running `atexit`:
 a message announced there is appended to a spool file named by the main process's id, and the
@@ -32,7 +32,7 @@ import luigi
 import orjson
 
 from pipelines.config import plan
-from tipqa.core.errors import CredentialsError, TipqaError
+from tipqa.core.errors import CredentialsError, TipqaError, UnreachableError
 from tipqa.core.jsonl import atomic_open
 
 _MAIN_PID = os.getpid()
@@ -48,14 +48,15 @@ class ShortOwnErrors(logging.Filter):
     """Shorten Luigi's report of an error of ours found while it checked or ran a task.
 
     Luigi logs such an error with its whole traceback; for a `TipqaError` found while checking
-    (a bad setting, a bad input) and for a `CredentialsError` raised while running (a refused
-    token) the last line says everything, so only that line is kept.
+    (a bad setting, a bad input) and for a `CredentialsError` or `UnreachableError` raised while
+    running (a refused token, a second judge's server down) the last line says everything, so
+    only that line is kept.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
         """Keep the record, its traceback cut to the error line when the error is ours."""
         refused = record.exc_info[1] if record.exc_info else None
-        if isinstance(refused, CredentialsError):
+        if isinstance(refused, CredentialsError | UnreachableError):
             record.msg, record.args = f"{record.getMessage()}: {refused}", ()
             record.exc_info, record.exc_text = None, None
         elif isinstance(record.msg, str):

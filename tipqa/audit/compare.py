@@ -25,7 +25,16 @@ from tipqa.core.text import markdown_table
 from tipqa.dataset.provenance import REMEDY, construction_parameters
 
 COMPARE_SCHEMA_VERSION = 1
-SHOWN = ("judge", "keywords", "k1", "k2", "token_index", "vector_index", "windows")
+SHOWN = (
+    "judge",
+    "confirm_judge",
+    "keywords",
+    "k1",
+    "k2",
+    "token_index",
+    "vector_index",
+    "windows",
+)
 """The construction parameters the comparison shows for each build."""
 
 
@@ -58,7 +67,7 @@ def side(run: RunLayout, names: list[str]) -> dict[str, Any]:
         build = stats.get("info", {}).get("build")
         if isinstance(build, dict) and "steps" in build and not parameters:
             shown = construction_parameters(build)
-            parameters = {key: shown.get(key) for key in SHOWN}
+            parameters = {key: shown[key] for key in SHOWN if key in shown}
     return {"run": str(run.root), "fingerprint": fingerprints, "parameters": parameters}
 
 

@@ -1,7 +1,8 @@
 """The audit's judging: each question's candidates in turn, within its budget of prompts.
 
-Judging runs in rounds across the audited questions, as the token stage does: round r sends
-the next candidate of every question still open, all in one batch to the judge. A question
+Judging runs in rounds across the audited questions, on the engine of the token stage
+(`tipqa.stages.judging`): round r sends the next candidate of every question still open, all
+in one batch to the judge. A question
 stops at its first "yes" (its finding), when its budget of prompts is spent (a document's
 windows beyond the budget are not sent), or when its candidates run out. A document is judged
 by its windows (appendix A.2) around the keywords its relaxation searched with and an alias, a
@@ -12,8 +13,6 @@ text; the build's keywords for a rules judge), so the audit judges as the build 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-from tqdm import tqdm
 
 from tipqa.audit.relaxations import BuildView, Candidate
 from tipqa.core.records import (
@@ -26,6 +25,7 @@ from tipqa.core.records import (
 from tipqa.core.stats import StepStats
 from tipqa.indexes.token_index.base import FetchDocuments
 from tipqa.llm.judges.base import RelevanceJudge
+from tipqa.stages.judging import JudgedItem, Judges, judge_in_rounds
 from tipqa.stages.vector import chunk_offsets
 from tipqa.stages.windows import WindowSettings, judge_windows
 
@@ -61,14 +61,11 @@ class Audit:
     def requests(
         self,
         candidate: Candidate,
-        document: Document | None,
+        document: Document,
         windows: WindowSettings,
         stats: StepStats,
     ) -> list[JudgeRequest]:
         """The prompts of one candidate, cut to what is left of the budget."""
-        if document is None:
-            stats.error("missing_document")
-            return []
         if candidate.chunk is not None:
             chunk = candidate.chunk
             span = chunk_offsets(document, chunk.text)
@@ -83,13 +80,12 @@ class Audit:
             for w in found[:left]
         ]
 
-    def record(self, request: JudgeRequest, result: Judgment, stats: StepStats) -> None:
+    def record(self, request: JudgeRequest, result: Judgment) -> None:
         """Keep the first "yes" (in request order) as the finding; count failures."""
         if result.failed:
             self.failed += 1
-            stats.error(f"judgment_{(result.error or 'failed').split(':')[0]}")
             return
-        if result.label != "yes" or self.finding is not None:
+        if result.verdict != "yes" or self.finding is not None:
             return
         candidate = self.units[request.unit_id]
         evidence = AuditEvidence(
@@ -107,49 +103,53 @@ class Audit:
         """One prompt of a candidate (its unit remembered, to name the cause of a "yes")."""
         question = self.view.question
         self.units[unit] = candidate
-        return JudgeRequest(
-            question_id=question.id,
-            question=question.text,
-            answer=question.answer,
-            aliases=question.aliases,
-            keywords=self.view.keywords,
-            stage="audit",
-            doc_id=candidate.doc_id,
-            unit_id=unit,
-            text=text,
-            start=span[0],
-            end=span[1],
+        return JudgeRequest.for_unit(
+            question, self.view.keywords, "audit", candidate.doc_id, unit, text, span
         )
+
+
+class AuditRound(JudgedItem):
+    """An audited question as the judging engine sees it: its next candidate a round."""
+
+    def __init__(self, audit: Audit, windows: WindowSettings, stats: StepStats) -> None:
+        self.audit = audit
+        self.windows = windows
+        self.stats = stats
+        self.candidate: Candidate | None = None
+
+    @property
+    def open(self) -> bool:
+        """While the audit is open."""
+        return self.audit.open
+
+    def take(self) -> str:
+        """The next candidate's document."""
+        self.candidate = self.audit.take()
+        self.stats.add(f"candidates.{self.candidate.cause}")
+        return self.candidate.doc_id
+
+    def requests(self, document: Document | None) -> list[JudgeRequest]:
+        """The candidate's prompts within the budget (spent as they are sent)."""
+        assert self.candidate is not None and document is not None
+        mine = self.audit.requests(self.candidate, document, self.windows, self.stats)
+        self.audit.spent += len(mine)
+        return mine
+
+    def record(self, request: JudgeRequest, result: Judgment) -> None:
+        """The audit keeps the verdict."""
+        self.audit.record(request, result)
 
 
 def judge_rounds(
     audits: list[Audit],
     fetch: FetchDocuments,
-    judge: RelevanceJudge,
+    judge: RelevanceJudge | Judges,
     windows: WindowSettings,
     stats: StepStats,
 ) -> list[Judgment]:
     """Judge the audits' candidates in rounds until each is closed; every judgment made."""
-    judgments: list[Judgment] = []
-    rounds = tqdm(desc="audit judging rounds", leave=False)
-    while opened := [audit for audit in audits if audit.open]:
-        taken = [(audit, audit.take()) for audit in opened]
-        documents = fetch(sorted({candidate.doc_id for _, candidate in taken}))
-        requests: list[JudgeRequest] = []
-        owners: list[Audit] = []
-        for audit, candidate in taken:
-            stats.add(f"candidates.{candidate.cause}")
-            mine = audit.requests(candidate, documents.get(candidate.doc_id), windows, stats)
-            audit.spent += len(mine)
-            requests += mine
-            owners += [audit] * len(mine)
-        stats.add("prompts", len(requests))
-        results = judge.judge(requests) if requests else []
-        judgments += results
-        for audit, request, result in zip(owners, requests, results, strict=True):
-            audit.record(request, result, stats)
-        rounds.update()
-    rounds.close()
+    items = [AuditRound(audit, windows, stats) for audit in audits]
+    judgments = judge_in_rounds(items, fetch, judge, stats, desc="audit judging rounds")
     stats.add(
         "questions_over_budget", sum(a.finding is None and a.spent >= a.budget for a in audits)
     )

@@ -171,8 +171,7 @@ def audit_pool(
     findings = [audit.finding for audit in audits if audit.finding is not None]
     by_label = labels_found(audits, stats)
     judge_counts = backends.judge.stats.counts if isinstance(backends.judge, Counted) else {}
-    for name, value in judge_counts.items():
-        stats.add(f"{type(backends.judge).__name__}.{name}", value)
+    stats.merge_counted(backends.judge)
     result = {
         "schema_version": AUDIT_SCHEMA_VERSION,
         "pool": pool.root.name,

@@ -40,7 +40,7 @@ def token_evidence(
     """The token-stage windows judged relevant ("yes"), per question, in judging order."""
     by_id = {q.id: q for q in questions}
     wanted = [
-        j for j in judgments if j.stage == "token" and j.label == "yes" and j.question_id in by_id
+        j for j in judgments if j.stage == "token" and j.verdict == "yes" and j.question_id in by_id
     ]
     documents = fetch(sorted({j.doc_id for j in wanted}))
     cut: dict[tuple[str, str], list[str]] = {}

@@ -38,6 +38,7 @@ from tipqa.indexes.token_index.base import FetchDocuments, RanksText, TokenIndex
 from tipqa.indexes.token_index.elasticsearch import ElasticsearchTokenSettings
 from tipqa.indexes.vector_index.base import EmbedsOnDemand, VectorIndex
 from tipqa.llm.judges.base import RelevanceJudge
+from tipqa.stages.judging import Judges
 from tipqa.stages.vector import search_vectors
 from tipqa.training_order.base import TRAINING_ORDERS, TrainingOrder
 
@@ -99,18 +100,19 @@ def llm_cache(inputs: AsksLLM, layout: RunLayout) -> Path | None:
 
 @dataclass(frozen=True)
 class TokenJudging:
-    """The backends of token judging: the judge, and the fetch of the documents it judges."""
+    """The backends of token judging: the judges (the build's, and the confirming judge of its
+    yes answers), and the fetch of the documents they judge."""
 
-    judge: RelevanceJudge
+    judges: Judges
     fetch: FetchDocuments
 
 
 @dataclass(frozen=True)
 class Judging:
-    """The backends of vector judging: the judge, and the token index's fetch of documents,
+    """The backends of vector judging: the judges, and the token index's fetch of documents,
     which only says where each chunk is in its document (None: it is not said)."""
 
-    judge: RelevanceJudge
+    judges: Judges
     fetch: FetchDocuments | None = None
 
 
@@ -124,16 +126,26 @@ class VectorSearching:
     token_index: TokenIndex | None = None
 
 
+def judge_of(choice: Choice, inputs: AsksLLM, layout: RunLayout) -> RelevanceJudge:
+    """The judge of `choice` for a step: the build's, or a second judge (`[judge.confirm]`,
+    `[audit.judge]`), its answers in the run's one LLM cache, keyed by its model."""
+    return make_judge(choice, llm_cache(inputs, layout))
+
+
+def judges_of(inputs: TokenJudgeInputs | VectorJudgeInputs, layout: RunLayout) -> Judges:
+    """A judging step's judges: the build's and, with `[judge.confirm]`, the confirming one."""
+    confirm = None if inputs.confirm is None else judge_of(inputs.confirm, inputs, layout)
+    return Judges(judge_of(inputs.judge, inputs, layout), confirm)
+
+
 def token_judging(inputs: TokenJudgeInputs, layout: RunLayout) -> TokenJudging:
-    """Token judging's backends: its judge (answers cached), the judged documents' fetch."""
-    judge = make_judge(inputs.judge, llm_cache(inputs, layout))
-    return TokenJudging(judge, token_index(inputs.documents, layout).get)
+    """Token judging's backends: its judges (answers cached), the judged documents' fetch."""
+    return TokenJudging(judges_of(inputs, layout), token_index(inputs.documents, layout).get)
 
 
 def vector_judging(inputs: VectorJudgeInputs, layout: RunLayout) -> Judging:
-    """Vector judging's backends: its judge (answers cached), the documents' fetch."""
-    judge = make_judge(inputs.judge, llm_cache(inputs, layout))
-    return Judging(judge, token_index(inputs.documents, layout).get)
+    """Vector judging's backends: its judges (answers cached), the documents' fetch."""
+    return Judging(judges_of(inputs, layout), token_index(inputs.documents, layout).get)
 
 
 def vector_searching(inputs: VectorSearchInputs, layout: RunLayout) -> VectorSearching:
@@ -163,7 +175,7 @@ def auditing(inputs: AuditInputs, layout: RunLayout) -> AuditBackends:
         stats = StepStats(Step.AUDIT)
         return search_vectors(questions, embedder, vectors, k, stats, token_index=tokens)
 
-    judge = make_judge(inputs.judge, llm_cache(inputs, layout))
+    judge = judge_of(inputs.judge, inputs, layout)
     return AuditBackends(judge, index, text_ranker(inputs.tokens, index), nearest)
 
 

@@ -260,6 +260,7 @@ class Plan:
         return TokenJudgeInputs(
             config.judge, config.judging, config.boundary.judge_all_candidates,
             self.token_search(pool), pool=pool, llm_cache=self._llm_cache,
+            confirm=config.confirm_judge,
         )  # fmt: skip
 
     def vector_search(self, pool: str) -> VectorSearchInputs:
@@ -280,7 +281,10 @@ class Plan:
     def _vector_judge(self, pool: str) -> VectorJudgeInputs:
         search = self.vector_search(pool).fingerprint
         judge, cache = self.config.judge, self._llm_cache
-        return VectorJudgeInputs(judge, search, self.token_index, pool=pool, llm_cache=cache)
+        return VectorJudgeInputs(
+            judge, search, self.token_index, pool=pool, llm_cache=cache,
+            confirm=self.config.confirm_judge,
+        )  # fmt: skip
 
     def partition(self, pool: str) -> PartitionInputs:
         """A pool's partition: every shard's decisions."""
@@ -437,6 +441,7 @@ class Plan:
             build.k1, build.k2, build.cost_sample, build.cost_seed,
             config.token_index, config.embedder, config.corpus,
             self.questions(pool).fingerprint, self.keywords(pool).fingerprint, self.corpus,
+            confirm=config.confirm_judge,
         )  # fmt: skip
 
     @property

@@ -18,7 +18,7 @@ from tipqa.core.records import SCHEMA_VERSION, Document, Keywords
 from tipqa.indexes.place import IndexPlace
 from tipqa.indexes.token_index.base import TOKEN_INDEXES, TokenIndex
 from tipqa.indexes.token_index.tantivy import TantivySettings, TantivyTokenIndex
-from tipqa.stages.cost import preview_pool_from_sample, sample_documents
+from tipqa.stages.cost import confirmation_cost, preview_pool_from_sample, sample_documents
 
 SAMPLE_INDEX = "tantivy"
 """The sample's index backend, whatever `[token_index] backend` says (same queries, exact
@@ -62,6 +62,8 @@ def preview_sample_pool(inputs: PreviewInputs, layout: RunLayout) -> dict[str, A
         inputs.seed, inputs.prompt_words(), inputs.chunk_tokens(),
     )  # fmt: skip
     preview["sample"] = {"share": inputs.share, "seed": inputs.seed, **counts}
+    if inputs.confirm is not None:
+        preview["confirmation"] = confirmation_cost(preview)
     if inputs.judge_all:
         token = preview["token_stage"]
         preview["judge_all_candidates"] = {

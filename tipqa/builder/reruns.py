@@ -46,6 +46,7 @@ SECTIONS = {
     "keywords": "[keywords]",
     "judge": "[judge]",
     "windows": "[judge]",
+    "confirm": "[judge.confirm]",
     "judge_all_candidates": "[boundary]",
     "checkpoints": "[boundary]",
     "training_order": "[training_order]",
@@ -119,6 +120,7 @@ def _sections(root: Path) -> list[dict[str, dict[str, str]]]:
         "pool.train": {"source": "tipqa-jsonl", "paths": str(questions)},
         "keywords": llm,
         "judge": llm,
+        "judge.confirm": {"model": "a-larger-model"},
         "boundary": {"checkpoints": "1, 2", "judge_all_candidates": "true"},
         "training_order": {
             "backend": "megatron",

@@ -42,22 +42,12 @@ from tipqa.core.records import (
     TokenCandidates,
     VectorCandidates,
 )
-from tipqa.core.stats import Counted, StepStats
+from tipqa.core.stats import StepStats
 from tipqa.core.steps import Step
 from tipqa.indexes.token_index.base import TokenIndex
 from tipqa.llm.keywords.base import KeywordExtractor
 from tipqa.stages.token import judge_token_candidates, search_tokens
 from tipqa.stages.vector import judge_vector_candidates, search_vectors
-
-
-def _usage(stats: StepStats, *components: object) -> None:
-    """Fold the counters a backend keeps (calls, tokens, cache hits) into the step's stats."""
-    for component in components:
-        if isinstance(component, Counted):
-            own = component.stats
-            for name, value in own.counts.items():
-                stats.add(f"{type(component).__name__}.{name}", value)
-            stats.errors.update(own.errors)
 
 
 def extract_keywords(
@@ -75,7 +65,7 @@ def extract_keywords(
         elif not result.keywords:
             stats.add("no_keywords")
     write_records(out.keywords, results)
-    _usage(stats, extractor)
+    stats.merge_counted(extractor)
     stats.write(out.stats(Step.KEYWORDS))
     return stats
 
@@ -99,13 +89,13 @@ def token_judge(
     questions: list[Question], inputs: TokenJudgeInputs, backends: TokenJudging, out: ShardLayout
 ) -> StepStats:
     """Judge the token candidates (early exit unless `judge_all`); decide the token outcomes."""
-    judge, k1, windows, judge_all = (
-        backends.judge,
+    judges, k1, windows, judge_all = (
+        backends.judges,
         inputs.k1,
         inputs.window_limits(),
         inputs.judge_all,
     )
-    info = {"k1": k1, "judge": judge.name, **dataclasses.asdict(windows)}
+    info = {"k1": k1, **judges.info(), **dataclasses.asdict(windows)}
     if judge_all:
         info["judge_all_candidates"] = True
     stats = StepStats(Step.TOKEN_JUDGE, info=info, provenance=inputs.record.provenance())
@@ -113,7 +103,7 @@ def token_judge(
     candidates = {c.question_id: c for c in read_records(out.token_candidates, TokenCandidates)}
     searched = [q for q in questions if q.id in candidates]
     decisions, judgments = judge_token_candidates(
-        searched, candidates, backends.fetch, judge, k1, windows, stats, judge_all=judge_all
+        searched, candidates, backends.fetch, judges, k1, windows, stats, judge_all=judge_all
     )
     for question in questions:
         if question.id not in candidates:
@@ -122,7 +112,7 @@ def token_judge(
             stats.add("outcome_undetermined")
     write_records(out.token_judgments, judgments)
     write_records(out.token_decisions, decisions)
-    _usage(stats, judge)
+    judges.count(stats)
     stats.write(out.stats(Step.TOKEN_JUDGE))
     return stats
 
@@ -158,19 +148,19 @@ def vector_judge(
     questions: list[Question], inputs: VectorJudgeInputs, backends: Judging, out: ShardLayout
 ) -> StepStats:
     """Judge every vector candidate and decide the remaining questions."""
-    judge = backends.judge
-    info = {"judge": judge.name}
+    judges = backends.judges
+    info = judges.info()
     stats = StepStats(Step.VECTOR_JUDGE, info=info, provenance=inputs.record.provenance())
     pending = _to_vector(questions, out)
     keywords = {k.question_id: k for k in read_records(out.keywords, Keywords)}
     candidates = {c.question_id: c for c in read_records(out.vector_candidates, VectorCandidates)}
     decisions, judgments, instances = judge_vector_candidates(
-        pending, candidates, keywords, judge, stats, backends.fetch
+        pending, candidates, keywords, judges, stats, backends.fetch
     )
     write_records(out.vector_judgments, judgments)
     write_records(out.vector_decisions, decisions)
     write_records(out.instances, instances)
-    _usage(stats, judge)
+    judges.count(stats)
     stats.write(out.stats(Step.VECTOR_JUDGE))
     return stats
 

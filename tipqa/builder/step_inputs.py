@@ -209,6 +209,11 @@ def judge_all_setting(judge_all: bool) -> dict[str, Any]:
     return {"judge_all_candidates": True} if judge_all else {}
 
 
+def confirm_setting(confirm: Choice | None) -> dict[str, Any]:
+    """`[judge.confirm]`, only when set (so builds without it keep their fingerprints)."""
+    return {"confirm": confirm.identity()} if confirm is not None else {}
+
+
 @dataclass(frozen=True)
 class TokenJudgeInputs(ShardInputs, AsksLLM):
     """Token judging: the judge, its windows and early exit, over the token search (its k1 and
@@ -219,6 +224,7 @@ class TokenJudgeInputs(ShardInputs, AsksLLM):
     windows: WindowStepSettings
     judge_all: bool
     search: TokenSearchInputs
+    confirm: Choice | None = field(default=None, kw_only=True)
 
     @property
     def llm(self) -> Choice:
@@ -240,7 +246,7 @@ class TokenJudgeInputs(ShardInputs, AsksLLM):
 
     def settings(self) -> dict[str, Any]:
         identity = {"judge": self.judge.identity(), "windows": self.windows.identity()}
-        return {**identity, **judge_all_setting(self.judge_all)}
+        return {**identity, **judge_all_setting(self.judge_all), **confirm_setting(self.confirm)}
 
     def upstream(self) -> dict[str, Any]:
         return {Step.TOKEN_SEARCH: self.search.fingerprint}
@@ -286,13 +292,14 @@ class VectorJudgeInputs(ShardInputs, AsksLLM):
     judge: Choice
     search: str
     documents: TokenIndexInputs
+    confirm: Choice | None = field(default=None, kw_only=True)
 
     @property
     def llm(self) -> Choice:
         return self.judge
 
     def settings(self) -> dict[str, Any]:
-        return {"judge": self.judge.identity()}
+        return {"judge": self.judge.identity(), **confirm_setting(self.confirm)}
 
     def upstream(self) -> dict[str, Any]:
         return {Step.VECTOR_SEARCH: self.search}
@@ -318,9 +325,11 @@ class PreviewInputs(StepInputs):
     questions: str
     keywords: str
     corpus: dict[str, Any]
+    confirm: Choice | None = field(default=None, kw_only=True)
 
     def settings(self) -> dict[str, Any]:
         return {
+            **confirm_setting(self.confirm),
             "judge": self.judge.identity(),
             "windows": self.windows.identity(),
             "k1": self.k1,

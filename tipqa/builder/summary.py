@@ -48,11 +48,23 @@ def undetermined_count(run: RunLayout, pools: list[str]) -> int:
 def _failure_advice(failures: Counter[str], retry: str) -> list[str]:
     """What the recorded LLM failures mean, and what to do about them."""
     kinds = {kind.split("_", 1)[1] if kind.startswith("judgment_") else kind for kind in failures}
+    confirming = {kind.split("_", 1)[1] for kind in kinds if kind.startswith("confirmation_")}
+    kinds -= {f"confirmation_{kind}" for kind in confirming}
     listed = ", ".join(f"{kind} ×{count}" for kind, count in sorted(failures.items()))
     lines = [f"LLM calls that failed, by kind: {listed or 'none recorded'}."]
     if any(kind.startswith(OUTAGE) for kind in kinds):
         lines.append(
             f"The server was unreachable, overloaded or too slow: once it answers again: {retry}"
+        )
+    if any(kind.startswith(OUTAGE) for kind in confirming):
+        lines.append(
+            "The server of [judge.confirm] (the confirming judge) was unreachable, overloaded "
+            f"or too slow: check its base_url and model, then: {retry}"
+        )
+    if any(not kind.startswith(OUTAGE) for kind in confirming):
+        lines.append(
+            "Some answers of [judge.confirm] (the confirming judge) could not be used: check "
+            f"its model and prompt, then: {retry}"
         )
     if any(not kind.startswith(OUTAGE) for kind in kinds):
         lines.append(
@@ -60,7 +72,7 @@ def _failure_advice(failures: Counter[str], retry: str) -> list[str]:
             "check the model and prompt of [judge] and [keywords] (a retry asks again): "
             f"{retry}"
         )
-    if not kinds:
+    if not kinds and not confirming:
         lines.append(f"To retry them: {retry}")
     return lines
 

@@ -20,6 +20,7 @@ from tipqa.annotation.labelstudio_server import LabelStudioSettings
 from tipqa.annotation.settings import AnnotationSettings
 from tipqa.audit.settings import AuditSettings
 from tipqa.boundary.build import BoundarySettings
+from tipqa.config.judges import AUDIT_JUDGE, CONFIRM_JUDGE, SECOND_JUDGES, read_second_judge
 from tipqa.config.pools import POOL_PREFIX, Pool, read_pools, selected
 from tipqa.config.sections import check_section_names, ours
 from tipqa.core.errors import ConfigError, MissingExtraError
@@ -127,6 +128,8 @@ class Config:
     boundary: BoundarySettings = field(default_factory=BoundarySettings)
     training_order: Choice | None = None
     audit: AuditSettings = field(default_factory=AuditSettings)
+    audit_judge: Choice | None = None
+    confirm_judge: Choice | None = None
 
     def answerer(self, backend: str) -> Choice:
         """The model under evaluation on `backend`, with its `[evaluate.<backend>]` settings."""
@@ -173,6 +176,10 @@ class Config:
         }
         if self.training_order is not None:
             seams["training_order"] = self.training_order
+        if self.confirm_judge is not None:
+            seams[CONFIRM_JUDGE] = self.confirm_judge
+        if self.audit_judge is not None:
+            seams[AUDIT_JUDGE] = self.audit_judge
         return seams
 
     def check_extras(self) -> None:
@@ -225,7 +232,7 @@ SEAMS: dict[str, Seam] = {
     "judge": Seam(JUDGES, "rules", WindowStepSettings),
     "training_order": Seam(TRAINING_ORDERS, "megatron"),
 }
-KNOWN_SECTIONS = {*SIMPLE_SECTIONS, *SEAMS, "corpus", "questions"}
+KNOWN_SECTIONS = {*SIMPLE_SECTIONS, *SEAMS, *SECOND_JUDGES, "corpus", "questions"}
 SECTION_FAMILIES: dict[str, str] = {
     POOL_PREFIX: "a question pool",
     CORPUS_GROUP_PREFIX: "a group of corpus files",
@@ -277,7 +284,15 @@ def read_config(sections: Sections) -> Config:
         boundary=boundary,
         training_order=training_order,
         audit=section(AuditSettings, "audit"),
+        audit_judge=read_judge(AUDIT_JUDGE, sections),
+        confirm_judge=read_judge(CONFIRM_JUDGE, sections),
     )
+
+
+def read_judge(section: str, sections: Sections) -> Choice | None:
+    """A second judge's `Choice` (`tipqa.config.judges`), or None when its section is absent."""
+    read = read_second_judge(section, sections)
+    return None if read is None else Choice(*read)
 
 
 def check_boundary(boundary: BoundarySettings, training_order: Choice | None) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tipqa.config import CORPUS_GROUP_PREFIX, SEAMS, SELECTOR, SIMPLE_SECTIONS
+from tipqa.config.judges import SECOND_JUDGES
 from tipqa.config.pools import PoolLimit
 from tipqa.core import cli, records
 from tipqa.core.errors import InputError
@@ -73,6 +74,17 @@ def _backends(section: str, registry: Registry[Any], selector: str) -> list[str]
     ]
 
 
+def second_judges() -> str:
+    """The second-judge sections: the keys of [judge]'s backends, inherited where unset."""
+    lines = [
+        f"**[{name}]** — {what}: the keys of a `[judge] backend = ...` table above (any "
+        "backend), `max_words` and `max_windows` excepted; a key it leaves unset is "
+        "inherited from [judge] when its backend has that key (`backend` too)."
+        for name, what in SECOND_JUDGES.items()
+    ]
+    return "\n\n".join(lines) + "\n"
+
+
 def reference() -> str:
     """The whole reference, as Markdown."""
     parts = [table(f"[{name}]", cls) for name, cls in SIMPLE_SECTIONS.items()]
@@ -80,6 +92,8 @@ def reference() -> str:
         if seam.step is not None:
             parts.append(table(f"[{name}] (every backend)", seam.step))
         parts += _backends(name, seam.registry, SELECTOR)
+        if name == "judge":
+            parts.append(second_judges())
     parts += _backends("corpus", CORPUS_READERS, "source")
     parts.append(table(f"[{CORPUS_GROUP_PREFIX}NAME] (source = files)", FileGroupSettings))
     parts.append(table("[pool.NAME] (every source, `demo` too)", PoolLimit))
@@ -104,6 +118,10 @@ OUTPUT_RECORDS = (
     ("judged_units.jsonl", records.JudgedUnit),
     ("answerable.jsonl, ..., the splits' questions.jsonl", records.LabeledQuestion),
     ("evidence (inside a decision or a labelled question)", records.Evidence),
+    (
+        "confirmation (inside a judgment, an instance or evidence; `[judge.confirm]` only)",
+        records.Confirmation,
+    ),
     ("the findings of audit.json (`found`)", records.AuditFinding),
     ("evidence of a finding", records.AuditEvidence),
     ("verbatim.jsonl (pools)", records.Verbatim),

@@ -52,6 +52,13 @@ class CredentialsError(TipqaError):
     kind = "refused credentials"
 
 
+class UnreachableError(TipqaError):
+    """A second judge's server could not be reached, or has no such model: nothing it was
+    asked could be answered, so the step stops before writing anything."""
+
+    kind = "unreachable server"
+
+
 class UndeterminedError(TipqaError):
     """A build left questions undetermined: the dataset is not finished."""
 

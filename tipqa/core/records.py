@@ -32,10 +32,16 @@ class Record:
     """Base of all records: plain dataclasses with a dict round trip."""
 
     nested: ClassVar[dict[str, type[Record]]] = {}
+    unset: ClassVar[tuple[str, ...]] = ()
+    """Optional fields left out of the JSON form while None (files without them still read)."""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON-ready form of the record."""
-        return dataclasses.asdict(self)
+        return {
+            f.name: _plain(getattr(self, f.name))
+            for f in dataclasses.fields(self)
+            if f.name not in self.unset or getattr(self, f.name) is not None
+        }
 
     @classmethod
     def from_dict(cls: type[R], data: dict[str, Any]) -> R:
@@ -57,6 +63,21 @@ class Record:
             elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise RecordError(f"{cls.__name__}: missing field {f.name!r}")
         return cls(**kwargs)
+
+
+def _plain(value: Any) -> Any:
+    """A field's JSON-ready value: records by their `to_dict`, containers copied."""
+    if isinstance(value, Record):
+        return value.to_dict()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_plain(item) for item in value)
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
 
 
 @dataclass
@@ -178,12 +199,66 @@ class JudgeRequest(Triplet):
     start: int | None = None
     end: int | None = None
 
+    @classmethod
+    def for_unit(
+        cls,
+        question: Question,
+        keywords: list[str],
+        stage: Stage,
+        doc_id: str,
+        unit_id: str,
+        text: str,
+        span: tuple[int | None, int | None] = (None, None),
+    ) -> JudgeRequest:
+        """The request about one unit (window or chunk) of a document, for `question`."""
+        return cls(
+            question_id=question.id,
+            question=question.text,
+            answer=question.answer,
+            aliases=question.aliases,
+            keywords=keywords,
+            stage=stage,
+            doc_id=doc_id,
+            unit_id=unit_id,
+            text=text,
+            start=span[0],
+            end=span[1],
+        )
+
+
+@dataclass
+class Confirmation(Record):
+    """The confirming judge's (`[judge.confirm]`) verdict on a unit the build's judge accepted.
+
+    `label` is None when it could not be obtained (the unit is then undetermined, never "no").
+    """
+
+    label: Relevance | None
+    raw: str
+    judge: str
+    error: str | None = None
+    p_yes: float | None = None
+    cached: bool = False
+
+    @classmethod
+    def of(cls, judgment: Judgment) -> Confirmation:
+        """The confirming judge's `judgment`, as kept beside the build judge's."""
+        return cls(
+            judgment.label,
+            judgment.raw,
+            judgment.judge,
+            judgment.error,
+            judgment.p_yes,
+            judgment.cached,
+        )
+
 
 @dataclass
 class Judgment(Record):
     """A judge's verdict on one request. `label` is None when it could not be obtained.
 
     `start` and `end` are the judged text's character offsets in its document, where known.
+    `confirmation` is the confirming judge's verdict on a "yes" (with `[judge.confirm]` only).
     """
 
     question_id: str
@@ -198,6 +273,9 @@ class Judgment(Record):
     cached: bool = False
     start: int | None = None
     end: int | None = None
+    confirmation: Confirmation | None = None
+    nested: ClassVar[dict[str, type[Record]]] = {"confirmation": Confirmation}
+    unset: ClassVar[tuple[str, ...]] = ("confirmation",)
 
     @classmethod
     def of(
@@ -228,9 +306,24 @@ class Judgment(Record):
         )
 
     @property
+    def verdict(self) -> Relevance | None:
+        """The label the build acts on: the judge's, a "yes" only where a confirming judge (if
+        any) said yes too; None when either judge's answer could not be obtained."""
+        if self.label != "yes" or self.confirmation is None:
+            return self.label
+        return self.confirmation.label
+
+    @property
     def failed(self) -> bool:
-        """True when no yes/no label was obtained."""
-        return self.label is None
+        """True when no yes/no verdict was obtained (a failed confirmation included)."""
+        return self.verdict is None
+
+    @property
+    def failure(self) -> str:
+        """What failed: the judge's error, else the confirming judge's."""
+        if self.label is None or self.confirmation is None:
+            return self.error or "failed"
+        return f"confirmation: {self.confirmation.error or 'failed'}"
 
 
 @dataclass
@@ -254,12 +347,19 @@ class JudgedUnit(Record):
 
 @dataclass
 class Evidence(Record):
-    """What made a question answerable: the document and the judged text."""
+    """What made a question answerable: the document and the judged text.
+
+    The build's judge said yes to it; `confirmation` is the confirming judge's yes (with
+    `[judge.confirm]` only).
+    """
 
     stage: Stage
     doc_id: str
     unit_id: str
     text: str
+    confirmation: Confirmation | None = None
+    nested: ClassVar[dict[str, type[Record]]] = {"confirmation": Confirmation}
+    unset: ClassVar[tuple[str, ...]] = ("confirmation",)
 
 
 @dataclass
@@ -281,7 +381,11 @@ class Decision(Record):
 
 @dataclass
 class VectorInstance(Record):
-    """One (question, answer, document, relevance) instance of the vector stage."""
+    """One (question, answer, document, relevance) instance of the vector stage.
+
+    `relevant` is the verdict the build acts on (None: undetermined); `confirmation` is the
+    confirming judge's verdict where the build's judge said yes (`[judge.confirm]` only).
+    """
 
     question_id: str
     question: str
@@ -291,6 +395,9 @@ class VectorInstance(Record):
     text: str
     score: float
     relevant: bool | None
+    confirmation: Confirmation | None = None
+    nested: ClassVar[dict[str, type[Record]]] = {"confirmation": Confirmation}
+    unset: ClassVar[tuple[str, ...]] = ("confirmation",)
 
 
 @dataclass

@@ -13,7 +13,7 @@ import orjson
 
 from tipqa.core.errors import InputError
 from tipqa.core.jsonl import read_json, write_json
-from tipqa.core.records import SCHEMA_VERSION
+from tipqa.core.records import SCHEMA_VERSION, Judgment
 
 
 @dataclass
@@ -44,11 +44,25 @@ class StepStats:
         """Count an error (or a skipped input) of `kind`."""
         self.errors[kind] += amount
 
+    def judgment_failed(self, result: Judgment) -> None:
+        """Count a judgment without a verdict by the kind of its error: `judgment_<kind>`, or
+        `confirmation_<kind>` where the confirming judge's answer failed."""
+        if result.label is None:
+            self.error(f"judgment_{_kind(result.error)}")
+        elif result.confirmation is not None and result.confirmation.label is None:
+            self.error(f"confirmation_{_kind(result.confirmation.error)}")
+
     def merge(self, other: StepStats, prefix: str = "") -> None:
         """Add another stats object's counts (names prefixed by `prefix`) and errors."""
         for name, value in other.counts.items():
             self.add(prefix + name, value)
         self.errors.update(other.errors)
+
+    def merge_counted(self, component: object, prefix: str = "") -> None:
+        """Fold in what a component counts (`Counted`: calls, tokens, cache hits, and its
+        errors), its counters named `<prefix><its class>.<counter>`; nothing if it counts none."""
+        if isinstance(component, Counted):
+            self.merge(component.stats, prefix=f"{prefix}{type(component).__name__}.")
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form written to the stats file."""
@@ -67,6 +81,11 @@ class StepStats:
     def write(self, path: str | os.PathLike[str]) -> None:
         """Write the stats file atomically."""
         write_json(path, self.to_dict())
+
+
+def _kind(error: str | None) -> str:
+    """The kind of an error message (`connection` of `connection: refused`)."""
+    return (error or "failed").split(":")[0]
 
 
 def read_stats(path: str | os.PathLike[str], remedy: str) -> dict[str, Any]:

@@ -85,11 +85,13 @@ def write_partition(
     failures: Counter[str] = Counter()
     relevance: Counter[str] = Counter()
     engine_starts = 0
+    judging: Counter[str] = Counter()
     for questions, shard in shards:
         rows.extend(label_questions(questions, shard))
         instances.extend(read_records(shard.instances, VectorInstance))
         failures += shard_failures(shard)
         engine_starts += shard_engine_starts(shard)
+        judging.update(shard_judging(shard))
     by_label: dict[str, list[LabeledQuestion]] = {
         label: [r for r in rows if r.label == label] for label in LABELS
     }
@@ -106,9 +108,31 @@ def write_partition(
     stats.info["by_stage"] = dict(sorted(stage_counts.items()))
     stats.info["llm_failures"] = dict(sorted(failures.items()))
     stats.info["llm_engine_starts"] = engine_starts
+    if judging["confirmed"]:
+        stats.info["judging"] = {name: judging[name] for name in JUDGING_COUNTS}
     save_dataset_dict(by_label, instances, out.dataset)
     stats.write(out.stats)
     return stats
+
+
+JUDGING_COUNTS = ("prompts", "confirmation_prompts", "confirmation_yes", "confirmation_no")
+"""The judging steps' counters a partition sums: the build judge's prompts, and the confirming
+judge's prompts and answers (`[judge.confirm]`)."""
+
+
+def shard_judging(shard: ShardLayout) -> Counter[str]:
+    """The judge prompts the shard's judging steps recorded (`JUDGING_COUNTS`), and whether a
+    confirming judge judged (`confirmed`)."""
+    counts: Counter[str] = Counter()
+    for step in (Step.TOKEN_JUDGE, Step.VECTOR_JUDGE):
+        path = shard.stats(step)
+        stats = read_json(path) if path.is_file() else {}
+        if not isinstance(stats, dict):
+            continue
+        recorded = stats.get("counts", {})
+        counts.update({name: int(recorded.get(name, 0)) for name in JUDGING_COUNTS})
+        counts["confirmed"] |= "confirm_judge" in stats.get("info", {})
+    return counts
 
 
 def shard_engine_starts(shard: ShardLayout) -> int:

@@ -78,7 +78,7 @@ def shared_steps(provenance: dict[str, Any]) -> dict[str, Any]:
 
 def construction_parameters(provenance: dict[str, Any]) -> dict[str, Any]:
     """What a dataset card shows of how a partition was made (`corpus_reading` is None for a
-    partition that did not record it)."""
+    partition that did not record it; `confirm_judge` is there with `[judge.confirm]` only)."""
     steps = provenance["steps"]
     token_index = steps[Step.TOKEN_INDEX]
     vector_index = steps[Step.VECTOR_INDEX]["settings"]
@@ -96,6 +96,7 @@ def construction_parameters(provenance: dict[str, Any]) -> dict[str, Any]:
         "embedder": {**vector_index["embedder"], **search["embedder"]},
         "keywords": steps[Step.KEYWORDS]["settings"]["keywords"],
         "judge": judging["judge"],
+        **({"confirm_judge": judging["confirm"]} if "confirm" in judging else {}),
         "windows": judging["windows"],
         "corpus_reading": provenance.get("corpus_reading"),
     }

@@ -39,10 +39,11 @@ QRELS_FIELDS = ("qid", "0", "doc_id", "relevance")
 
 
 def judged_units(judgments: Iterable[Judgment], counts: Counter[str]) -> list[JudgedUnit]:
-    """The yes/no judgments as units; failed ones are left out and counted."""
+    """The yes/no verdicts as units (a "yes" confirmed where a confirming judge asked); failed
+    ones are left out and counted."""
     units = []
     for judgment in judgments:
-        if judgment.label is None:
+        if judgment.verdict is None:
             counts["units_failed"] += 1
             continue
         units.append(
@@ -51,7 +52,7 @@ def judged_units(judgments: Iterable[Judgment], counts: Counter[str]) -> list[Ju
                 stage=judgment.stage,
                 doc_id=judgment.doc_id,
                 unit_id=judgment.unit_id,
-                relevance=int(judgment.label == "yes"),
+                relevance=int(judgment.verdict == "yes"),
                 p_yes=judgment.p_yes,
                 judge=judgment.judge,
                 start=judgment.start,

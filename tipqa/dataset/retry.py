@@ -18,7 +18,7 @@ from tipqa.core.jsonl import read_json
 from tipqa.core.layout import PoolLayout, RunLayout, ShardLayout
 from tipqa.core.steps import SHARD_STEPS, Step
 
-FAILURE_PREFIXES = ("judgment_", "extraction_failed")
+FAILURE_PREFIXES = ("judgment_", "confirmation_", "extraction_failed")
 
 
 def step_failures(shard: ShardLayout, step: str) -> Counter[str]:

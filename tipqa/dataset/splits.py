@@ -186,6 +186,8 @@ class PoolIndex:
             "by_stage": _by_stage((label, stage) for _, label, stage in self.entries),
             "left_out": sum(labels.get(label, 0) for label in LEFT_OUT),
         }
+        if "judging" in self.info:
+            summary["judging"] = self.info["judging"]
         if self.moved:
             moved = Counter[str](finding.label for finding in self.moved.values())
             summary["audit_moved"] = {label: moved.get(label, 0) for label in AUDITED}

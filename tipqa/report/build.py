@@ -120,6 +120,7 @@ def render_markdown(data: dict[str, Any]) -> str:
             )
         )
     parts.append("![Answerable share by matching documents](matches.png)")
+    parts += confirmation_markdown(data["confirmation"])
     trust = trust_section(data.get("audit", {}), data.get("verbatim"))
     if trust:
         parts.append(trust)
@@ -134,6 +135,27 @@ def render_markdown(data: dict[str, Any]) -> str:
             f"questions per label and got {validation['taken_per_label']:,}."
         )
     return "\n\n".join(parts) + "\n"
+
+
+def confirmation_markdown(pools: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """The prompts of the build's judge and of the confirming judge (`[judge.confirm]`), per
+    pool, when there was a confirming judge."""
+    if not pools:
+        return []
+    rows = []
+    for name, counts in pools.items():
+        judge, asked = counts["prompts"], counts["confirmation_prompts"]
+        share = f"{asked / judge:.1%}" if judge else "0"
+        rows.append(
+            [name, judge, asked, share, counts["confirmation_yes"], counts["confirmation_no"]]
+        )
+    header = ["Pool", "Judge prompts", "Confirmation prompts", "Share", "Confirmed", "Refuted"]
+    return [
+        "## Confirmation",
+        "Every yes of the build's judge was asked again of the confirming judge "
+        "([judge.confirm]); a unit is evidence only where both said yes (docs/trust.md):",
+        _table(header, rows),
+    ]
 
 
 def boundary_markdown(shares: dict[str, list[dict[str, Any]]]) -> list[str]:
@@ -200,6 +222,9 @@ def write_report(
         "audit": {pool: read_audit(run.pool(pool), fp) for pool, fp in (audits or {}).items()},
         "verbatim": info.get("verbatim"),
         "rules_warning": rules_warning(info.get("parameters", {})),
+        "confirmation": {
+            name: pool["judging"] for name, pool in info["pools"].items() if "judging" in pool
+        },
     }
     out = run.report
     draw_funnel(funnel, out / "funnel.png")

@@ -213,6 +213,13 @@ def preview_from_sample(
     }
 
 
+def confirmation_cost(preview: dict[str, Any]) -> dict[str, Any]:
+    """The confirming judge's prompts (`[judge.confirm]`): one per yes of the build's judge,
+    so at most one per judge prompt; with early exit, about one per answerable question (a
+    question leaves at its first confirmed yes)."""
+    return {"prompts_at_most": preview["judge_prompts_at_most"], "prompts_per_yes": 1}
+
+
 def estimate_count(values: Any) -> dict[str, Any]:
     """An estimate (the first value) and the 95% interval of the bootstrap replicates."""
     low, high = np.percentile(values[1:], [2.5, 97.5])

@@ -4,7 +4,9 @@ Judging runs in rounds across all unresolved questions of a shard: round r sends
 ranked candidate of every question still open, and a question leaves at its first "yes".
 The labels equal those of judging every candidate (a "yes" anywhere makes a question
 answerable; otherwise only the failures and the total count matter), with far fewer calls.
-`judge_all` turns the early exit off when every relevant document is wanted.
+`judge_all` turns the early exit off when every relevant document is wanted. The rounds are
+those of the one judging engine (`tipqa.stages.judging`); with a confirming judge, a "yes" is
+evidence only where it says yes too, and otherwise judging goes on with the next candidate.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from tipqa.core.records import (
 from tipqa.core.stats import StepStats
 from tipqa.indexes.token_index.base import FetchDocuments, TokenIndex
 from tipqa.llm.judges.base import RelevanceJudge
+from tipqa.stages.judging import JudgedItem, Judges, judge_in_rounds
 from tipqa.stages.windows import WindowSettings, judge_windows
 
 
@@ -49,32 +52,94 @@ def search_tokens(
     return out
 
 
-def _requests(
-    question: Question, keywords: list[str], document: Document, windows: WindowSettings
-) -> tuple[list[JudgeRequest], bool]:
-    found, truncated = judge_windows(document, keywords, question.aliases, windows)
-    requests = [
-        JudgeRequest(
-            question_id=question.id,
-            question=question.text,
-            answer=question.answer,
-            aliases=question.aliases,
-            keywords=keywords,
-            stage="token",
-            doc_id=document.id,
-            unit_id=f"{document.id}@w{w.index}",
-            text=w.text,
-            start=w.start,
-            end=w.end,
+class TokenQuestion(JudgedItem):
+    """One question of the token stage: its first k1 candidates, judged in rank order until
+    the first "yes" (every one of them with `judge_all`)."""
+
+    def __init__(
+        self,
+        question: Question,
+        candidates: TokenCandidates,
+        k1: int,
+        windows: WindowSettings,
+        stats: StepStats,
+        judge_all: bool,
+    ) -> None:
+        self.question = question
+        self.candidates = candidates
+        self.k1 = k1
+        self.depth = min(k1, len(candidates.hits))
+        self.windows = windows
+        self.stats = stats
+        self.judge_all = judge_all
+        self.judged = 0
+        self.evidence: Evidence | None = None
+        self.failures: list[str] = []
+        self.round: dict[str, list[Judgment]] = {}
+
+    @property
+    def open(self) -> bool:
+        """True while a candidate is left and no evidence is found (or `judge_all`)."""
+        return (self.judge_all or self.evidence is None) and self.judged < self.depth
+
+    def take(self) -> str:
+        """The next ranked candidate's document."""
+        if self.judge_all:
+            self.stats.add("documents_judged_after_a_yes", int(self.evidence is not None))
+        self.stats.add("documents_judged")
+        self.judged += 1
+        return self.candidates.hits[self.judged - 1].doc_id
+
+    def requests(self, document: Document | None) -> list[JudgeRequest]:
+        """The document's windows around the keywords and an alias (appendix A.2)."""
+        assert document is not None
+        keywords = self.candidates.keywords
+        found, truncated = judge_windows(document, keywords, self.question.aliases, self.windows)
+        self.stats.add("windows_truncated", int(truncated))
+        return [
+            JudgeRequest.for_unit(
+                self.question,
+                keywords,
+                "token",
+                document.id,
+                f"{document.id}@w{w.index}",
+                w.text,
+                (w.start, w.end),
+            )
+            for w in found
+        ]
+
+    def missing(self, doc_id: str) -> list[Judgment]:
+        """A failed judgment of the missing document (the question cannot be decided)."""
+        self.failures.append(f"{doc_id}: missing_document")
+        question = self.question.id
+        return [Judgment(question, "token", doc_id, doc_id, None, "", "index", "missing_document")]
+
+    def record(self, request: JudgeRequest, result: Judgment) -> None:
+        """The first "yes" in rank order is the evidence."""
+        self.round.setdefault(request.doc_id, []).append(result)
+        if result.verdict == "yes" and self.evidence is None:
+            self.evidence = evidence_of(request, result)
+
+    def end_round(self) -> None:
+        """A document judged with a failure, before any evidence, is a failure."""
+        for doc_id, results in self.round.items():
+            if self.evidence is None and any(r.failed for r in results):
+                errors = sorted({r.failure for r in results if r.failed})
+                self.failures.append(f"{doc_id}: {'; '.join(errors)}")
+        self.round = {}
+
+    def decide(self) -> Decision:
+        """Algorithm 1's token-stage rule (`_decide`)."""
+        return _decide(
+            self.question, self.candidates, self.evidence, self.failures, self.judged, self.k1
         )
-        for w in found
-    ]
-    return requests, truncated
 
 
-def _missing(question: Question, doc_id: str) -> Judgment:
-    return Judgment(
-        question.id, "token", doc_id, doc_id, None, "", "index", error="missing_document"
+def evidence_of(request: JudgeRequest, result: Judgment) -> Evidence:
+    """The evidence a unit judged relevant gives, with its confirmation where there is one."""
+    return Evidence(
+        request.stage, request.doc_id, request.unit_id, request.text, result.confirmation
     )
 
 
@@ -82,7 +147,7 @@ def judge_token_candidates(
     questions: list[Question],
     candidates: dict[str, TokenCandidates],
     fetch: FetchDocuments,
-    judge: RelevanceJudge,
+    judges: RelevanceJudge | Judges,
     k1: int,
     windows: WindowSettings,
     stats: StepStats,
@@ -96,83 +161,26 @@ def judge_token_candidates(
     that saw one). Labels and evidence stay those of early exit: the evidence is the first
     "yes" in rank order.
     """
-    by_id = {q.id: q for q in questions}
-    evidence: dict[str, Evidence] = {}
-    failures: dict[str, list[str]] = {q.id: [] for q in questions}
-    judged: dict[str, int] = {q.id: 0 for q in questions}
-    judgments: list[Judgment] = []
-    depth = min(k1, max((len(c.hits) for c in candidates.values()), default=0))
-    for rank in tqdm(range(depth), desc="token judging rounds", leave=False):
-        open_ids = [
-            qid
-            for qid in by_id
-            if (judge_all or qid not in evidence) and rank < min(k1, len(candidates[qid].hits))
-        ]
-        if not open_ids:
-            break
-        if judge_all:
-            stats.add("documents_judged_after_a_yes", sum(qid in evidence for qid in open_ids))
-        doc_ids = [candidates[qid].hits[rank].doc_id for qid in open_ids]
-        documents = fetch(sorted(set(doc_ids)))
-        requests: list[JudgeRequest] = []
-        for qid, doc_id in zip(open_ids, doc_ids, strict=True):
-            judged[qid] += 1
-            if doc_id not in documents:
-                judgments.append(_missing(by_id[qid], doc_id))
-                failures[qid].append(f"{doc_id}: missing_document")
-                stats.error("missing_document")
-                continue
-            reqs, truncated = _requests(
-                by_id[qid], candidates[qid].keywords, documents[doc_id], windows
-            )
-            stats.add("windows_truncated", int(truncated))
-            requests.extend(reqs)
-        stats.add("documents_judged", len(open_ids))
-        stats.add("prompts", len(requests))
-        results = judge.judge(requests) if requests else []
-        judgments.extend(results)
-        _apply_round(requests, results, evidence, failures, stats)
-    decisions = [
-        _decide(q, candidates[q.id], k1, evidence.get(q.id), failures[q.id], judged[q.id])
-        for q in questions
-    ]
+    items = [TokenQuestion(q, candidates[q.id], k1, windows, stats, judge_all) for q in questions]
+    depth = max((item.depth for item in items), default=0)
+    judgments = judge_in_rounds(
+        items, fetch, judges, stats, desc="token judging rounds", rounds=depth
+    )
+    decisions = [item.decide() for item in items]
     for decision in decisions:
         stats.add(f"outcome_{decision.label}")
-    reachable = sum(min(k1, len(candidates[q.id].hits)) for q in questions)
-    stats.add("documents_skipped_by_early_exit", reachable - sum(judged.values()))
+    judged = sum(item.judged for item in items)
+    stats.add("documents_skipped_by_early_exit", sum(item.depth for item in items) - judged)
     return decisions, judgments
-
-
-def _apply_round(
-    requests: list[JudgeRequest],
-    results: list[Judgment],
-    evidence: dict[str, Evidence],
-    failures: dict[str, list[str]],
-    stats: StepStats,
-) -> None:
-    """Record the round's first "yes" per question and the documents that failed."""
-    verdicts: dict[tuple[str, str], list[Judgment]] = {}
-    for request, result in zip(requests, results, strict=True):
-        verdicts.setdefault((request.question_id, request.doc_id), []).append(result)
-        if result.failed:
-            stats.error(f"judgment_{(result.error or 'failed').split(':')[0]}")
-        if result.label == "yes" and request.question_id not in evidence:
-            evidence[request.question_id] = Evidence(
-                "token", request.doc_id, request.unit_id, request.text
-            )
-    for (qid, doc_id), doc_results in verdicts.items():
-        if qid not in evidence and any(r.failed for r in doc_results):
-            errors = sorted({r.error or "failed" for r in doc_results if r.failed})
-            failures[qid].append(f"{doc_id}: {'; '.join(errors)}")
 
 
 def _decide(
     question: Question,
     candidates: TokenCandidates,
-    k1: int,
     evidence: Evidence | None,
     failures: list[str],
     judged: int,
+    k1: int,
 ) -> Decision:
     """Algorithm 1's token-stage rule, with failed judgments kept apart from "no"."""
     total = candidates.total

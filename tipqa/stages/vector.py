@@ -21,6 +21,7 @@ from tipqa.indexes.embedders.base import Embedder
 from tipqa.indexes.token_index.base import FetchDocuments, TokenIndex
 from tipqa.indexes.vector_index.base import EmbedsOnDemand, VectorIndex
 from tipqa.llm.judges.base import RelevanceJudge
+from tipqa.stages.judging import Judges, as_judges
 
 
 def search_vectors(
@@ -81,51 +82,53 @@ def judge_vector_candidates(
     questions: list[Question],
     candidates: dict[str, VectorCandidates],
     keywords: dict[str, Keywords],
-    judge: RelevanceJudge,
+    judges: RelevanceJudge | Judges,
     stats: StepStats,
     fetch: FetchDocuments | None = None,
 ) -> tuple[list[Decision], list[Judgment], list[VectorInstance]]:
     """Judge every retrieved chunk; record each (q, a, d, r) instance and decide.
 
     With `fetch` (the token index's documents), each chunk's character offsets in its
-    document go with its judgment.
+    document go with its judgment. With a confirming judge, a chunk counts only where it says
+    yes too.
     """
     offsets = _located(questions, candidates, fetch, stats)
     unknown = (None, None)
     requests = [
-        JudgeRequest(
-            question_id=q.id,
-            question=q.text,
-            answer=q.answer,
-            aliases=q.aliases,
-            keywords=keywords[q.id].keywords,
-            stage="vector",
-            doc_id=hit.doc_id,
-            unit_id=hit.chunk_id,
-            text=hit.text,
-            start=offsets.get((hit.doc_id, hit.chunk_id), unknown)[0],
-            end=offsets.get((hit.doc_id, hit.chunk_id), unknown)[1],
+        JudgeRequest.for_unit(
+            q,
+            keywords[q.id].keywords,
+            "vector",
+            hit.doc_id,
+            hit.chunk_id,
+            hit.text,
+            offsets.get((hit.doc_id, hit.chunk_id), unknown),
         )
         for q in questions
         for hit in candidates[q.id].hits
     ]
-    stats.add("prompts", len(requests))
-    judgments = judge.judge(requests) if requests else []
+    judgments = as_judges(judges).judge_batch(requests, stats)
     by_question: dict[str, list[Judgment]] = {q.id: [] for q in questions}
     for judgment in judgments:
         by_question[judgment.question_id].append(judgment)
-        if judgment.failed:
-            stats.error(f"judgment_{(judgment.error or 'failed').split(':')[0]}")
     instances = []
     decisions = []
     for q in questions:
         results = by_question[q.id]
         hits = candidates[q.id].hits
         for hit, result in zip(hits, results, strict=True):
-            relevant = None if result.failed else result.label == "yes"
+            relevant = None if result.failed else result.verdict == "yes"
             instances.append(
                 VectorInstance(
-                    q.id, q.text, q.answer, hit.doc_id, hit.chunk_id, hit.text, hit.score, relevant
+                    q.id,
+                    q.text,
+                    q.answer,
+                    hit.doc_id,
+                    hit.chunk_id,
+                    hit.text,
+                    hit.score,
+                    relevant,
+                    result.confirmation,
                 )
             )
         decision = _decide(q, hits, results)
@@ -137,13 +140,13 @@ def judge_vector_candidates(
 def _decide(question: Question, hits: list[VectorHit], results: list[Judgment]) -> Decision:
     """Any "yes": answerable; else a failure makes it undetermined; else unanswerable."""
     for hit, result in zip(hits, results, strict=True):
-        if result.label == "yes":
-            evidence = Evidence("vector", hit.doc_id, hit.chunk_id, hit.text)
+        if result.verdict == "yes":
+            evidence = Evidence("vector", hit.doc_id, hit.chunk_id, hit.text, result.confirmation)
             reason = "a vector-search chunk was judged relevant"
             return Decision(question.id, "answerable", "vector", reason, evidence, None, len(hits))
     failed = [r for r in results if r.failed]
     if failed:
-        errors = "; ".join(sorted({r.error or "failed" for r in failed}))
+        errors = "; ".join(sorted({r.failure for r in failed}))
         reason = f"{len(failed)} of {len(results)} judgment(s) failed: {errors}"
         return Decision(question.id, "undetermined", "vector", reason, None, None, len(hits))
     reason = f"none of the {len(hits)} nearest chunks judged relevant"

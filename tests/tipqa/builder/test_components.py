@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import openai_server as fake
 import pytest
+from judge_support import judge_request
 
 from tipqa.builder.components import (
     make_answerer,
@@ -28,7 +30,7 @@ LOCAL = "http://127.0.0.1:9/v1"
 
 @pytest.fixture(autouse=True)
 def _no_openai_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "HTTP_PROXY", "http_proxy"):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -95,3 +97,41 @@ def test_vector_index_is_sized_to_the_embedder(tmp_path: Path) -> None:
     index = make_vector_index(choice, IndexPlace(tmp_path / "vec"), Dims())
     assert index.dimension == 8
     assert index.similarity == "dot_product"
+
+
+def two_models(body, attempt, headers):
+    """A server of two judges: "yes-man" says yes to everything, the other judges right."""
+    if body["model"] == "yes-man":
+        return fake.Reply(text="yes")
+    return fake.judge_rule(body, attempt, headers)
+
+
+@pytest.mark.needs("openai")
+def test_a_second_judges_answers_never_mix_with_the_build_judges(tmp_path: Path) -> None:
+    requests = [
+        judge_request(text, i, question="Who built the mill?", answer="Fenwick", keywords=[])
+        for i, text in enumerate(["Fenwick built the mill.", "The mill is old."])
+    ]
+    with fake.FakeOpenAIServer(two_models) as server:
+        url = {"base_url": server.base_url, "mode": "plain"}
+        sections = {
+            "judge": {"backend": "openai", "model": "yes-man", **url},
+            "judge.confirm": {"model": "right"},
+        }
+
+        def labels() -> dict[str, list[str | None]]:
+            configured = config(**sections)
+            assert configured.confirm_judge is not None
+            judges = {
+                "build": make_judge(configured.judge, tmp_path / "cache"),
+                "confirm": make_judge(configured.confirm_judge, tmp_path / "cache"),
+            }
+            return {
+                name: [j.label for j in judge.judge(requests)] for name, judge in judges.items()
+            }
+
+        assert labels() == {"build": ["yes", "yes"], "confirm": ["yes", "no"]}
+        assert server.calls == 4
+        server.reset()
+        assert labels() == {"build": ["yes", "yes"], "confirm": ["yes", "no"]}
+        assert server.calls == 0, "both judges' answers come from the one cache, apart"

@@ -40,6 +40,8 @@ CHANGES = [
     ("judge model", "judge", {"model": "judge-b"}, FROM_TOKEN_JUDGE),
     ("judge mode", "judge", {"mode": "choice"}, FROM_TOKEN_JUDGE),
     ("judge max_tokens", "judge", {"max_tokens": "3"}, FROM_TOKEN_JUDGE),
+    ("a confirming judge", "judge.confirm", {"model": "judge-b"}, FROM_TOKEN_JUDGE),
+    ("a confirming judge like the build's", "judge.confirm", None, FROM_TOKEN_JUDGE),
     ("max_words", "judge", {"max_words": "400"}, FROM_TOKEN_JUDGE),
     ("max_windows", "judge", {"max_windows": "4"}, FROM_TOKEN_JUDGE),
     ("keyword backend", "keywords", {"backend": "openai", "base_url": LOCAL}, SHARD_STEPS_ON),

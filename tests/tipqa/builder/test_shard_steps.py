@@ -43,6 +43,7 @@ from tipqa.core.steps import Step
 from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
 from tipqa.llm.judges.rules import RuleJudge
 from tipqa.llm.keywords.rules import RuleKeywordExtractor
+from tipqa.stages.judging import Judges
 
 QUESTIONS = [
     Question("born", "In which city was Kellan Dusk born?", "Varnholt", ["Varnholt"]),
@@ -133,7 +134,7 @@ def test_keyword_and_token_steps(tmp_path: Path, index: TantivyTokenIndex) -> No
 
     judge = CountingJudge()
     inputs = TokenJudgeInputs(CONFIG.judge, CONFIG.judging, False, SEARCH_INPUTS, pool="dev")
-    stats = token_judge(QUESTIONS, inputs, TokenJudging(judge, index.get), shard)
+    stats = token_judge(QUESTIONS, inputs, TokenJudging(Judges(judge), index.get), shard)
     decisions = {d.question_id: d for d in read_records(shard.token_decisions, Decision)}
     assert {k: d.label for k, d in decisions.items()} == {
         "born": "answerable", "apart": "to_vector", "none": "to_vector", "broken": "undetermined",
@@ -201,7 +202,7 @@ def test_vector_steps_take_only_questions_passed_on(tmp_path: Path) -> None:
         ("none", "c1"),
     ]
     judging = VectorJudgeInputs(CONFIG.judge, "search", PLAN.token_index, pool="dev")
-    stats = vector_judge(QUESTIONS, judging, Judging(RuleJudge()), shard)
+    stats = vector_judge(QUESTIONS, judging, Judging(Judges(RuleJudge())), shard)
     decisions = read_records(shard.vector_decisions, Decision)
     assert [(d.question_id, d.label) for d in decisions] == [
         ("apart", "answerable"),

@@ -37,3 +37,17 @@ def test_the_summary_counts_the_engines_the_shard_steps_started(tmp_path: Path) 
     assert "- vLLM offline engines started: 5 (each loads the model)\n" in summarize(
         run, ["dev", "train"]
     )
+
+
+def test_the_summary_names_the_confirming_judge_whose_answers_failed(tmp_path: Path) -> None:
+    run = build_splits(tmp_path / "failed")
+    path = run.pool("dev").partition_stats
+    stats = read_json(path)
+    assert isinstance(stats, dict)
+    stats["counts"]["undetermined"] = 2
+    stats["info"]["llm_failures"] = {"confirmation_connection": 2}
+    write_json(path, stats)
+    text = summarize(run, ["dev", "train"])
+    assert "LLM calls that failed, by kind: confirmation_connection ×2." in text
+    assert "The server of [judge.confirm] (the confirming judge) was unreachable" in text
+    assert "To retry them" not in text and "of [judge] and [keywords]" not in text

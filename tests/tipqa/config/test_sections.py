@@ -22,6 +22,8 @@ from tipqa.core.errors import ConfigError
         ("evaluate_openai", "evaluate.openai"),
         ("judges", "judge"),
         ("Judge", "judge"),
+        ("judge.confrim", "judge.confirm"),
+        ("audit.judges", "audit.judge"),
     ],
 )
 def test_a_misspelled_section_is_refused_naming_what_it_meant(section: str, meant: str) -> None:
