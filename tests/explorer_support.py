@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tipqa.core.jsonl import write_json, write_records
+from tipqa.core.jsonl import read_records, write_json, write_records
 from tipqa.core.layout import RunLayout, ShardLayout
 from tipqa.core.records import (
+    Confirmation,
     Document,
     Evidence,
     Judgment,
@@ -316,6 +317,20 @@ def write_judge_audit(run: RunLayout, disputed: dict[str, tuple[str, str, str]])
     audit["judge_audit"] = judged
     write_json(path, audit)
     return audit
+
+
+def confirm(run: RunLayout, question_id: str, verdicts: dict[str, str]) -> None:
+    """Give the vector judgments of a question of pool `dev` a confirming judge's verdicts
+    (`[judge.confirm]`), by chunk id: each chunk judged so becomes a "yes" of the build's
+    judge, confirmed or not as `verdicts` says."""
+    path = run.pool("dev").shard(0).vector_judgments
+    judgments = read_records(path, Judgment)
+    for judgment in judgments:
+        said = verdicts.get(judgment.unit_id)
+        if judgment.question_id == question_id and said is not None:
+            judgment.label = judgment.raw = "yes"
+            judgment.confirmation = Confirmation(said, said, "confirm-judge")  # type: ignore[arg-type]
+    write_records(path, judgments)
 
 
 def _unpack(fields: list[str], values: list[Any]) -> dict[str, Any]:

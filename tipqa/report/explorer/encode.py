@@ -19,8 +19,13 @@ from tipqa.report.explorer.audit import Audit
 from tipqa.report.explorer.store import TextForm, TextStore
 
 DOCUMENT = ("doc", "rank", "score", "windows")
-WINDOW = ("unit", "verdict", "p_yes", "start", "end", "text", "raw", "error")
-CHUNK = ("chunk", "doc", "score", "verdict", "p_yes", "start", "end", "text", "raw", "error")
+CONFIRMED = ("confirmed", "confirmer")
+"""The confirming judge's verdict on a "yes" and its name (`[judge.confirm]` only)."""
+WINDOW = ("unit", "verdict", "p_yes", "start", "end", "text", "raw", "error", *CONFIRMED)
+CHUNK = (
+    "chunk", "doc", "score", "verdict", "p_yes", "start", "end", "text", "raw", "error",
+    *CONFIRMED,
+)  # fmt: skip
 FIELDS = {"document": DOCUMENT, "window": WINDOW, "chunk": CHUNK}
 """The order of the lists' fields, as the page's meta names them."""
 

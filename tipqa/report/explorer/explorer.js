@@ -295,7 +295,9 @@
     var key = COLUMNS.findIndex(function (c) {
       return c.title === p.get("sort");
     });
-    if (key === -1 && p.get("sort")) problems.push(["sort", p.get("sort"), "the list is in the build's order"]);
+    if (key === -1 && p.get("sort")) {
+      problems.push(["sort", p.get("sort"), "the list is in the build's order"]);
+    }
     var order = p.get("order");
     if (order && order !== "descending" && order !== "ascending") {
       problems.push(["order", order, "the order is ascending"]);
@@ -424,10 +426,13 @@
 
   // Whether a pool's audit has a judge audit (a second judge's figures and disputes).
   function judgeAudited() {
-    var audits = state.meta.audit;
-    return Object.keys(audits).some(function (pool) {
-      return Boolean(audits[pool].judge_audit);
-    });
+    if (state.judged === undefined) {
+      var audits = state.meta.audit;
+      state.judged = Object.keys(audits).some(function (pool) {
+        return Boolean(audits[pool].judge_audit);
+      });
+    }
+    return state.judged;
   }
 
   function selected(id, names) {
@@ -921,9 +926,7 @@
       document.windows = document.windows.map(function (w) {
         return unpack(f.window, w);
       });
-      document.qrel = document.windows.some(function (w) {
-        return w.verdict === "yes";
-      })
+      document.qrel = document.windows.some(accepted)
         ? 1
         : 0;
       return document;
@@ -932,13 +935,19 @@
     q.vector = page.vector.map(function (c) {
       var chunk = unpack(f.chunk, c);
       if (chunk.chunk.charAt(0) === "#") chunk.chunk = chunk.doc + chunk.chunk;
-      if (chunk.verdict === "yes") relevant[chunk.doc] = true;
+      if (accepted(chunk)) relevant[chunk.doc] = true;
       return chunk;
     });
     q.vector.forEach(function (chunk) {
       chunk.qrel = chunk.verdict === null ? null : relevant[chunk.doc] ? 1 : 0;
     });
     return q;
+  }
+
+  // Whether the build acts on a unit's "yes": its judge's, confirmed where a confirming judge
+  // ([judge.confirm]) was asked.
+  function accepted(unit) {
+    return unit.verdict === "yes" && (!unit.confirmed || unit.confirmed === "yes");
   }
 
   // Every text file a question's page needs.
@@ -1526,6 +1535,17 @@
     });
     if (extra) line.appendChild(extra);
     line.appendChild(verdict(u.verdict));
+    if (u.confirmed) {
+      // both verdicts: the confirming judge's on this "yes" of the build's judge
+      line.appendChild(
+        sentence("span", "confirmation", [
+          u.confirmed === "yes" ? "confirmed by " : "not confirmed by ",
+          value(u.confirmer),
+          ": ",
+          verdict(u.confirmed),
+        ])
+      );
+    }
     if (isEvidence) line.appendChild(el("span", "evidence-tag", "the evidence"));
     line.appendChild(el("span", "p-yes", "P(yes) " + probability(u.p_yes)));
     line.appendChild(el("span", "offsets", offsets(u.start, u.end)));

@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from explorer_support import PARAMETERS, Page, synthetic_run, write_audit, write_judge_audit
+from explorer_support import (
+    PARAMETERS,
+    Page,
+    confirm,
+    synthetic_run,
+    write_audit,
+    write_judge_audit,
+)
 from tests_support import luigi_config, run_luigi
 from webdriver import Browser, Driver, headless_chromium
 
@@ -200,7 +207,8 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Page:
 def named(tmp_path_factory: pytest.TempPathFactory) -> Page:
     """A 120-question page as the Hub's copy (excerpts, no figures): ids with a long shared
     prefix and no zero padding, questions a spreadsheet would read as formulas, a long
-    question, a long unbroken list of corpus files in its settings, an audit."""
+    question, a long unbroken list of corpus files in its settings, an audit, a confirming
+    judge's verdicts on two "yes" answers of question 1."""
     root = tmp_path_factory.mktemp("named")
     parameters = {**PARAMETERS, "corpus": {"files": FILES}}
     run, fetch = synthetic_run(
@@ -212,6 +220,7 @@ def named(tmp_path_factory: pytest.TempPathFactory) -> Page:
             row.question = FORMULAS.get(int(row.id.rsplit("-", 1)[1]), row.question)
         write_records(path, rows)
     write_audit(run, [NAMED.format(i) for i in (2, 6, 10)], {NAMED.format(6): "Alias000006"})
+    confirm(run, NAMED.format(1), {"d000001-0#0": "no", "d000001-1#0": "yes"})
     write_explorer(run, TextSource(fetch, texts=2), root / "page", form=EXCERPTS)
     return Page(root / "page")
 
@@ -530,6 +539,25 @@ def test_the_second_judge_s_disputes_filter_and_show_both_verdicts(
     assert "judge \u201cdisputed\u201d is not in this build" in state["problem"], state
     browser.open(url(named, "#view=build"))
     assert "Judge audit" not in browser.wait_for_text("Label audit")
+
+
+def test_a_confirming_judge_s_verdict_shows_beside_the_build_judge_s(
+    browser: Driver, named: Page, screenshots: Path
+) -> None:
+    browser.resize(1280, 900)
+    opened(browser, url(named, "#q=" + NAMED.format(1)))
+    browser.wait_for("return document.querySelector('.vector-stage .chunk')")
+    lines = browser.script(
+        "return Array.from(document.querySelectorAll('.vector-stage .chunk .unit-head'))"
+        ".map(h => [h.querySelector('.verdict').textContent,"
+        " h.querySelector('.confirmation') && h.querySelector('.confirmation').textContent]);"
+    )
+    assert lines == [
+        ["yes", "not confirmed by confirm-judge: no"],
+        ["yes", "confirmed by confirm-judge: yes"],
+        ["no", None],
+    ], lines
+    browser.screenshot(screenshots / f"{browser.name}-confirmed-chunks.png")
 
 
 def test_ids_keep_their_end_in_view_and_sort_naturally(

@@ -6,7 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from explorer_support import Page, Sizes, synthetic_run, write_audit, write_judge_audit
+from explorer_support import (
+    Page,
+    Sizes,
+    confirm,
+    synthetic_run,
+    write_audit,
+    write_judge_audit,
+)
 
 from tipqa.audit.compare import compare_runs
 from tipqa.core.errors import ConfigError, InputError
@@ -242,3 +249,14 @@ def test_the_second_judge_s_disputes_are_marked_with_both_verdicts(tmp_path: Pat
     figures = page.meta["audit"]["dev"]["judge_audit"]
     assert figures["by_label"]["answerable"]["disputed"] == 1
     assert figures["agreement"]["kappa"] == 0.81 and figures["judge"]["model"] == "second-judge-70b"
+
+
+def test_a_confirming_judge_s_verdict_is_kept_beside_the_build_judge_s(tmp_path: Path) -> None:
+    run, _ = synthetic_run(tmp_path / "run", 4)
+    confirm(run, "q000001", {"d000001-0#0": "no", "d000001-1#0": "yes"})
+    write_explorer(run, TextSource(), tmp_path / "page")
+    chunks = Page(tmp_path / "page").question("q000001")["vector"]
+    assert [(c["verdict"], c["confirmed"], c["confirmer"]) for c in chunks] == [
+        ("yes", "no", "confirm-judge"), ("yes", "yes", "confirm-judge"), ("no", None, None),
+    ]  # fmt: skip
+    assert Page(tmp_path / "page").question("q000002")["vector"][0]["confirmed"] is None
