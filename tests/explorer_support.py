@@ -8,8 +8,9 @@ answerable (token), answerable (vector), unanswerable and discarded (`relabel` s
 questions' kind instead). `hostile` is put into the first `hostile_first` questions (all by
 default): their documents, question, aliases, chunks, and with `hostile_id` their ids too, as
 text from an untrusted corpus would be. With `sizes` the windows and chunks have the lengths
-of a real build's, filled with real text. `write_audit` adds a pool's label audit file;
-`Page` reads a written page back as the page itself reads it.
+of a real build's, filled with real text. `write_audit` adds a pool's label audit file,
+`write_judge_audit` its judge audit, `confirm` a confirming judge's verdicts; `Page` reads a
+written page back as the page itself reads it.
 """
 
 from __future__ import annotations
