@@ -16,7 +16,7 @@ from tipqa.builder.publish import publish_hub_folder, write_splits
 from tipqa.builder.step_inputs import HubInputs, ReportInputs, SplitsInputs
 from tipqa.core.layout import SplitsLayout
 from tipqa.hub.publish import is_published, record_path
-from tipqa.report.build import write_build_report
+from tipqa.report.build import page_is_its_own, write_build_report
 from tipqa.report.hub_folder import write_hub_folder
 
 
@@ -81,10 +81,15 @@ class BuildHubFolder(StepTask):
 
 class BuildReport(StepTask):
     """The build report: outcome funnel and answerability by match count (PNG and Markdown),
-    and the explorer page (window texts from the token index, which the splits came from)."""
+    and the explorer page (window texts from the token index, which the splits came from).
+    Complete only while the page is the one it wrote: a page written again by `tipqa explore`
+    (another audit sample, another build to compare) is written again from the build's own."""
 
     def requires(self) -> list[luigi.Task]:
         return shown_tasks(self)
+
+    def complete(self) -> bool:
+        return super().complete() and page_is_its_own(self.layout, self.record().fingerprint)
 
     def inputs(self) -> ReportInputs:
         return self.plan.report

@@ -8,8 +8,9 @@ answerable (token), answerable (vector), unanswerable and discarded (`relabel` s
 questions' kind instead). `hostile` is put into the first `hostile_first` questions (all by
 default): their documents, question, aliases, chunks, and with `hostile_id` their ids too, as
 text from an untrusted corpus would be. With `sizes` the windows and chunks have the lengths
-of a real build's, filled with real text. `write_audit` adds a pool's label audit file;
-`Page` reads a written page back as the page itself reads it.
+of a real build's, filled with real text. `write_audit` adds a pool's label audit file,
+`write_judge_audit` its judge audit, `confirm` a confirming judge's verdicts; `Page` reads a
+written page back as the page itself reads it.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tipqa.core.jsonl import write_json, write_records
+from tipqa.core.jsonl import read_records, write_json, write_records
 from tipqa.core.layout import RunLayout, ShardLayout
 from tipqa.core.records import (
+    Confirmation,
     Document,
     Evidence,
     Judgment,
@@ -289,6 +291,47 @@ def write_audit(run: RunLayout, audited: list[str], found: dict[str, str]) -> di
     }
     write_json(run.pool("dev").root / "audit.json", audit)
     return audit
+
+
+def write_judge_audit(run: RunLayout, disputed: dict[str, tuple[str, str, str]]) -> dict:
+    """Add a judge audit to pool `dev`'s label audit (written by `write_audit`), of the shape
+    the audit writes (`judge_audit`): `disputed` maps a question id to its label, the stage and
+    the unit the second judge judged otherwise than the build's judge."""
+    path = run.pool("dev").root / "audit.json"
+    audit = json.loads(path.read_text())
+    judged: dict[str, Any] = {"judge": {"backend": "openai", "model": "second-judge-70b"}}
+    for label in ("answerable", "unanswerable", "discarded"):
+        entries = []
+        for qid, (given, stage, unit) in disputed.items():
+            if given == label:
+                text = f"The second judge read {unit} again."
+                evidence = {"doc_id": re.split("[@#]", unit)[0], "unit_id": unit, "text": text,
+                            "start": 0, "end": len(text)}  # fmt: skip
+                entries.append({"id": qid, "stage": stage, "evidence": evidence})
+        judged[label] = {
+            "labelled": 10, "audited": 5, "disputed": entries, "rate": len(entries) / 5,
+            "ci95": [0.01, 0.7], "by_stage": {"token": {"audited": 5, "disputed": len(entries),
+            "rate": len(entries) / 5}}, "failed": 0,
+        }  # fmt: skip
+    judged["agreement"] = {"units": 40, "observed": 0.925, "kappa": 0.81, "ci95": [0.62, 0.95]}
+    judged["judge_calls"], judged["prompt_tokens"] = 40, 12_000
+    audit["judge_audit"] = judged
+    write_json(path, audit)
+    return audit
+
+
+def confirm(run: RunLayout, question_id: str, verdicts: dict[str, str]) -> None:
+    """Give the vector judgments of a question of pool `dev` a confirming judge's verdicts
+    (`[judge.confirm]`), by chunk id: each chunk judged so becomes a "yes" of the build's
+    judge, confirmed or not as `verdicts` says."""
+    path = run.pool("dev").shard(0).vector_judgments
+    judgments = read_records(path, Judgment)
+    for judgment in judgments:
+        said = verdicts.get(judgment.unit_id)
+        if judgment.question_id == question_id and said is not None:
+            judgment.label = judgment.raw = "yes"
+            judgment.confirmation = Confirmation(said, said, "confirm-judge")  # type: ignore[arg-type]
+    write_records(path, judgments)
 
 
 def _unpack(fields: list[str], values: list[Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import Any
 import openai_server as fake
 import pytest
 from audit_support import FACTS, LABELS, MISSED, SETTINGS, perfect_judge, write_world
+from explorer_support import Page
 from tests_support import luigi_config, run_luigi
 
 from tipqa.__main__ import main
@@ -263,3 +264,25 @@ def test_two_judges_compare_as_their_labels_count(
     assert sorted(flip["id"] for flip in result["flips"]) == flipped
     assert flipped == ["absent_discarded", "absent_horse", "after_k1"]
     assert result["flips_by_stage"] == {"token -> token": 2, "vector -> token": 1}
+
+
+def test_the_report_s_page_follows_the_audit_back_to_the_configured_sample(
+    built: Path, world: dict, server: Any, tmp_path: Path
+) -> None:
+    """`tipqa audit --sample`, `tipqa explore`, then `CreateDataset`: the page shows the audit
+    of the configured settings again, as audit.json, the report and the card do."""
+    run = copied(built, tmp_path)
+    config = configure(tmp_path, world, server)
+    audit_half = ["audit", str(run.root), "--config", str(config), "--sample", "0.5"]
+    for argv in (audit_half, ["explore", str(run.root)]):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        assert exited.value.code == 0
+    shown = Page(run.report / "explorer").meta["audit"]["dev"]
+    assert shown["settings"]["audit"]["sample"] == 0.5
+    build(config)
+    audit = read_json(run.pool("dev").audit)
+    assert isinstance(audit, dict) and audit["settings"]["audit"]["sample"] != 0.5
+    shown = Page(run.report / "explorer").meta["audit"]["dev"]
+    assert shown["settings"] == audit["settings"]
+    assert shown["fingerprint"] == audit["fingerprint"] and shown["audited"] == audit["audited"]

@@ -33,7 +33,7 @@ from tipqa.dataset.provenance import REMEDY
 from tipqa.dataset.splits import SPLITS, read_audit
 from tipqa.hub.card import rules_warning
 from tipqa.report.explorer.collect import TextSource
-from tipqa.report.explorer.write import write_explorer
+from tipqa.report.explorer.write import made_by, write_explorer
 from tipqa.report.funnel import (
     AUDIT_OUTCOME,
     TOKEN_OUTCOMES,
@@ -248,13 +248,21 @@ def write_report(
         draw_boundary(shares, out / "boundary.png")
         stats.add("figures")
     write_json(out / "report.json", data)
-    explorer = write_explorer(run, texts or TextSource(), figures_from=out)
+    explorer = write_explorer(
+        run, texts or TextSource(), figures_from=out, made_by=record.fingerprint
+    )
     for name, count in sorted(explorer.items()):
         stats.add(f"explorer.{name}", count)
     with atomic_open(out / "report.md") as handle:
         handle.write(render_markdown(data).encode())
     stats.write(run.report_stats)
     return stats
+
+
+def page_is_its_own(run: RunLayout, fingerprint: str) -> bool:
+    """Whether the report's explorer page is the one the report step of `fingerprint` wrote
+    (not one written since by `tipqa explore`, from other inputs)."""
+    return made_by(run.report / "explorer") == fingerprint
 
 
 def write_build_report(inputs: ReportInputs, layout: RunLayout) -> StepStats:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tipqa.builder.annotation import annotation_layout
 from tipqa.builder.assemble import hub_extension, token_index
-from tipqa.builder.step_inputs import HubInputs, TokenIndexInputs
+from tipqa.builder.step_inputs import HubInputs
 from tipqa.core.layout import RunLayout
 from tipqa.hub.folder import HubFolderStats, TrustFiles, build_hub_folder
 from tipqa.report.explorer.collect import TextSource
@@ -18,17 +18,18 @@ from tipqa.report.explorer.store import EXCERPTS
 from tipqa.report.explorer.write import write_explorer
 
 
-def _explorer(index: TokenIndexInputs, layout: RunLayout, folder: Path) -> int:
+def _explorer(inputs: HubInputs, layout: RunLayout, folder: Path) -> int:
     """Write the explorer page into `folder`: window texts from the token index, kept as
     excerpts around their matches but for the evidence (the Hub's small copy)."""
-    texts = TextSource(fetch=token_index(index, layout).get)
-    return write_explorer(layout, texts, folder, form=EXCERPTS)["questions"]
+    texts = TextSource(fetch=token_index(inputs.index, layout).get)
+    made_by = inputs.record.fingerprint
+    return write_explorer(layout, texts, folder, form=EXCERPTS, made_by=made_by)["questions"]
 
 
 def write_hub_folder(inputs: HubInputs, layout: RunLayout) -> HubFolderStats:
     """Build the run's Hub-ready folder from its splits, as `[hub]` says."""
     hub = inputs.hub
-    explorer = partial(_explorer, inputs.index, layout) if hub.explorer else None
+    explorer = partial(_explorer, inputs, layout) if hub.explorer else None
     extension = hub_extension(inputs.dating, layout, hub.repo_id)
     agreement = None
     if inputs.agreement is not None:

@@ -103,7 +103,9 @@ def _window_number(unit_id: str) -> int | None:
 
 
 def _judged(judgment: Judgment) -> dict[str, Any]:
-    """What the page shows of one judgment."""
+    """What the page shows of one judgment: the build's judge's verdict and, where a confirming
+    judge (`[judge.confirm]`) was asked about its "yes", that judge's verdict and name."""
+    confirmation = judgment.confirmation
     return {
         "verdict": _verdict(judgment),
         "p_yes": judgment.p_yes,
@@ -111,6 +113,8 @@ def _judged(judgment: Judgment) -> dict[str, Any]:
         "end": judgment.end,
         "error": judgment.error,
         "raw": judgment.raw,
+        "confirmed": None if confirmation is None else confirmation.label or "failed",
+        "confirmer": None if confirmation is None else confirmation.judge,
         "text": None,
         "context": None,
     }
@@ -132,7 +136,7 @@ def token_documents(
             judgment.doc_id,
             {"doc": judgment.doc_id, "rank": rank, "score": score, "qrel": 0, "windows": []},
         )
-        if judgment.label == "yes":
+        if judgment.verdict == "yes":
             document["qrel"] = 1
         document["windows"].append({"unit": judgment.unit_id, **_judged(judgment)})
     return list(documents.values())
@@ -143,7 +147,7 @@ def vector_chunks(
 ) -> list[dict[str, Any]]:
     """The vector stage's chunks by similarity, each with its verdict (None: not judged)."""
     verdicts = {j.unit_id: j for j in judgments}
-    relevant_docs = {j.doc_id for j in judgments if j.label == "yes"}
+    relevant_docs = {j.doc_id for j in judgments if j.verdict == "yes"}
     chunks = []
     for hit in candidates.hits if candidates is not None else []:
         judgment = verdicts.get(hit.chunk_id)

@@ -19,13 +19,19 @@ from tipqa.report.explorer.audit import Audit
 from tipqa.report.explorer.store import TextForm, TextStore
 
 DOCUMENT = ("doc", "rank", "score", "windows")
-WINDOW = ("unit", "verdict", "p_yes", "start", "end", "text", "raw", "error")
-CHUNK = ("chunk", "doc", "score", "verdict", "p_yes", "start", "end", "text", "raw", "error")
+CONFIRMED = ("confirmed", "confirmer")
+"""The confirming judge's verdict on a "yes" and its name (`[judge.confirm]` only)."""
+WINDOW = ("unit", "verdict", "p_yes", "start", "end", "text", "raw", "error", *CONFIRMED)
+CHUNK = (
+    "chunk", "doc", "score", "verdict", "p_yes", "start", "end", "text", "raw", "error",
+    *CONFIRMED,
+)  # fmt: skip
 FIELDS = {"document": DOCUMENT, "window": WINDOW, "chunk": CHUNK}
 """The order of the lists' fields, as the page's meta names them."""
 
-AUDITED, FOUND, FLIPPED = 1, 2, 4
-"""Bits of a row's marks: audited, found answerable by the audit, flipped against another run."""
+AUDITED, FOUND, FLIPPED, DISPUTED = 1, 2, 4, 8
+"""Bits of a row's marks: audited, found answerable by the audit, flipped against another run,
+disputed by the judge audit's second judge."""
 
 IN_ROW = ("id", "question", "answer", "pool", "split", "label", "stage", "total")
 IN_SEARCH = ("aliases", "keywords")
@@ -84,6 +90,21 @@ class Encoder:
             shown["text"] = self._text(unit, details, whole=True)
         return shown
 
+    def second_judge(self, disputed: dict[str, Any], details: dict[str, Any]) -> dict[str, Any]:
+        """A disputed question's two verdicts on the unit the second judge judged otherwise:
+        the build's judge's (`first`, as the build recorded it) and the second judge's."""
+        evidence = disputed.get("evidence") or {}
+        unit = evidence.get("unit_id")
+        first = "yes" if disputed["label"] == "answerable" else None
+        for judged in [w for d in details["token"] for w in d["windows"]] + details["vector"]:
+            if unit is not None and judged.get("unit", judged.get("chunk")) == unit:
+                first = judged.get("verdict")
+        return {
+            **{k: v for k, v in disputed.items() if k != "evidence"},
+            "first": first,
+            "evidence": self.side_evidence(evidence or None, details),
+        }
+
     def details(
         self,
         details: dict[str, Any],
@@ -113,6 +134,10 @@ class Encoder:
                 shown = {k: v for k, v in found.items() if k != "evidence"}
                 shown["evidence"] = self.side_evidence(found.get("evidence"), details)
                 page["audit"]["found"] = shown
+        disputed = audit.disputed.get(details["id"]) if audit is not None else None
+        if disputed is not None:
+            marks |= DISPUTED
+            page["second_judge"] = self.second_judge(disputed, details)
         if flip is not None:
             marks |= FLIPPED
             page["flip"] = {

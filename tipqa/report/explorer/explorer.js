@@ -19,8 +19,8 @@
     { key: 7, title: "total", numeric: true },
     { key: 8, title: "judged", numeric: true },
   ];
-  var MARKS = { audited: 1, found: 2, flipped: 4 };
-  var FILTERS = ["pool", "label", "stage", "split", "audit", "flip", "search"];
+  var MARKS = { audited: 1, found: 2, flipped: 4, disputed: 8 };
+  var FILTERS = ["pool", "label", "stage", "split", "audit", "judge", "flip", "search"];
   var state = {
     meta: null,
     rows: [],
@@ -295,7 +295,9 @@
     var key = COLUMNS.findIndex(function (c) {
       return c.title === p.get("sort");
     });
-    if (key === -1 && p.get("sort")) problems.push(["sort", p.get("sort"), "the list is in the build's order"]);
+    if (key === -1 && p.get("sort")) {
+      problems.push(["sort", p.get("sort"), "the list is in the build's order"]);
+    }
     var order = p.get("order");
     if (order && order !== "descending" && order !== "ascending") {
       problems.push(["order", order, "the order is ascending"]);
@@ -366,7 +368,9 @@
       ["found", "found by the audit"],
     ]);
     fillSelect("f-flip", [["flipped", "flipped against " + (m.compare ? m.compare.other : "")]]);
+    fillSelect("f-judge", [["disputed", "disputed by the second judge"]]);
     byId("f-audit").parentNode.hidden = !Object.keys(m.audit).length;
+    byId("f-judge").parentNode.hidden = !judgeAudited();
     byId("f-flip").parentNode.hidden = !m.compare;
     var timer = null;
     byId("f-search").addEventListener("input", function () {
@@ -420,6 +424,17 @@
     }
   }
 
+  // Whether a pool's audit has a judge audit (a second judge's figures and disputes).
+  function judgeAudited() {
+    if (state.judged === undefined) {
+      var audits = state.meta.audit;
+      state.judged = Object.keys(audits).some(function (pool) {
+        return Boolean(audits[pool].judge_audit);
+      });
+    }
+    return state.judged;
+  }
+
   function selected(id, names) {
     var v = byId(id).value;
     if (!v) return null;
@@ -462,6 +477,7 @@
     var stage = selected("f-stage", m.stages);
     var split = selected("f-split", m.splits);
     var audit = selected("f-audit", null);
+    var judge = selected("f-judge", null);
     var flip = selected("f-flip", null);
     var needle = byId("f-search").value.trim().toLowerCase();
     var hits = needle ? searchHit(needle) : null;
@@ -474,6 +490,7 @@
       if (stage !== null && row[5] !== stage) continue;
       if (split !== null && row[6] !== split) continue;
       if (audit !== null && !(row[9] & MARKS[audit])) continue;
+      if (judge !== null && !(row[9] & MARKS.disputed)) continue;
       if (flip !== null && !(row[9] & MARKS.flipped)) continue;
       if (needle && !matchesSearch(i, needle, hits)) continue;
       out[n++] = i;
@@ -745,6 +762,7 @@
   function exportFields() {
     var names = ["id", "question", "answer", "pool", "label", "stage", "split", "total", "judged"];
     if (Object.keys(state.meta.audit).length) names.push("audit");
+    if (judgeAudited()) names.push("disputed");
     if (state.meta.compare) names.push("flipped");
     return names;
   }
@@ -768,6 +786,7 @@
     if (Object.keys(state.meta.audit).length) {
       record.audit = row[9] & MARKS.found ? "found" : row[9] & MARKS.audited ? "audited" : null;
     }
+    if (judgeAudited()) record.disputed = Boolean(row[9] & MARKS.disputed);
     if (state.meta.compare) record.flipped = Boolean(row[9] & MARKS.flipped);
     return record;
   }
@@ -899,6 +918,7 @@
       why: page.why,
       evidence: page.evidence,
       audit: page.audit || null,
+      second: page.second_judge || null,
       flip: page.flip || null,
     });
     q.token = page.token.map(function (d) {
@@ -906,9 +926,7 @@
       document.windows = document.windows.map(function (w) {
         return unpack(f.window, w);
       });
-      document.qrel = document.windows.some(function (w) {
-        return w.verdict === "yes";
-      })
+      document.qrel = document.windows.some(accepted)
         ? 1
         : 0;
       return document;
@@ -917,13 +935,19 @@
     q.vector = page.vector.map(function (c) {
       var chunk = unpack(f.chunk, c);
       if (chunk.chunk.charAt(0) === "#") chunk.chunk = chunk.doc + chunk.chunk;
-      if (chunk.verdict === "yes") relevant[chunk.doc] = true;
+      if (accepted(chunk)) relevant[chunk.doc] = true;
       return chunk;
     });
     q.vector.forEach(function (chunk) {
       chunk.qrel = chunk.verdict === null ? null : relevant[chunk.doc] ? 1 : 0;
     });
     return q;
+  }
+
+  // Whether the build acts on a unit's "yes": its judge's, confirmed where a confirming judge
+  // ([judge.confirm]) was asked.
+  function accepted(unit) {
+    return unit.verdict === "yes" && (!unit.confirmed || unit.confirmed === "yes");
   }
 
   // Every text file a question's page needs.
@@ -948,6 +972,7 @@
       add(c.text);
     });
     if (q.audit && q.audit.found && q.audit.found.evidence) add(q.audit.found.evidence.text);
+    if (q.second && q.second.evidence) add(q.second.evidence.text);
     if (q.flip) {
       ["a", "b"].forEach(function (side) {
         if (q.flip[side].evidence) add(q.flip[side].evidence.text);
@@ -1231,6 +1256,7 @@
     });
     view.appendChild(whyBox(q, numbers));
     if (q.audit) view.appendChild(auditBox(q));
+    if (q.second) view.appendChild(secondJudgeBox(q));
     if (q.flip) view.appendChild(flipBox(q));
     view.appendChild(
       facts([
@@ -1404,6 +1430,39 @@
     return box;
   }
 
+  // A question the judge audit's second judge disputes: both judges' verdicts on the unit it
+  // judged otherwise, and that unit.
+  function secondJudgeBox(q) {
+    var s = q.second;
+    var box = el("div", "second-judge");
+    box.appendChild(el("h3", null, "Disputed by the second judge"));
+    box.appendChild(
+      sentence("p", null, [
+        "The judge audit's second judge",
+        s.judge ? " (" : "",
+        s.judge ? value(s.judge) : "",
+        s.judge ? ")" : "",
+        " disputes the label ",
+        el("span", "badge label-" + s.label, s.label),
+        ": on ",
+        s.label === "answerable" ? "the evidence " : "a unit ",
+        value(s.evidence ? s.evidence.unit_id : null),
+        " (" + s.stage + " stage) the two judges said otherwise.",
+      ])
+    );
+    var verdicts = el("dl", "facts verdicts");
+    [
+      ["the build's judge", s.first],
+      ["the second judge", s.second],
+    ].forEach(function (pair) {
+      verdicts.appendChild(el("dt", null, pair[0]));
+      verdicts.appendChild(el("dd")).appendChild(verdict(pair[1]));
+    });
+    box.appendChild(verdicts);
+    if (s.evidence) box.appendChild(evidenceFacts(s.evidence, "unit"));
+    return box;
+  }
+
   function flipBox(q) {
     var box = el("div", "flip");
     var other = state.meta.compare.other;
@@ -1476,6 +1535,17 @@
     });
     if (extra) line.appendChild(extra);
     line.appendChild(verdict(u.verdict));
+    if (u.confirmed) {
+      // both verdicts: the confirming judge's on this "yes" of the build's judge
+      line.appendChild(
+        sentence("span", "confirmation", [
+          u.confirmed === "yes" ? "confirmed by " : "not confirmed by ",
+          value(u.confirmer),
+          ": ",
+          verdict(u.confirmed),
+        ])
+      );
+    }
     if (isEvidence) line.appendChild(el("span", "evidence-tag", "the evidence"));
     line.appendChild(el("span", "p-yes", "P(yes) " + probability(u.p_yes)));
     line.appendChild(el("span", "offsets", offsets(u.start, u.end)));
@@ -1724,6 +1794,64 @@
     });
   }
 
+  // The judge audit of each pool that has one: the share of each label the second judge
+  // disputes, the two judges' agreement, its cost and its judge.
+  function drawJudgeAudit(view, audits) {
+    var pools = Object.keys(audits).filter(function (pool) {
+      return audits[pool].judge_audit;
+    });
+    view.appendChild(el("h2", null, "Judge audit (a second judge)"));
+    var rows = [];
+    pools.forEach(function (pool) {
+      var j = audits[pool].judge_audit;
+      Object.keys(j.by_label).forEach(function (label) {
+        var b = j.by_label[label];
+        rows.push([
+          pool + " / " + label,
+          b.labelled,
+          b.audited,
+          b.disputed,
+          percent(b.rate),
+          interval(b.ci95),
+          b.failed === undefined ? null : b.failed,
+        ]);
+      });
+    });
+    view.appendChild(
+      table(
+        "What the second judge disputes, by pool and label",
+        ["pool / label", "labelled", "audited", "disputed", "rate", "95% interval", "undetermined"],
+        rows
+      )
+    );
+    view.appendChild(
+      table(
+        "The two judges' agreement and the judge audit's cost",
+        ["pool", "units", "observed", "kappa", "95% interval", "judge calls", "prompt tokens"],
+        pools.map(function (pool) {
+          var j = audits[pool].judge_audit;
+          var a = j.agreement || {};
+          var kappa = a.kappa === null || a.kappa === undefined ? "-" : a.kappa.toFixed(3);
+          var ci = Array.isArray(a.ci95)
+            ? a.ci95
+                .map(function (x) {
+                  return x === null ? "-" : x.toFixed(3);
+                })
+                .join("\u2013")
+            : "-";
+          return [pool, a.units, percent(a.observed), kappa, ci, j.judge_calls, j.prompt_tokens];
+        })
+      )
+    );
+    var judges = [];
+    pools.forEach(function (pool) {
+      flattened(audits[pool].judge_audit.judge).forEach(function (pair) {
+        judges.push([pool + " / " + pair[0], pair[1]]);
+      });
+    });
+    view.appendChild(table("The second judge", ["pool / setting", "value"], judges, "settings"));
+  }
+
   function drawBuild() {
     var view = byId("build-view");
     if (view.dataset.drawn) return;
@@ -1831,6 +1959,7 @@
         table("The audits' settings", ["pool / setting", "value"], settingRows, "settings")
       );
     }
+    if (judgeAudited()) drawJudgeAudit(view, m.audit);
     if (m.compare) {
       view.appendChild(sentence("h2", null, ["Against ", value(m.compare.other)]));
       var labels = m.labels;

@@ -15,6 +15,10 @@ there whole.
 The page keeps texts whole with the document's text around them (`WHOLE`, the report's page)
 or, for the Hub's copy (`EXCERPTS`), only excerpts around the matches of the windows that are not
 evidence, and no context.
+
+`meta.js` names the step that wrote the page (`made_by`, its fingerprint; none for `tipqa
+explore`): a step whose page was written again by another hand, from other inputs (an audit of
+another sample, another build to compare), is not complete (`made_by`).
 """
 
 from __future__ import annotations
@@ -176,13 +180,15 @@ def write_explorer(
     figures_from: Path | None = None,
     form: TextForm = WHOLE,
     compare: dict[str, Any] | None = None,
+    made_by: str | None = None,
 ) -> Counter[str]:
     """Write the explorer of a finished build (its splits made) into `out`; return its counts.
 
     `out` defaults to the report's `explorer/` folder; the report's figures are copied from
     `figures_from` (the report folder) where they are there. `form` says how texts that are not
     evidence are kept; `compare` is a comparison with another build
-    (`tipqa.audit.compare.compare_runs`), whose flips the page shows.
+    (`tipqa.audit.compare.compare_runs`), whose flips the page shows. `made_by` is the
+    fingerprint of the step that writes the page, recorded in it (see `made_by`).
     """
     out = out if out is not None else run.report / "explorer"
     layout = SplitsLayout(run.splits)
@@ -220,6 +226,7 @@ def write_explorer(
     data_bytes = sum(files.bytes.values())
     meta = {
         "build": run.root.name,
+        "made_by": made_by,
         "questions": files.count,
         "rows_per_file": ROWS_PER_FILE,
         "details_per_file": DETAILS_PER_FILE,
@@ -257,6 +264,24 @@ def write_explorer(
     staging.rename(out)
     counts["data_bytes"] = data_bytes + files.bytes["meta"]
     return counts
+
+
+def made_by(out: Path) -> str | None:
+    """The fingerprint of the step that wrote the page in `out`, as its `meta.js` records it;
+    None where no step wrote it (`tipqa explore`), it records none, or there is no page."""
+    try:
+        text = (out / "data" / "meta.js").read_bytes()
+    except OSError:
+        return None
+    head, tail = b"tipqa.meta(", b");\n"
+    if not (text.startswith(head) and text.endswith(tail)):
+        return None
+    try:
+        meta = orjson.loads(text[len(head) : -len(tail)])
+    except orjson.JSONDecodeError:
+        return None
+    found = meta.get("made_by") if isinstance(meta, dict) else None
+    return found if isinstance(found, str) else None
 
 
 def _figures_note(figures_from: Path | None) -> str:

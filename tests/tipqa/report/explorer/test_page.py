@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from explorer_support import PARAMETERS, Page, synthetic_run, write_audit
+from explorer_support import (
+    PARAMETERS,
+    Page,
+    confirm,
+    synthetic_run,
+    write_audit,
+    write_judge_audit,
+)
 from tests_support import luigi_config, run_luigi
 from webdriver import Browser, Driver, headless_chromium
 
@@ -42,6 +49,11 @@ HOSTILE = (
 )
 HOSTILE_ID = "\u202ejavascript:window.tipqaPwned=3;" + "I" * 10_000
 FOUND = {"q000006": "Alias000006", "q000010": "Alias000010"}
+DISPUTED = {
+    "q000004": ("answerable", "token", "d000004-0@w0"),
+    "q000006": ("unanswerable", "vector", "d000006-1#0"),
+}
+"""The questions the judge audit's second judge disputes: label, stage, unit."""
 WHITE, HOVER = (255, 255, 255), (231, 245, 255)
 ROW_IDS = (
     "return Array.from(document.querySelectorAll('#grid-space .grid-row a'))"
@@ -174,13 +186,14 @@ def _png(path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Page:
-    """A 10,000-question page: hostile strings in its first 4 questions, an audit, flips of its
-    first 20 questions against another build, a figure."""
+    """A 10,000-question page: hostile strings in its first 4 questions, an audit with a judge
+    audit, flips of its first 20 questions against another build, a figure."""
     root = tmp_path_factory.mktemp("explorer")
     run, _ = synthetic_run(root / "run", QUESTIONS, HOSTILE, hostile_first=4, hostile_id=HOSTILE_ID)
     same, _ = synthetic_run(root / "same", 20)  # the page's first 20 questions, as built
     other, _ = synthetic_run(root / "other", 20, relabel={8: "unanswerable", 14: "token"})
     write_audit(run, ["q000002", "q000006", "q000010", "q000014"], FOUND)
+    write_judge_audit(run, DISPUTED)
     report = root / "report"
     report.mkdir()
     _png(report / "funnel.png")
@@ -194,7 +207,8 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Page:
 def named(tmp_path_factory: pytest.TempPathFactory) -> Page:
     """A 120-question page as the Hub's copy (excerpts, no figures): ids with a long shared
     prefix and no zero padding, questions a spreadsheet would read as formulas, a long
-    question, a long unbroken list of corpus files in its settings, an audit."""
+    question, a long unbroken list of corpus files in its settings, an audit, a confirming
+    judge's verdicts on two "yes" answers of question 1."""
     root = tmp_path_factory.mktemp("named")
     parameters = {**PARAMETERS, "corpus": {"files": FILES}}
     run, fetch = synthetic_run(
@@ -206,6 +220,7 @@ def named(tmp_path_factory: pytest.TempPathFactory) -> Page:
             row.question = FORMULAS.get(int(row.id.rsplit("-", 1)[1]), row.question)
         write_records(path, rows)
     write_audit(run, [NAMED.format(i) for i in (2, 6, 10)], {NAMED.format(6): "Alias000006"})
+    confirm(run, NAMED.format(1), {"d000001-0#0": "no", "d000001-1#0": "yes"})
     write_explorer(run, TextSource(fetch, texts=2), root / "page", form=EXCERPTS)
     return Page(root / "page")
 
@@ -379,7 +394,8 @@ def _expected(page: Page, label: str, needle: str) -> list[dict[str, Any]]:
             rows.append({
                 "id": row[0], "question": row[1], "answer": row[2], "pool": pools[row[3]],
                 "label": label, "stage": stages[row[5]], "split": split, "total": row[7],
-                "judged": row[8], "audit": audit, "flipped": bool(row[9] & 4),
+                "judged": row[8], "audit": audit, "disputed": bool(row[9] & 8),
+                "flipped": bool(row[9] & 4),
             })  # fmt: skip
     return sorted(rows, key=lambda r: r["question"], reverse=True)
 
@@ -479,6 +495,69 @@ def test_the_audit_s_and_the_other_build_s_views(
     browser.open(url(page, "#view=build"))
     build = browser.wait_for_text("Label audit")
     assert "What the audit found, by pool and label" in build and "Against other" in build
+
+
+def test_the_second_judge_s_disputes_filter_and_show_both_verdicts(
+    browser: Driver, page: Page, named: Page, screenshots: Path
+) -> None:
+    engine = browser.name
+    browser.resize(1280, 900)
+    opened(browser, url(page, "#judge=disputed"))
+    assert browser.script(ROW_IDS) == list(DISPUTED)
+    browser.script("document.querySelector('#grid-space .grid-row').focus();")
+    browser.keys("Enter")
+    box = browser.wait_for("return document.querySelector('.second-judge')")
+    assert box
+    shown = browser.script(
+        "var b = document.querySelector('.second-judge');"
+        "return {text: b.innerText, verdicts: Array.from(b.querySelectorAll('.verdicts dd'))"
+        ".map(d => d.textContent)};"
+    )
+    assert shown["verdicts"] == ["yes", "no"], shown
+    assert "second-judge-70b" in shown["text"] and "d000004-0@w0" in shown["text"], shown
+    assert "The second judge read d000004-0@w0 again." in shown["text"], shown
+    browser.screenshot(screenshots / f"{engine}-disputed-question.png")
+    browser.open(url(page, "#judge=disputed&q=q000006"))
+    browser.wait_for("return document.querySelector('.second-judge .verdicts')")
+    verdicts = browser.script(
+        "return Array.from(document.querySelectorAll('.second-judge .verdicts dd'))"
+        ".map(d => d.textContent);"
+    )
+    assert verdicts == ["no", "yes"]  # the build's judge said no to the chunk, the second yes
+    browser.open(url(page, "#view=build"))
+    build = browser.wait_for_text("Judge audit (a second judge)")
+    assert "What the second judge disputes, by pool and label" in build
+    assert "0.810" in build and "second-judge-70b" in build
+    # a page whose audit has no judge audit: no filter, no error, a link's filter said
+    opened(browser, url(named, "#judge=disputed"))
+    state = browser.script(
+        "return {hidden: document.getElementById('f-judge').parentNode.hidden,"
+        " rows: document.getElementById('grid').getAttribute('aria-rowcount'),"
+        " problem: document.getElementById('link-problem').textContent};"
+    )
+    assert state["hidden"] is True and state["rows"] == str(NAMED_QUESTIONS + 1), state
+    assert "judge \u201cdisputed\u201d is not in this build" in state["problem"], state
+    browser.open(url(named, "#view=build"))
+    assert "Judge audit" not in browser.wait_for_text("Label audit")
+
+
+def test_a_confirming_judge_s_verdict_shows_beside_the_build_judge_s(
+    browser: Driver, named: Page, screenshots: Path
+) -> None:
+    browser.resize(1280, 900)
+    opened(browser, url(named, "#q=" + NAMED.format(1)))
+    browser.wait_for("return document.querySelector('.vector-stage .chunk')")
+    lines = browser.script(
+        "return Array.from(document.querySelectorAll('.vector-stage .chunk .unit-head'))"
+        ".map(h => [h.querySelector('.verdict').textContent,"
+        " h.querySelector('.confirmation') && h.querySelector('.confirmation').textContent]);"
+    )
+    assert lines == [
+        ["yes", "not confirmed by confirm-judge: no"],
+        ["yes", "confirmed by confirm-judge: yes"],
+        ["no", None],
+    ], lines
+    browser.screenshot(screenshots / f"{browser.name}-confirmed-chunks.png")
 
 
 def test_ids_keep_their_end_in_view_and_sort_naturally(

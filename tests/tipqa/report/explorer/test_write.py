@@ -6,7 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from explorer_support import Page, Sizes, synthetic_run, write_audit
+from explorer_support import (
+    Page,
+    Sizes,
+    confirm,
+    synthetic_run,
+    write_audit,
+    write_judge_audit,
+)
 
 from tipqa.audit.compare import compare_runs
 from tipqa.core.errors import ConfigError, InputError
@@ -210,3 +217,46 @@ def test_a_page_without_figures_says_why(tmp_path: Path) -> None:
     )
     write_explorer(run, TextSource(), tmp_path / "page", run.report)  # the report not built
     assert "the build report was not built" in Page(tmp_path / "page").meta["figures_note"]
+
+
+def test_the_second_judge_s_disputes_are_marked_with_both_verdicts(tmp_path: Path) -> None:
+    run, _ = synthetic_run(tmp_path / "run", 12)
+    write_audit(run, ["q000002", "q000006"], {})
+    write_explorer(run, TextSource(), tmp_path / "plain")
+    plain = Page(tmp_path / "plain")
+    assert "judge_audit" not in plain.meta["audit"]["dev"]
+    assert not any(row[9] & 8 for row in plain.rows)
+    write_judge_audit(
+        run,
+        {
+            "q000004": ("answerable", "token", "d000004-0@w0"),
+            "q000006": ("unanswerable", "vector", "d000006-1#0"),
+        },
+    )
+    write_explorer(run, TextSource(), tmp_path / "page")
+    page = Page(tmp_path / "page")
+    assert [row[0] for row in page.rows if row[9] & 8] == ["q000004", "q000006"]
+    answerable = page.pages["q000004"]["second_judge"]
+    assert {k: answerable[k] for k in ("label", "stage", "first", "second", "judge")} == {
+        "label": "answerable", "stage": "token", "first": "yes", "second": "no",
+        "judge": "second-judge-70b",
+    }  # fmt: skip
+    assert page.text(answerable["evidence"]["text"])["whole"] == (
+        "The second judge read d000004-0@w0 again."
+    )
+    unanswerable = page.pages["q000006"]["second_judge"]
+    assert (unanswerable["first"], unanswerable["second"]) == ("no", "yes")
+    figures = page.meta["audit"]["dev"]["judge_audit"]
+    assert figures["by_label"]["answerable"]["disputed"] == 1
+    assert figures["agreement"]["kappa"] == 0.81 and figures["judge"]["model"] == "second-judge-70b"
+
+
+def test_a_confirming_judge_s_verdict_is_kept_beside_the_build_judge_s(tmp_path: Path) -> None:
+    run, _ = synthetic_run(tmp_path / "run", 4)
+    confirm(run, "q000001", {"d000001-0#0": "no", "d000001-1#0": "yes"})
+    write_explorer(run, TextSource(), tmp_path / "page")
+    chunks = Page(tmp_path / "page").question("q000001")["vector"]
+    assert [(c["verdict"], c["confirmed"], c["confirmer"]) for c in chunks] == [
+        ("yes", "no", "confirm-judge"), ("yes", "yes", "confirm-judge"), ("no", None, None),
+    ]  # fmt: skip
+    assert Page(tmp_path / "page").question("q000002")["vector"][0]["confirmed"] is None
