@@ -31,6 +31,7 @@ from tipqa.builder.step_inputs import (
     TokenIndexInputs,
     VectorIndexInputs,
 )
+from tipqa.config import VectorChunkingSettings
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.layout import RunLayout
@@ -47,6 +48,7 @@ from tipqa.sources.corpus.base import Corpus, skips_logged_at_debug
 CALIBRATION_DOCUMENTS = 200
 CHECKPOINT_CHUNKS = 50_000
 WHOLE_CORPUS = "all"
+NO_SETTINGS = VectorChunkingSettings()  # no overlap, no cap
 
 
 @runtime_checkable
@@ -176,7 +178,7 @@ def _embed(
     embedder: Embedder,
     index: VectorIndex,
     stats: StepStats,
-    overlap_tokens: int,
+    chunking: VectorChunkingSettings,
 ) -> None:
     """Chunk, embed and add `documents` to `index` in one pass, counting into `stats`.
 
@@ -185,7 +187,12 @@ def _embed(
     """
     head = list(islice(documents, CALIBRATION_DOCUMENTS))
     sample = [doc.text for doc in head]
-    splitter = make_splitter(embedder, overlap_tokens=overlap_tokens, calibration_texts=sample)
+    splitter = make_splitter(
+        embedder,
+        overlap_tokens=chunking.chunk_overlap_tokens,
+        calibration_texts=sample,
+        max_document_chars=chunking.max_document_chars,
+    )
     stats.info["chars_per_token"] = splitter.chars_per_token
     chunks = iter_chunks(chain(head, documents), splitter, stats)
     counts = embed_chunks(embedder, chunks, index, checkpoint_every=CHECKPOINT_CHUNKS)
@@ -199,7 +206,7 @@ def build_vector_index(
     index: VectorIndex | EmbedsOnDemand,
     stats_path: Path,
     record: StepRecord,
-    overlap_tokens: int = 0,
+    chunking: VectorChunkingSettings = NO_SETTINGS,
 ) -> StepStats:
     """Chunk, embed and index every document of `corpus` in one pass; write the stats.
 
@@ -213,12 +220,15 @@ def build_vector_index(
     if isinstance(index, EmbedsOnDemand):
         with skips_logged_at_debug():
             sample = list(islice(iter(corpus), CALIBRATION_DOCUMENTS))
-        for name, value in index.prepare(sample, embedder, overlap_tokens).items():
+        prepared = index.prepare(
+            sample, embedder, chunking.chunk_overlap_tokens, chunking.max_document_chars
+        )
+        for name, value in prepared.items():
             stats.add(name, value)
         stats.write(stats_path)
         return stats
     with skips_logged_at_debug():
-        _embed(iter(corpus), embedder, index, stats, overlap_tokens)
+        _embed(iter(corpus), embedder, index, stats, chunking)
     for name, value in index.finish().items():
         stats.set_total(f"index.{name}", value)
     stats.merge(corpus.stats, prefix="corpus.")
@@ -234,13 +244,13 @@ def index_vector_part(
     index: PartedVectorIndex,
     stats_path: Path,
     record: StepRecord,
-    overlap_tokens: int = 0,
+    chunking: VectorChunkingSettings = NO_SETTINGS,
 ) -> StepStats:
     """Chunk, embed and index one part of the corpus, then record it as done."""
     info = {"file": part, "embedder": embedder.name}
     stats = StepStats(f"{Step.VECTOR_INDEX}_file", info=info, provenance=record.provenance())
     with skips_logged_at_debug():
-        _embed(part_documents(corpus, part), embedder, index, stats, overlap_tokens)
+        _embed(part_documents(corpus, part), embedder, index, stats, chunking)
     index.record_part(part, dict(stats.counts))
     stats.merge(corpus.stats, prefix="corpus.")
     stats.write(stats_path)
@@ -324,8 +334,8 @@ def index_part(inputs: IndexPartInputs, layout: RunLayout) -> StepStats:
     else:
         embedder, vectors = vector_index(index, layout)
         if isinstance(vectors, PartedVectorIndex):
-            overlap = index.vector_chunking.chunk_overlap_tokens
-            return index_vector_part(corpus, part, embedder, vectors, path, record, overlap)
+            chunking = index.vector_chunking
+            return index_vector_part(corpus, part, embedder, vectors, path, record, chunking)
     raise ConfigError(f"[{index.step}] backend {index.backend.backend!r} builds at once")
 
 
@@ -344,5 +354,5 @@ def build_index(
     if isinstance(inputs, TokenIndexInputs):
         return build_token_index(corpus, token_index(inputs, layout), path, record)
     embedder, vectors = vector_index(inputs, layout)
-    overlap = inputs.vector_chunking.chunk_overlap_tokens
-    return build_vector_index(corpus, embedder, vectors, path, record, overlap)
+    chunking = inputs.vector_chunking
+    return build_vector_index(corpus, embedder, vectors, path, record, chunking)
