@@ -24,7 +24,7 @@ from tipqa.core.records import Judgment, LabeledQuestion
 from tipqa.core.steps import Step
 from tipqa.dataset.qrels import QRELS_FILE, read_qrels
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.needs("openai")]
 
 
 def two_judges(body: dict[str, Any], attempt: int, headers: dict[str, str]) -> fake.Reply:

@@ -42,6 +42,7 @@ class SplitPlayingModel:
         return fake.Reply(text=text, token_logprobs=[(text, math.log(0.75))])
 
 
+@pytest.mark.needs("openai")
 def test_evaluate_scores_a_model_and_resumes(tmp_path: Path) -> None:
     run = RunLayout(tmp_path / "outputs" / "t")
     model = SplitPlayingModel(run.splits / "test" / "questions.jsonl")
