@@ -335,6 +335,7 @@ def judge_stats(tmp_path: Path) -> dict:
     ],
     ids=["http-500", "timeout", "garbage", "not-json"],
 )
+@pytest.mark.needs("openai")
 def test_a_misbehaving_judge_server_gives_undetermined_questions_and_counted_errors(
     tmp_path: Path, reply: Reply, judge: dict, error: str
 ) -> None:
@@ -360,6 +361,7 @@ def test_a_misbehaving_judge_server_gives_undetermined_questions_and_counted_err
     assert backends and all("judge" not in b for b in backends)  # only keyword answers stored
 
 
+@pytest.mark.needs("openai")
 @pytest.mark.slow
 def test_a_failing_keyword_server_makes_every_question_undetermined(tmp_path: Path) -> None:
     with FakeOpenAIServer(broken(Reply(status=503, message="down"))) as server:

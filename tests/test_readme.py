@@ -41,3 +41,21 @@ def test_the_readme_install_is_the_getting_started_install() -> None:
 
 def test_the_readme_is_short() -> None:
     assert len(README.read_text().splitlines()) <= 250
+
+
+def test_ci_runs_the_readme_test_command_right_after_the_readme_install() -> None:
+    readme = README.read_text()
+    install, *_ = FENCE.findall(readme)
+    command = FENCE.findall(readme.split("Run the tests", 1)[1])[0]
+    assert command == "python -m pytest"
+    assert re.search(r"about \d+ minutes on two busy cores", readme), "the README says how long"
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    dev = install.splitlines()[-2].split("#")[0].strip()
+    assert dev == 'pip install -e ".[dev]"'
+    installed = ci.index('pip install --quiet -e ".[dev]"')
+    tests = [n for n, line in enumerate(ci) if line.startswith(("python -m pytest", "TIPQA"))]
+    assert tests[0] > installed and not any(
+        "pip install" in ci[n] for n in range(installed + 1, tests[0])
+    )
+    assert ci[tests[0]].split("#")[0].split() == ["TIPQA_EXTRA_SKIPS=$skips", *command.split()]
+    assert "-m 'not slow'" in (ROOT / "pyproject.toml").read_text(), "the quick suite by default"

@@ -35,6 +35,7 @@ DOCUMENTS = 300
 SHARD_SIZE = 10
 
 
+@pytest.mark.needs("openai")
 @pytest.mark.slow
 def test_a_killed_build_resumes_to_identical_outputs_without_repeating_cached_calls(
     tmp_path: Path,

@@ -14,7 +14,7 @@ from tests_support import luigi_config
 from tipqa.annotation.items import AnnotationItem
 from tipqa.core.jsonl import read_json, read_records
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.needs("sklearn", "krippendorff")]
 
 SETTINGS = {"triplets": "40", "double": "10", "annotators": "3", "seed": "2", "bootstrap": "40"}
 

@@ -27,7 +27,7 @@ from tipqa.dataset.qrels import QRELS_FILE, read_qrels
 from tipqa.dataset.retry import reset_shard
 from tipqa.dataset.splits import read_audit
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.needs("openai")]
 
 
 def two_judges(body: dict[str, Any], attempt: int, headers: dict[str, str]) -> fake.Reply:

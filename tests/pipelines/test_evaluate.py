@@ -43,6 +43,7 @@ class SplitPlayingModel:
         return fake.Reply(text=text, token_logprobs=[(text, math.log(0.75))])
 
 
+@pytest.mark.needs("openai")
 def test_evaluate_scores_a_model_and_resumes(tmp_path: Path, demo_builds: DemoBuilds) -> None:
     run = RunLayout(tmp_path / "outputs" / "t")
     model = SplitPlayingModel(run.splits / "test" / "questions.jsonl")

@@ -15,7 +15,7 @@ from tipqa.core.layout import RunLayout
 from tipqa.core.records import LABELS, LabeledQuestion
 from tipqa.sources.demo.world import Expected
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.needs("openai")]
 SECRET = "sk-test-tipqa-7d1c0ffee"
 
 

@@ -20,7 +20,7 @@ from tipqa.core.layout import RunLayout
 from tipqa.core.records import LABELS, Judgment, LabeledQuestion
 from tipqa.sources.demo.world import Expected
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.needs("openai")]
 
 WORLD = {
     "build": {"name": "s", "shard_size": "50", "k1": "20", "k2": "10"},

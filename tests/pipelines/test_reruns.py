@@ -234,6 +234,7 @@ def no_rule(body: dict, attempt: int, headers: dict) -> fake.Reply:
     )
 
 
+@pytest.mark.needs("openai")
 def test_switching_the_judge_to_a_server_and_back(base: Path, inputs: Path, tmp_path: Path) -> None:
     folder = tmp_path / "switch"
     shutil.copytree(base, folder)
@@ -313,6 +314,7 @@ def test_an_empty_pool_names_the_file(base: Path, inputs: Path, tmp_path: Path) 
     assert labels(run) == labels(RunLayout(base / "outputs" / "t"))
 
 
+@pytest.mark.needs("openai")
 def test_switching_the_keyword_extractor_reruns_every_shard_step(
     base: Path, inputs: Path, tmp_path: Path
 ) -> None:
@@ -331,6 +333,7 @@ def test_switching_the_keyword_extractor_reruns_every_shard_step(
         assert "`openai` model `spans`" in card(run)
 
 
+@pytest.mark.needs("openai")
 def test_an_unfinished_build_fails_says_why_and_its_retry_hint_runs_as_printed(
     base: Path, inputs: Path, tmp_path: Path
 ) -> None:

@@ -13,7 +13,7 @@ from tipqa.core.jsonl import read_json, read_records
 from tipqa.core.records import LABELS, LabeledQuestion
 from tipqa.sources.demo.world import World, WorldSpec
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.needs("openai")]
 
 
 def test_undetermined_questions_are_resolved_by_a_retry(

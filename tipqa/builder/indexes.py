@@ -31,6 +31,7 @@ from tipqa.builder.step_inputs import (
     TokenIndexInputs,
     VectorIndexInputs,
 )
+from tipqa.config import VectorChunkingSettings
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json, write_json
@@ -48,6 +49,7 @@ from tipqa.sources.corpus.base import RENAMED_LISTED, Corpus, Repeats, skips_log
 CALIBRATION_DOCUMENTS = 200
 CHECKPOINT_CHUNKS = 50_000
 WHOLE_CORPUS = "all"
+NO_SETTINGS = VectorChunkingSettings()  # no overlap, no cap
 
 
 @runtime_checkable
@@ -225,7 +227,7 @@ def _embed(
     embedder: Embedder,
     index: VectorIndex,
     stats: StepStats,
-    overlap_tokens: int,
+    chunking: VectorChunkingSettings,
 ) -> None:
     """Chunk, embed and add `documents` to `index` in one pass, counting into `stats`
     (nothing when there are none).
@@ -237,7 +239,12 @@ def _embed(
     if not head:
         return
     sample = [doc.text for doc in head]
-    splitter = make_splitter(embedder, overlap_tokens=overlap_tokens, calibration_texts=sample)
+    splitter = make_splitter(
+        embedder,
+        overlap_tokens=chunking.chunk_overlap_tokens,
+        calibration_texts=sample,
+        max_document_chars=chunking.max_document_chars,
+    )
     stats.info["chars_per_token"] = splitter.chars_per_token
     chunks = iter_chunks(chain(head, documents), splitter, stats)
     counts = embed_chunks(embedder, chunks, index, checkpoint_every=CHECKPOINT_CHUNKS)
@@ -251,7 +258,7 @@ def build_vector_index(
     index: VectorIndex | EmbedsOnDemand,
     stats_path: Path,
     record: StepRecord,
-    overlap_tokens: int = 0,
+    chunking: VectorChunkingSettings = NO_SETTINGS,
 ) -> StepStats:
     """Chunk, embed and index every document of `corpus` in one pass; write the stats.
 
@@ -267,12 +274,15 @@ def build_vector_index(
             sample = list(islice(iter(corpus), CALIBRATION_DOCUMENTS))
         if not sample:
             _no_documents(corpus, stats)
-        for name, value in index.prepare(sample, embedder, overlap_tokens).items():
+        prepared = index.prepare(
+            sample, embedder, chunking.chunk_overlap_tokens, chunking.max_document_chars
+        )
+        for name, value in prepared.items():
             stats.add(name, value)
         stats.write(stats_path)
         return stats
     with skips_logged_at_debug():
-        _embed(iter(corpus), embedder, index, stats, overlap_tokens)
+        _embed(iter(corpus), embedder, index, stats, chunking)
     _no_documents(corpus, stats)
     for name, value in index.finish().items():
         stats.set_total(f"index.{name}", value)
@@ -288,13 +298,13 @@ def index_vector_part(
     index: PartedVectorIndex,
     stats_path: Path,
     record: StepRecord,
-    overlap_tokens: int = 0,
+    chunking: VectorChunkingSettings = NO_SETTINGS,
 ) -> StepStats:
     """Chunk, embed and index one part of the corpus, then record it as done."""
     info = {"file": part, "embedder": embedder.name}
     stats = StepStats(f"{Step.VECTOR_INDEX}_file", info=info, provenance=record.provenance())
     with skips_logged_at_debug():
-        _embed(part_documents(corpus, part), embedder, index, stats, overlap_tokens)
+        _embed(part_documents(corpus, part), embedder, index, stats, chunking)
     index.record_part(part, dict(stats.counts))
     _merge_reading(stats, corpus)
     stats.write(stats_path)
@@ -389,8 +399,8 @@ def index_part(inputs: IndexPartInputs, layout: RunLayout) -> StepStats:
     else:
         embedder, vectors = vector_index(index, layout)
         if isinstance(vectors, PartedVectorIndex):
-            overlap = index.vector_chunking.chunk_overlap_tokens
-            return index_vector_part(corpus, part, embedder, vectors, path, record, overlap)
+            chunking = index.vector_chunking
+            return index_vector_part(corpus, part, embedder, vectors, path, record, chunking)
     raise ConfigError(f"[{index.step}] backend {index.backend.backend!r} builds at once")
 
 
@@ -409,5 +419,5 @@ def build_index(
     if isinstance(inputs, TokenIndexInputs):
         return build_token_index(corpus, token_index(inputs, layout), path, record)
     embedder, vectors = vector_index(inputs, layout)
-    overlap = inputs.vector_chunking.chunk_overlap_tokens
-    return build_vector_index(corpus, embedder, vectors, path, record, overlap)
+    chunking = inputs.vector_chunking
+    return build_vector_index(corpus, embedder, vectors, path, record, chunking)

@@ -80,6 +80,27 @@ class VectorChunkingSettings(Settings):
     """[vector_index] keys of the index build itself, whatever the backend."""
 
     chunk_overlap_tokens: int = setting(0, doc="tokens shared by consecutive chunks")
+    max_document_chars: int = setting(
+        0,
+        doc="embed at most the first this many characters of a document (0: no cap); a "
+        "document cut is named in a warning and counted (`document_cut`), as is one of over "
+        "a million characters when there is no cap",
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.chunk_overlap_tokens < 0 or self.max_document_chars < 0:
+            raise ConfigError(
+                "[vector_index] chunk_overlap_tokens and max_document_chars must be 0 or more"
+            )
+
+    def identity(self) -> dict[str, Any]:
+        """The chunking's part of a fingerprint; `max_document_chars` only when set (so the
+        builds without a cap keep theirs)."""
+        identity = super().identity()
+        if not self.max_document_chars:
+            identity.pop("max_document_chars")
+        return identity
 
 
 @dataclass(frozen=True)

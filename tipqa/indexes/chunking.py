@@ -6,10 +6,17 @@ tokenizer, because measuring every candidate piece with the tokenizer is ~57x sl
 is then counted with the real tokenizer (one batched call per document) and a chunk over the
 token budget is split again with a proportionally smaller character budget, so no chunk is ever
 truncated by the embedder.
+
+A text longer than `SEGMENT_CHARS` (a one-line dump of megabytes) is cut first into segments of
+at most that many characters, at a paragraph, line or word break where the segment's second half
+has one, and each segment is split as above: its chunks come out while the rest waits, in memory
+that does not grow with the text. `max_document_chars` ([vector_index]) caps what of a document
+is chunked at all; a document cut that way is counted and named in a warning.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, runtime_checkable
 
@@ -31,6 +38,13 @@ CALIBRATION_QUANTILE = 0.1
 MIN_TEXT_TOKENS = 8
 _COUNT_BATCH = 256
 _SHRINK = 0.95
+SEGMENT_CHARS = 1_000_000
+SEGMENT_BREAKS = ("\n\n", "\n", " ")
+LONG_DOCUMENT_CHARS = 1_000_000
+"""A document this long is named in a warning (its chunks take long to embed)."""
+NAMED_DOCUMENTS = 5  # documents named in warnings per splitter; the others are counted
+
+log = logging.getLogger(__name__)
 
 
 def _token_overhead(count_tokens: TokenCounter) -> int:
@@ -50,6 +64,24 @@ def _segments(text: str, size: int) -> Iterator[str]:
         if piece:
             yield piece
         start = end
+
+
+def text_segments(text: str, size: int | None = None) -> Iterator[str]:
+    """`text` in consecutive segments of at most `size` characters (`SEGMENT_CHARS` by
+    default; the whole text when it is no longer), each cut at the last paragraph, line or word
+    break of its second half."""
+    size = size or SEGMENT_CHARS
+    start = 0
+    while len(text) - start > size:
+        end = start + size
+        for mark in SEGMENT_BREAKS:
+            found = text.rfind(mark, start + size // 2, end)
+            if found > start:
+                end = found + len(mark)
+                break
+        yield text[start:end]
+        start = end
+    yield text[start:]
 
 
 def calibrate_chars_per_token(
@@ -82,6 +114,7 @@ class ChunkSplitter:
         *,
         overlap_tokens: int = 0,
         chars_per_token: float = DEFAULT_CHARS_PER_TOKEN,
+        max_document_chars: int = 0,
     ) -> None:
         self.count_tokens = count_tokens
         self.max_tokens = max_tokens
@@ -98,6 +131,12 @@ class ChunkSplitter:
             )
         if chars_per_token <= 0:
             raise ConfigError(f"chars_per_token must be positive, got {chars_per_token}")
+        if max_document_chars < 0:
+            raise ConfigError(
+                f"max_document_chars must be 0 (no cap) or more, got {max_document_chars}"
+            )
+        self.max_document_chars = max_document_chars
+        self.named = 0
         self.chars_per_token = chars_per_token
         self.max_chars = max(1, int(self.text_tokens * chars_per_token))
         self.overlap_chars = int(overlap_tokens * chars_per_token)
@@ -125,9 +164,43 @@ class ChunkSplitter:
 
     def split(self, text: str) -> list[str]:
         """The chunks of `text`, in order; none for empty or whitespace-only text."""
-        if not text.strip():
-            return []
-        return self._fit(self._splitter.split_text(text))
+        return list(self.iter_split(text))
+
+    def iter_split(self, text: str) -> Iterator[str]:
+        """The chunks of `text`, in order, segment by segment (see the module docstring)."""
+        for segment in text_segments(text):
+            if segment.strip():
+                yield from self._fit(self._splitter.split_text(segment))
+
+    def capped(self, doc_id: str, text: str) -> tuple[str, bool]:
+        """The part of a document's text that is chunked (`max_document_chars`), and whether
+        it was cut; a cut or a very long document is named in a warning (the first few)."""
+        cut = 0 < self.max_document_chars < len(text)
+        if cut or len(text) > LONG_DOCUMENT_CHARS:
+            self._warn(doc_id, len(text), cut)
+        return (text[: self.max_document_chars], True) if cut else (text, False)
+
+    def _warn(self, doc_id: str, length: int, cut: bool) -> None:
+        """Name a long document in a warning, up to `NAMED_DOCUMENTS` of them."""
+        self.named += 1
+        if self.named > NAMED_DOCUMENTS:
+            return
+        if cut:
+            log.warning(
+                "document %r has %s characters: only its first %s are chunked and embedded "
+                "([vector_index] max_document_chars)",
+                doc_id,
+                f"{length:,}",
+                f"{self.max_document_chars:,}",
+            )
+        else:
+            log.warning(
+                "document %r has %s characters, about %s chunks to embed; "
+                "[vector_index] max_document_chars caps what of a document is embedded",
+                doc_id,
+                f"{length:,}",
+                f"{length // self.max_chars:,}",
+            )
 
     def _fit(self, pieces: list[str]) -> list[str]:
         """Keep pieces within the token budget; split the others again, smaller."""
@@ -166,6 +239,7 @@ def make_splitter(
     overlap_tokens: int = 0,
     chars_per_token: float | None = None,
     calibration_texts: Iterable[str] | None = None,
+    max_document_chars: int = 0,
 ) -> ChunkSplitter:
     """A splitter sized to an embedder (its max_seq_length by default) or to a token counter.
 
@@ -195,20 +269,38 @@ def make_splitter(
             else calibrate_chars_per_token(count_tokens, calibration_texts)
         )
     return ChunkSplitter(
-        count_tokens, max_tokens, overlap_tokens=overlap_tokens, chars_per_token=chars_per_token
+        count_tokens,
+        max_tokens,
+        overlap_tokens=overlap_tokens,
+        chars_per_token=chars_per_token,
+        max_document_chars=max_document_chars,
     )
 
 
-def chunk_document(doc: Document, splitter: ChunkSplitter) -> list[Chunk]:
-    """The chunks of one document, with ids f"{doc_id}#{index}"; none for an empty document."""
+def chunk_document(
+    doc: Document, splitter: ChunkSplitter, stats: StepStats | None = None
+) -> list[Chunk]:
+    """The chunks of one document, with ids f"{doc_id}#{index}"; none for an empty document.
+
+    A document longer than the splitter's `max_document_chars` is cut there (counted in
+    `stats` as `document_cut`, and named in a warning).
+    """
+    return list(iter_document_chunks(doc, splitter, stats))
+
+
+def iter_document_chunks(
+    doc: Document, splitter: ChunkSplitter, stats: StepStats | None = None
+) -> Iterator[Chunk]:
+    """The chunks of one document as `chunk_document` gives them, one at a time."""
     if not isinstance(doc.text, str):
         raise InputError(
             f"document {doc.id!r}: text is {type(doc.text).__name__}, not a string", field="text"
         )
-    return [
-        Chunk(id=f"{doc.id}#{index}", doc_id=doc.id, index=index, text=text)
-        for index, text in enumerate(splitter.split(doc.text))
-    ]
+    text, cut = splitter.capped(doc.id, doc.text)
+    if cut and stats is not None:
+        stats.error("document_cut")
+    for index, piece in enumerate(splitter.iter_split(text)):
+        yield Chunk(id=f"{doc.id}#{index}", doc_id=doc.id, index=index, text=piece)
 
 
 def iter_chunks(
@@ -217,16 +309,19 @@ def iter_chunks(
     """Stream the chunks of a stream of documents, counting documents and chunks in `stats`."""
     for doc in docs:
         resplit, oversized = splitter.resplit, splitter.oversized
-        chunks = chunk_document(doc, splitter)
         if stats is not None:
             stats.add("documents")
-            stats.add("chunks", len(chunks))
+        count = 0
+        for chunk in iter_document_chunks(doc, splitter, stats):
+            count += 1
+            yield chunk
+        if stats is not None:
+            stats.add("chunks", count)
             stats.add("chunks_resplit", splitter.resplit - resplit)
-            if not chunks:
+            if not count:
                 stats.add("documents_empty")
             if splitter.oversized > oversized:
                 stats.error("chunk_over_token_limit", splitter.oversized - oversized)
-        yield from chunks
 
 
 def _batches(items: Iterable[Chunk], size: int) -> Iterator[list[Chunk]]:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+import logging
+import random
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,7 @@ import pytest
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.records import Document
 from tipqa.core.stats import StepStats
+from tipqa.indexes import chunking
 from tipqa.indexes.chunking import (
     ChunkSplitter,
     calibrate_chars_per_token,
@@ -226,3 +230,59 @@ def test_embed_chunks_into_an_index_and_resume(tmp_path, embedder) -> None:
     assert counts["chunks_present"] == len(chunks)
     assert counts["chunks_embedded"] == 0
     assert again.count() == len(chunks)
+
+
+def one_line_text(characters: int, seed: int = 0) -> str:
+    """A generated one-line text of about `characters` characters (words, no line break)."""
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
+    rng = random.Random(seed)
+    return " ".join(rng.choice(words) for _ in range(characters // 6))
+
+
+def test_a_long_one_line_document_is_chunked_a_segment_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(chunking, "SEGMENT_CHARS", 50_000)
+    text = one_line_text(1_000_000)
+    splitter = make_splitter(count_words, 60, chars_per_token=5.0)
+    tracemalloc.start()
+    try:
+        stream = chunking.iter_document_chunks(Document("huge", text), splitter)
+        first = next(stream)
+        _, after_first = tracemalloc.get_traced_memory()
+        count = 1 + sum(1 for _ in stream)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert first.id == "huge#0" and count > 3000
+    assert after_first < 2 * len(text), "the first chunk comes before the whole text is split"
+    assert peak < 4 * len(text), f"chunking took {peak:,} bytes for {len(text):,} characters"
+    pieces = splitter.split(text)
+    assert len(pieces) == count and all(n <= 60 for n in count_words(pieces))
+    assert " ".join(pieces).split() == text.split(), "every word kept, in order"
+
+
+def test_a_text_no_longer_than_a_segment_is_split_as_a_whole() -> None:
+    text = one_line_text(20_000)
+    assert list(chunking.text_segments(text, 20_000)) == [text]
+    segments = list(chunking.text_segments(text, 3_000))
+    assert "".join(segments) == text and all(len(s) <= 3_000 for s in segments)
+    assert all(s.endswith(" ") for s in segments[:-1]), "cut after a word"
+
+
+def test_max_document_chars_cuts_a_document_and_names_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    splitter = make_splitter(count_words, 60, chars_per_token=5.0, max_document_chars=2_000)
+    stats = StepStats("chunk")
+    long, short = Document("long-one", one_line_text(10_000)), Document("short", "A few words.")
+    with caplog.at_level(logging.WARNING):
+        chunks = list(iter_chunks([long, short], splitter, stats))
+    cut = [c for c in chunks if c.doc_id == "long-one"]
+    assert sum(len(c.text) for c in cut) <= 2_000 < sum(len(c.text) for c in cut) + 200
+    assert stats.errors == {"document_cut": 1}
+    said = f"document 'long-one' has {len(long.text):,} characters: only its first 2,000 are"
+    assert said in caplog.text and "max_document_chars" in caplog.text
+    assert "'short'" not in caplog.text
+    with pytest.raises(ConfigError, match="max_document_chars"):
+        make_splitter(count_words, 60, max_document_chars=-1)

@@ -21,11 +21,17 @@ ENGINES = ("onnxruntime", "openvino")
 
 
 def _onnxruntime(info: ExportInfo, threads: int) -> Callable[[Feeds], np.ndarray]:
-    """Run the export on an ONNX Runtime CPU session (`threads` 0: its default)."""
+    """Run the export on an ONNX Runtime CPU session (`threads` 0: its default).
+
+    Its memory pattern (a plan kept per input shape) is off: batches come padded to every width,
+    and the plans made peak memory grow with the number of embedding calls (a 1 MB document
+    embedded 256 chunks a call: 1,041 MB above the loaded model with it, 661 MB without).
+    """
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.enable_mem_pattern = False
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     session = ort.InferenceSession(

@@ -64,9 +64,14 @@ class EmbedsOnDemand(Protocol):
     """A vector stage that embeds, per question, only the chunks of its token candidates."""
 
     def prepare(
-        self, sample: Sequence[Document], embedder: Embedder, overlap_tokens: int
+        self,
+        sample: Sequence[Document],
+        embedder: Embedder,
+        overlap_tokens: int,
+        max_document_chars: int = 0,
     ) -> dict[str, float]:
-        """Calibrate the chunking on the corpus's first documents (the stage's "build")."""
+        """Calibrate the chunking on the corpus's first documents (the stage's "build"), and
+        keep its overlap and its cap on a document's length (0: none)."""
         ...
 
     def search_questions(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from itertools import accumulate, groupby
 from pathlib import Path
 from typing import Literal
 
@@ -75,13 +76,22 @@ class CandidateVectorIndex:
         return self._store
 
     def prepare(
-        self, sample: Sequence[Document], embedder: Embedder, overlap_tokens: int
+        self,
+        sample: Sequence[Document],
+        embedder: Embedder,
+        overlap_tokens: int,
+        max_document_chars: int = 0,
     ) -> dict[str, float]:
-        """Calibrate the splitter on `sample` (the corpus's first documents) and keep it."""
+        """Calibrate the splitter on `sample` (the corpus's first documents) and keep it, with
+        the cap on a document's length."""
         texts = [document.text for document in sample]
         splitter = make_splitter(embedder, overlap_tokens=overlap_tokens, calibration_texts=texts)
         self.path.mkdir(parents=True, exist_ok=True)
-        settings = {"chars_per_token": splitter.chars_per_token, "overlap_tokens": overlap_tokens}
+        settings = {
+            "chars_per_token": splitter.chars_per_token,
+            "overlap_tokens": overlap_tokens,
+            "max_document_chars": max_document_chars,
+        }
         (self.path / SPLITTER).write_bytes(orjson.dumps(settings))
         return {"calibration_documents": len(sample), "chars_per_token": splitter.chars_per_token}
 
@@ -95,6 +105,7 @@ class CandidateVectorIndex:
             embedder,
             overlap_tokens=int(kept["overlap_tokens"]),
             chars_per_token=float(kept["chars_per_token"]),
+            max_document_chars=int(kept.get("max_document_chars", 0)),
         )
 
     def search_questions(
@@ -154,42 +165,62 @@ class CandidateVectorIndex:
         todo = [document for key, document in keys.items() if key not in present]
         stats.add("documents_reused", len(present))
         if todo:
-            splitter = self.splitter(embedder)
-            total = 0
-            with tqdm(desc="embedding candidate chunks", unit="chunk", leave=False) as bar:
-                for group in self._groups(todo, splitter):
-                    chunks = [chunk for _, pieces in group for chunk in pieces]
-                    matrix = embedder.encode_passages([c.text for c in chunks]) if chunks else None
-                    rows, start = [], 0
-                    for key, pieces in group:
-                        part = matrix[start : start + len(pieces)] if matrix is not None else None
-                        vectors = _or_empty(part, self.dimension)
-                        rows.append((key, keys[key].id, pieces, vectors))
-                        start += len(pieces)
+            chunked = self._chunked(todo, self.splitter(embedder), stats)
+            total = sum(len(pieces) for _, pieces in chunked)
+            with tqdm(
+                total=total, desc="embedding candidate chunks", unit="chunk", leave=False
+            ) as bar:
+                for rows in self._embed_batches(chunked, embedder, keys, bar):
                     self.store.put(rows)
-                    total += len(chunks)
-                    bar.update(len(chunks))
-            stats.add("documents_embedded", len(todo))
             stats.add("chunks_embedded", total)
+        stats.add("documents_embedded", len(todo))
         stored = self.store.get(keys)
         stats.add("chunks_reused", sum(len(stored[k].chunks) for k in present if k in stored))
         return stored
 
-    def _groups(
-        self, documents: list[Document], splitter: ChunkSplitter
-    ) -> Iterator[list[tuple[str, list[Chunk]]]]:
-        """Documents with their chunks, in groups of about `batch_size` chunks."""
-        group: list[tuple[str, list[Chunk]]] = []
-        size = 0
-        for document in documents:
-            pieces = chunk_document(document, splitter)
-            group.append((document_key(document), pieces))
-            size += len(pieces)
-            if size >= self.settings.batch_size:
-                yield group
-                group, size = [], 0
-        if group:
-            yield group
+    def _chunked(
+        self, documents: list[Document], splitter: ChunkSplitter, stats: StepStats
+    ) -> list[tuple[str, list[Chunk]]]:
+        """Each document's key and chunks (chunking is fast next to embedding: its bar counts
+        documents; a very long document is chunked segment by segment)."""
+        return [
+            (document_key(document), chunk_document(document, splitter, stats))
+            for document in tqdm(documents, desc="chunking candidates", unit="doc", leave=False)
+        ]
+
+    def _embed_batches(
+        self,
+        chunked: list[tuple[str, list[Chunk]]],
+        embedder: Embedder,
+        keys: dict[str, Document],
+        bar: tqdm,
+    ) -> Iterator[list[tuple[str, str, list[Chunk], np.ndarray]]]:
+        """Embed the chunks in batches of `batch_size` across documents (a long document spans
+        many); yield after each batch the documents it completed, ready to store."""
+        size = self.settings.batch_size
+        flat = [(key, chunk) for key, pieces in chunked for chunk in pieces]
+        ends = list(accumulate(len(pieces) for _, pieces in chunked))
+        vectors: dict[str, list[np.ndarray]] = {key: [] for key, _ in chunked}
+        done = 0  # documents of `chunked` whose every chunk is embedded
+        for start in range(0, max(len(flat), 1), size):
+            batch = flat[start : start + size]
+            if batch:
+                matrix = embedder.encode_passages([chunk.text for _, chunk in batch])
+                row = 0
+                for key, group in groupby(batch, key=lambda item: item[0]):
+                    count = len(list(group))
+                    vectors[key].append(matrix[row : row + count])
+                    row += count
+                bar.update(len(batch))
+            embedded = start + len(batch)
+            rows = []
+            while done < len(chunked) and ends[done] <= embedded:
+                key, pieces = chunked[done]
+                part = np.vstack(vectors.pop(key)) if pieces else None
+                rows.append((key, keys[key].id, pieces, _or_empty(part, self.dimension)))
+                done += 1
+            if rows:
+                yield rows
 
     def _nearest(
         self, vector: np.ndarray, chunks: list[Chunk], pieces: list[StoredDocument], k: int

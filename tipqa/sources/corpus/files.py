@@ -27,7 +27,7 @@ from tipqa.sources.corpus.base import (
     check_duplicate_policy,
 )
 from tipqa.sources.corpus.paths import expand_rooted
-from tipqa.sources.corpus.streams import file_format, is_supported, iter_lines
+from tipqa.sources.corpus.streams import SUFFIXES, file_format, is_supported, iter_lines
 
 PARQUET_BATCH_ROWS = 1024
 BadUtf8 = Literal["replace", "skip"]
@@ -226,14 +226,30 @@ class FileCorpus:
         self._start()
 
     def __iter__(self) -> Iterator[Document]:
-        """Yield the documents of every file, starting fresh counters and duplicate checks."""
+        """Yield the documents of every file, starting fresh counters and duplicate checks.
+
+        The progress bar counts bytes on disk against the files' total, so it has an ETA: within
+        an uncompressed JSONL or text file as its lines are read, a compressed or Parquet file
+        when it is done.
+        """
         self._start()
         disable = None if self.progress is None else not self.progress
-        with tqdm(desc="corpus", unit="doc", disable=disable) as bar:
-            for path in self.files:
+        sizes = [_size(path) for path in self.files]
+        with tqdm(
+            total=sum(sizes), desc="corpus", unit="B", unit_scale=True, disable=disable
+        ) as bar:
+            done = 0
+            for path, size in zip(self.files, sizes, strict=True):
+                plain = path.suffix.lower() not in PACKED_SUFFIXES
+                start = self.stats.counts["bytes_read"]
                 for document in self.iter_file(path):
-                    bar.update()
+                    if plain:
+                        read = min(size, int(self.stats.counts["bytes_read"] - start))
+                        bar.update(done + read - bar.n)
                     yield document
+                done += size
+                bar.update(done - bar.n)
+                bar.set_postfix(documents=int(self.stats.counts["documents"]), refresh=False)
 
     def iter_file(self, path: str | os.PathLike[str]) -> Iterator[Document]:
         """Yield the documents of one file, adding to `stats` (for sharding by file)."""
@@ -337,6 +353,18 @@ class FileCorpus:
             ) from exc
         finally:
             parquet.close()
+
+
+PACKED_SUFFIXES = {suffix for suffix, kind in SUFFIXES.items() if kind != "jsonl"}
+"""Files whose bytes read are not bytes on disk (compressed, Parquet)."""
+
+
+def _size(path: Path) -> int:
+    """A file's size on disk (0 when it cannot be read: reading it will say why)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _parquet_columns(group: FileGroupSettings, names: list[str], where: str) -> list[str] | None:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import time
 import zlib
 from pathlib import Path
 
@@ -229,3 +231,82 @@ def test_a_shard_with_no_open_question_embeds_nothing(
         [], token_index, embedder, 3, stats
     )
     assert found == [] and embedder.calls == 0 and not stats.counts
+
+
+class BatchRecorder(CountingEmbedder):
+    """The counting embedder, also recording how many passages each call embedded."""
+
+    def __init__(self, log: Path) -> None:
+        super().__init__(log)
+        self.sizes: list[int] = []
+
+    def encode_passages(self, texts: list[str]) -> np.ndarray:
+        self.sizes.append(len(texts))
+        return super().encode_passages(texts)
+
+
+def test_a_long_candidate_is_embedded_in_bounded_batches_with_a_total(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    long = Document("long", " ".join(["The harbour keeper painted it blue again."] * 400))
+    index = TantivyTokenIndex.at(tmp_path / "token", threads=1)
+    index.build(iter([*corpus(), long]))
+    embedder = BatchRecorder(tmp_path / "embedded.txt")
+    candidates = prepared(tmp_path / "candidates", embedder, candidates=41, batch_size=8)
+    stats = StepStats("vector_search")
+    candidates.search_questions(questions()[:1], index, embedder, 3, stats)
+    chunks = chunk_document(long, candidates.splitter(embedder))
+    total = int(stats.counts["chunks_embedded"])
+    assert len(chunks) > 100 and total > len(chunks)
+    assert max(embedder.sizes) == 8 and sum(embedder.sizes) == total
+    assert candidates.count() == total, "every document stored, the long one whole"
+    assert f"/{total} " in capsys.readouterr().err, "the bar has a total"
+
+
+def test_a_cap_on_a_document_s_length_is_in_the_vector_index_fingerprint_when_set() -> None:
+    def fingerprint(**vector: str) -> str:
+        sections = {"vector_index": {"backend": "candidates", **vector}}
+        return Plan(read_config(sections)).vector_index.fingerprint
+
+    assert fingerprint(max_document_chars="0") == fingerprint()
+    assert fingerprint(max_document_chars="100000") != fingerprint()
+
+
+@pytest.mark.slow
+def test_a_huge_one_line_candidate_shows_progress_and_stops_at_ctrl_c(tmp_path: Path) -> None:
+    words = "harbour keeper painted the lighthouse blue every summer again".split()
+    huge = " ".join(words[i % len(words)] for i in range(600_000))  # about 4 MB, one line
+    index = TantivyTokenIndex.at(tmp_path / "token", threads=1)
+    index.build(iter([*corpus(), Document("huge", huge)]))
+    folder = tmp_path / "candidates"
+    script = f"""
+import sys
+sys.path[:0] = {json.dumps([str(Path(__file__).parent), *sys.path])}
+from pathlib import Path
+from test_candidates import corpus, questions, stage
+from tipqa.core.stats import StepStats
+from tipqa.indexes.embedders.sentence_transformers import SentenceTransformerEmbedder
+from tipqa.indexes.token_index.tantivy import TantivyTokenIndex
+embedder = SentenceTransformerEmbedder.of()
+vectors = stage(Path({str(folder)!r}), candidates=41, batch_size=64)
+vectors.dimension = embedder.dimension
+vectors.prepare(corpus(), embedder, overlap_tokens=0)
+index = TantivyTokenIndex.at({str(index.path)!r}, threads=1)
+vectors.search_questions(questions()[:1], index, embedder, 3, StepStats("vector_search"))
+"""
+    run = subprocess.Popen(
+        [sys.executable, "-c", script], stderr=subprocess.PIPE, text=True, bufsize=1
+    )
+    assert run.stderr is not None
+    shown = ""
+    deadline = time.monotonic() + 240
+    while not re.search(r"embedding candidate chunks: +\d+%\|.*\| [1-9]\d*/\d+ \[", shown):
+        assert run.poll() is None and time.monotonic() < deadline, shown[-2000:]
+        shown += run.stderr.read(1)
+    total = int(re.findall(r"\| \d+/(\d+) \[", shown)[-1])
+    assert total > 1000, "the bar counts every chunk of the candidates, the huge one's too"
+    stopped = time.monotonic()
+    run.send_signal(signal.SIGINT)
+    run.communicate(timeout=60)
+    assert time.monotonic() - stopped < 5, "Ctrl-C stops the embedding within seconds"
+    assert run.returncode in (-signal.SIGINT, 1)

@@ -291,3 +291,16 @@ def test_real_dolma_web_files() -> None:
     assert all(d.id.startswith("http") for d in docs)
     assert not corpus.stats.errors
     assert corpus.stats.counts["files"] == 3
+
+
+def test_the_progress_bar_counts_bytes_against_the_files_total(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a.jsonl").write_bytes(jsonl(RECORDS * 200))
+    (tmp_path / "b.jsonl.gz").write_bytes(gzip.compress(jsonl(RECORDS)))
+    total = sum(path.stat().st_size for path in tmp_path.iterdir())
+    docs = list(FileCorpus.of(sorted(tmp_path.iterdir()), progress=True, id_field=None))
+    assert len(docs) == 603
+    shown = capsys.readouterr().err
+    assert f"corpus: 100%|██████████| {total / 1000:.1f}k/{total / 1000:.1f}k " in shown
+    assert "documents=603" in shown
