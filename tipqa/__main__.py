@@ -36,9 +36,7 @@ class Command:
 
 COMMANDS = {
     "audit": Command("tipqa.builder.audit", "audit a build's unanswerable and discarded labels"),
-    "compare": Command(
-        "tipqa.audit.compare", "label flips between two builds of the same questions"
-    ),
+    "flips": Command("tipqa.audit.compare", "label flips between two builds of the same questions"),
     "evaluate": Command("tipqa.evaluate.__main__", "score a model's predictions on a split"),
     "export": Command("tipqa.export.__main__", "write the splits in another benchmark's format"),
     "lmeval-task": Command(
