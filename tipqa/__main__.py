@@ -22,7 +22,6 @@ BUILD = "build"
 LOCAL = "--local-scheduler"
 CENTRAL = ("--scheduler-host", "--scheduler-url", "--scheduler-port")
 NO_LOCK, LOCK_DIR = "--no-lock", "--lock-pid-dir"
-TASKS = "CreateDataset, PreviewCost, Partition, RetryFailed, PublishDataset, Evaluate"
 
 
 @dataclass(frozen=True)
@@ -109,6 +108,13 @@ def luigi_argv(argv: Sequence[str]) -> list[str]:
     return ["--module", "pipelines", args.task, *local, *lock, *rest]
 
 
+def tasks() -> str:
+    """The Luigi tasks that `tipqa build --task` takes: those pipelines exports."""
+    import pipelines
+
+    return ", ".join(pipelines.__all__)
+
+
 def build(argv: Sequence[str]) -> NoReturn:
     """Run the build through Luigi and exit with Luigi's code.
 
@@ -132,7 +138,7 @@ def build(argv: Sequence[str]) -> NoReturn:
         luigi.retcodes.run_with_retcodes(command)
     except TaskClassNotFoundException as exc:
         missing = str(exc).split(".")[0]
-        sys.stderr.write(f"error: {missing}: --task names a task of pipelines ({TASKS}, ...)\n")
+        sys.stderr.write(f"error: {missing}: --task names a task of pipelines ({tasks()})\n")
         sys.exit(2)
     sys.exit(0)
 
