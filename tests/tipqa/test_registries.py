@@ -10,7 +10,7 @@ import pytest
 
 import tipqa
 from tipqa.core.errors import ConfigError, MissingExtraError
-from tipqa.core.registry import Registry, takes
+from tipqa.core.registry import Registry, settings_have
 
 DEFINITION = re.compile(r"^(\w+): Registry\[.*\] = Registry\(", re.MULTILINE)
 ROOT = Path(tipqa.__file__).parent
@@ -50,7 +50,7 @@ def test_entry_resolves_with_the_capabilities_it_declares(registry: Registry, na
 
 
 def test_a_wrong_declaration_is_named() -> None:
-    registry: Registry = Registry("demo", {"cacheable": takes("cache")})
+    registry: Registry = Registry("demo", {"remote": settings_have("model")})
     registry.add(
         "plain", "tipqa.llm.judges.rules:RuleJudge", "tipqa.llm.judges.rules:RuleJudgeSettings"
     )
@@ -58,14 +58,14 @@ def test_a_wrong_declaration_is_named() -> None:
         "liar",
         "tipqa.llm.judges.rules:RuleJudge",
         "tipqa.llm.judges.rules:RuleJudgeSettings",
-        capabilities=("cacheable",),
+        capabilities=("remote",),
     )
-    assert registry.check("plain") == [] and not registry.has("plain", "cacheable")
-    assert registry.check("liar") == ["demo 'liar': capability 'cacheable' declared but missing"]
+    assert registry.check("plain") == [] and not registry.has("plain", "remote")
+    assert registry.check("liar") == ["demo 'liar': capability 'remote' declared but missing"]
     registry.add(
         "llm", "tipqa.llm.judges.llm:LLMJudge", "tipqa.llm.judges.openai:OpenAIJudgeSettings"
     )
-    assert registry.check("llm") == ["demo 'llm': capability 'cacheable' present but not declared"]
+    assert registry.check("llm") == ["demo 'llm': capability 'remote' present but not declared"]
     with pytest.raises(ConfigError, match="unknown capability"):
         registry.add(
             "x",
