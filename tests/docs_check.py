@@ -528,7 +528,7 @@ OPTIONAL_OUTPUTS = {
     "llm-cache/": "written by an LLM backend (the demo's are rules)",
     "index/token-sample/": "written by PreviewCost",
     "export/": "written by tipqa export",
-    "compare/": "written by tipqa compare",
+    "flips/": "written by tipqa flips",
     "publish/": "written by PublishDataset",
     "annotation/": "written by the annotation tasks",
     "evaluate/": "written by Evaluate",

@@ -22,7 +22,6 @@ BUILD = "build"
 LOCAL = "--local-scheduler"
 CENTRAL = ("--scheduler-host", "--scheduler-url", "--scheduler-port")
 NO_LOCK, LOCK_DIR = "--no-lock", "--lock-pid-dir"
-TASKS = "CreateDataset, PreviewCost, Partition, RetryFailed, PublishDataset, Evaluate"
 
 
 @dataclass(frozen=True)
@@ -36,9 +35,7 @@ class Command:
 
 COMMANDS = {
     "audit": Command("tipqa.builder.audit", "audit a build's unanswerable and discarded labels"),
-    "compare": Command(
-        "tipqa.audit.compare", "label flips between two builds of the same questions"
-    ),
+    "flips": Command("tipqa.audit.compare", "label flips between two builds of the same questions"),
     "evaluate": Command("tipqa.evaluate.__main__", "score a model's predictions on a split"),
     "export": Command("tipqa.export.__main__", "write the splits in another benchmark's format"),
     "lmeval-task": Command(
@@ -111,6 +108,13 @@ def luigi_argv(argv: Sequence[str]) -> list[str]:
     return ["--module", "pipelines", args.task, *local, *lock, *rest]
 
 
+def tasks() -> str:
+    """The Luigi tasks that `tipqa build --task` takes: those pipelines exports."""
+    import pipelines
+
+    return ", ".join(pipelines.__all__)
+
+
 def build(argv: Sequence[str]) -> NoReturn:
     """Run the build through Luigi and exit with Luigi's code.
 
@@ -134,7 +138,7 @@ def build(argv: Sequence[str]) -> NoReturn:
         luigi.retcodes.run_with_retcodes(command)
     except TaskClassNotFoundException as exc:
         missing = str(exc).split(".")[0]
-        sys.stderr.write(f"error: {missing}: --task names a task of pipelines ({TASKS}, ...)\n")
+        sys.stderr.write(f"error: {missing}: --task names a task of pipelines ({tasks()})\n")
         sys.exit(2)
     sys.exit(0)
 

@@ -56,7 +56,7 @@ def test_four_workers_put_the_build_settings_on_once_and_serve_once(tmp_path: Pa
         assert created["mappings"]["_meta"]["tipqa"]["build"]
         assert len(node.indexes[INDEX]["docs"]) == FILES * PER_FILE
         ledger = node.indexes[INDEX + "-tipqa-meta"]["docs"]
-        assert sum(key.startswith("shard:") for key in ledger) == FILES and "complete" in ledger
+        assert sum(key.startswith("part:") for key in ledger) == FILES and "complete" in ledger
 
         sent = len(node.requests)
         again = run_luigi(config, "BuildTokenIndex", "--workers", "4")

@@ -123,6 +123,20 @@ def test_build_is_the_one_machine_luigi_command_line() -> None:
     assert luigi_argv(["--local-scheduler"]).count("--local-scheduler") == 1
 
 
+def test_an_unknown_task_exits_2_naming_the_tasks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("LUIGI_CONFIG_PATH", raising=False)
+    assert exit_code([BUILD, "--task", "NoSuchTask", "--no-lock"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.startswith("error: No task NoSuchTask: --task names a task of pipelines")
+        and err.count("\n") == 1
+    )
+    assert "CreateDataset, " in err and "Evaluate" in err
+
+
 def test_builds_in_two_folders_take_two_locks_and_two_in_one_folder_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

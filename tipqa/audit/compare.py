@@ -1,11 +1,11 @@
-"""`tipqa compare RUN_A RUN_B`: the labels of two builds of the same questions, side by side.
+"""`tipqa flips RUN_A RUN_B`: the labels of two builds of the same questions, side by side.
 
 Reads each build's partitions (the labels of Algorithm 1, before any audit is applied) of the
 pools both builds have: the matrix of labels (A's by B's), the flips by deciding stage
 (`token -> vector`), and every question whose label differs, with both sides' stage, reason
 and evidence. Builds of different questions (another pool's, or other question texts under
-the same ids) are an error. Writes `compare.json` and `compare.md` into `--out` (default
-`RUN_A/compare/<RUN_B's name>/`).
+the same ids) are an error. Writes `flips.json` and `flips.md` into `--out` (default
+`RUN_A/flips/<RUN_B's name>/`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tipqa.core import cli
 from tipqa.core.errors import InputError
 from tipqa.core.jsonl import atomic_open, iter_records, write_json
 from tipqa.core.layout import RunLayout
@@ -189,15 +190,15 @@ def markdown(result: dict[str, Any]) -> str:
 
 
 def write_comparison(result: dict[str, Any], out: Path) -> None:
-    """Write `compare.json` and `compare.md` into `out`."""
-    write_json(out / "compare.json", result)
-    with atomic_open(out / "compare.md") as handle:
+    """Write `flips.json` and `flips.md` into `out`."""
+    write_json(out / "flips.json", result)
+    with atomic_open(out / "flips.md") as handle:
         handle.write(markdown(result).encode())
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="tipqa compare",
+        prog=cli.prog("python -m tipqa.audit.compare"),
         description="Label flips between two builds of the same questions (JSON and Markdown).",
     )
     parser.add_argument("run_a", type=Path, help="the first build's run folder (outputs/NAME)")
@@ -205,7 +206,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--out",
         type=Path,
-        help="the folder of compare.json and compare.md (default RUN_A/compare/<RUN_B's name>)",
+        help="the folder of flips.json and flips.md (default RUN_A/flips/<RUN_B's name>)",
     )
     return parser
 
@@ -214,10 +215,10 @@ def run(argv: Sequence[str]) -> int:
     """Compare two builds; print where the files are and how many labels flipped."""
     args = _parser().parse_args(argv)
     result = compare_runs(args.run_a, args.run_b)
-    out = args.out or RunLayout(args.run_a).comparison(args.run_b.resolve().name)
+    out = args.out or RunLayout(args.run_a).flips(args.run_b.resolve().name)
     write_comparison(result, out)
     print(
-        f"{out / 'compare.md'}: {len(result['flips']):,} of {result['questions']:,} questions "
+        f"{out / 'flips.md'}: {len(result['flips']):,} of {result['questions']:,} questions "
         f"flipped; by stage: {result['flips_by_stage'] or 'none'}"
     )
     return 0

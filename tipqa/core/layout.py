@@ -114,9 +114,9 @@ class RunLayout:
         """The annotation tree of pool `pool` (see `tipqa.annotation.layout`)."""
         return self.root / "annotation" / pool
 
-    def comparison(self, other: str) -> Path:
-        """Where `tipqa compare` writes this run's comparison with run `other` (by default)."""
-        return self.root / "compare" / other
+    def flips(self, other: str) -> Path:
+        """Where `tipqa flips` writes this run's label flips against run `other` (by default)."""
+        return self.root / "flips" / other
 
     def training_index(self, key: str) -> TrainingIndexLayout:
         """The default place of a training stream's anchor index: one per stream (`key`),

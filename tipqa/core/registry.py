@@ -47,15 +47,6 @@ def declares(cls: Any, member: str) -> bool:
     )
 
 
-def has_methods(*names: str) -> Check:
-    """A check that the implementation class has each of these methods."""
-
-    def check(target: Any, settings: type[Settings]) -> bool:
-        return all(callable(getattr(target, name, None)) for name in names)
-
-    return check
-
-
 def has_attribute(name: str) -> Check:
     """A check that the implementation class defines or annotates `name`."""
 

@@ -170,7 +170,7 @@ def measures(
 
 
 @dataclass(frozen=True)
-class Rated:
+class RatedAnswer:
     """One question's confidences by method, with its correctness and whether it is known."""
 
     id: str
@@ -179,7 +179,7 @@ class Rated:
     values: Mapping[str, float | None]
 
 
-def _arrays(rated: Sequence[Rated], method: str) -> tuple[np.ndarray, ...]:
+def _arrays(rated: Sequence[RatedAnswer], method: str) -> tuple[np.ndarray, ...]:
     kept = [r for r in rated if r.values.get(method) is not None]
     return (
         np.array([r.values[method] for r in kept], dtype=float),
@@ -189,9 +189,9 @@ def _arrays(rated: Sequence[Rated], method: str) -> tuple[np.ndarray, ...]:
 
 
 def method_measures(
-    rated: Sequence[Rated],
+    rated: Sequence[RatedAnswer],
     bins: int,
-    fitted_on: Sequence[Rated] | None = None,
+    fitted_on: Sequence[RatedAnswer] | None = None,
 ) -> dict[str, Any]:
     """Every method's measures side by side; with `fitted_on`, the temperature-scaled ones too.
 

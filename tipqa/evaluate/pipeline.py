@@ -15,7 +15,7 @@ from tipqa.core.errors import ConfigError
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.layout import EvaluationLayout
 from tipqa.core.stats import StepStats
-from tipqa.evaluate.confidence import ConfidenceSettings, Rated, method_measures
+from tipqa.evaluate.confidence import ConfidenceSettings, RatedAnswer, method_measures
 from tipqa.evaluate.gold import load_gold
 from tipqa.evaluate.predict import make_predictions
 from tipqa.evaluate.refusal import RefusalDetector
@@ -36,7 +36,7 @@ def evaluate_model(
     predictions_record: StepRecord | None = None,
     record: StepRecord | None = None,
     confidence: ConfidenceSettings | None = None,
-    fit_on: Sequence[Rated] | None = None,
+    fit_on: Sequence[RatedAnswer] | None = None,
 ) -> dict[str, Any]:
     """Answer every question of the split, score the answers, write it all under `folder`.
 
@@ -60,7 +60,9 @@ def evaluate_model(
         rated, rows = rate(scored, questions, answerer, confidence, scoring.seed, stats)
     else:
         rated = [
-            Rated(s.id, s.correct, s.label == "answerable", {"sequence_probability": s.confidence})
+            RatedAnswer(
+                s.id, s.correct, s.label == "answerable", {"sequence_probability": s.confidence}
+            )
             for s in scored
         ]
         rows = [{"id": r.id, "correct": r.correct, "known": r.known, **r.values} for r in rated]

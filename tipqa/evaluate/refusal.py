@@ -38,8 +38,12 @@ SHIPPED_PHRASES = "refusal-phrases.txt"
 # refusal paraphrases were caught and none of 60 authored answers (hedged ones included) misread.
 DEFAULT_THRESHOLD = 0.425
 BOX = "\\boxed{"
-MODEL_UNCERTAIN = ("i don't know", "<model_uncertain>")
-DATA_UNCERTAIN = ("<data_uncertain>",)
+MODEL_UNCERTAIN, DATA_UNCERTAIN = "MODEL_UNCERTAIN", "DATA_UNCERTAIN"
+"""UA-Bench's labels of a refusal: the question is beyond the model, or ill-posed."""
+MODEL_UNCERTAIN_TOKENS = ("i don't know", "<model_uncertain>")
+"""What a box holds (lower-cased) when it says MODEL_UNCERTAIN."""
+DATA_UNCERTAIN_TOKENS = ("<data_uncertain>",)
+"""What a box holds (lower-cased) when it says DATA_UNCERTAIN."""
 KINDS = (
     "explicit",
     "missing",
@@ -122,10 +126,10 @@ def box_label(content: str) -> str | None:
     first rule).
     """
     key = content.lower().replace("’", "'")
-    if any(token in key for token in MODEL_UNCERTAIN):
-        return "MODEL_UNCERTAIN"
-    if any(token in key for token in DATA_UNCERTAIN):
-        return "DATA_UNCERTAIN"
+    if any(token in key for token in MODEL_UNCERTAIN_TOKENS):
+        return MODEL_UNCERTAIN
+    if any(token in key for token in DATA_UNCERTAIN_TOKENS):
+        return DATA_UNCERTAIN
     return None
 
 

@@ -22,7 +22,7 @@ from tipqa.core.stats import StepStats
 from tipqa.evaluate.confidence import (
     ANSWER_EQUIVALENCE,
     ConfidenceSettings,
-    Rated,
+    RatedAnswer,
     sample_confidences,
 )
 from tipqa.evaluate.metrics import Scored
@@ -99,7 +99,7 @@ def rate(
     settings: ConfidenceSettings,
     seed: int,
     stats: StepStats,
-) -> tuple[list[Rated], list[dict[str, Any]]]:
+) -> tuple[list[RatedAnswer], list[dict[str, Any]]]:
     """Every question's confidences by method, and the rows of `confidence.jsonl`.
 
     Samples and P(True) are asked on a chat model of the answerer's (behind its cache) that
@@ -130,7 +130,7 @@ def rate(
             "semantic_entropy": by_samples["semantic_entropy_confidence"],
             "p_true": truth,
         }
-        rated.append(Rated(item.id, item.correct, item.label == "answerable", values))
+        rated.append(RatedAnswer(item.id, item.correct, item.label == "answerable", values))
         rows.append(
             {
                 "id": item.id,
@@ -152,8 +152,8 @@ def write_confidences(path: Path, rows: Sequence[dict[str, Any]]) -> None:
             handle.write((json.dumps(row) + "\n").encode())
 
 
-def read_rated(path: Path) -> list[Rated]:
-    """The confidences `write_confidences` wrote, as `Rated` (for fitting temperatures)."""
+def read_rated(path: Path) -> list[RatedAnswer]:
+    """The confidences `write_confidences` wrote, as `RatedAnswer` (for fitting temperatures)."""
     if not path.is_file():
         raise InputError("no confidences here (evaluate that split first)", path=str(path))
     out = []
@@ -166,5 +166,5 @@ def read_rated(path: Path) -> list[Rated]:
             "semantic_entropy": row.get("semantic_entropy_confidence"),
             "p_true": row.get("p_true"),
         }
-        out.append(Rated(row["id"], bool(row.get("correct")), bool(row.get("known")), values))
+        out.append(RatedAnswer(row["id"], bool(row.get("correct")), bool(row.get("known")), values))
     return out

@@ -53,10 +53,10 @@ from typing import Any
 from tipqa.core.errors import InputError
 from tipqa.core.jsonl import iter_json_lines
 from tipqa.evaluate.gold import GoldSet
-from tipqa.evaluate.refusal import BOX, box_label, last_boxed
+from tipqa.evaluate.refusal import BOX, DATA_UNCERTAIN, MODEL_UNCERTAIN, box_label, last_boxed
 from tipqa.evaluate.uabench_judge import AliasJudge, AnswerJudge, AnswerToJudge
 
-ANSWERABLE, DATA_UNCERTAIN, MODEL_UNCERTAIN = "ANSWERABLE", "DATA_UNCERTAIN", "MODEL_UNCERTAIN"
+ANSWERABLE = "ANSWERABLE"
 PREDICTED_LABELS: tuple[str, ...] = (ANSWERABLE, DATA_UNCERTAIN, MODEL_UNCERTAIN)
 TARGETS: tuple[str, ...] = ("ANSWER", MODEL_UNCERTAIN, DATA_UNCERTAIN)
 SETS: tuple[str, ...] = (

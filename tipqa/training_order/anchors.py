@@ -32,7 +32,7 @@ from tqdm import tqdm
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.jsonl import atomic_open, read_json, write_json
 from tipqa.core.stats import StepStats
-from tipqa.training_order.streams import TokenStream, Unit
+from tipqa.training_order.streams import StreamUnit, TokenStream
 
 HASH_VERSION = 1
 _OFFSET = np.uint64(0xCBF29CE484222325)
@@ -134,13 +134,13 @@ def block_anchors(tokens: np.ndarray, width: int, eod: int) -> tuple[np.ndarray,
     )
 
 
-def unit_path(folder: Path, unit: Unit) -> Path:
+def unit_path(folder: Path, unit: StreamUnit) -> Path:
     """Where a unit's anchors are stored."""
     return folder / "units" / f"unit-{unit.name}.npz"
 
 
 def index_unit(
-    stream: TokenStream, unit: Unit, folder: Path, width: int, eod: int, block: int
+    stream: TokenStream, unit: StreamUnit, folder: Path, width: int, eod: int, block: int
 ) -> dict[str, int]:
     """Compute and store one unit's anchors; return its counts."""
     heads: list[np.ndarray] = []
@@ -176,7 +176,7 @@ def index_unit(
     }
 
 
-def _index_unit_job(job: tuple[TokenStream, Unit, Path, int, int, int]) -> dict[str, int]:
+def _index_unit_job(job: tuple[TokenStream, StreamUnit, Path, int, int, int]) -> dict[str, int]:
     return index_unit(*job)
 
 

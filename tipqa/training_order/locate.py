@@ -58,7 +58,7 @@ from tipqa.training_order.wanted import Keys, WantedDocument, make_keys
 
 
 @dataclass(frozen=True)
-class Candidate:
+class SpanCandidate:
     """A key hit: document `doc` from `offset` on may sit at (sequence, position)."""
 
     sequence: int
@@ -252,7 +252,7 @@ class SpanFinder:
 
     def _from_anchors(
         self, anchors: Anchors, unit: UnitAnchors, keys: Keys, *, at_end: bool = False
-    ) -> list[Candidate]:
+    ) -> list[SpanCandidate]:
         """Key hits among EOD anchors; `at_end`: only windows that end the sequence there."""
         out = []
         for hit in keys.lookup(anchors.hashes):
@@ -263,10 +263,10 @@ class SpanFinder:
                     continue
                 doc, offset = int(keys.docs[key]), int(keys.offsets[key])
                 batch = int(unit.batches[row])
-                out.append(Candidate(unit.first + row, position, doc, offset, length, batch))
+                out.append(SpanCandidate(unit.first + row, position, doc, offset, length, batch))
         return out
 
-    def _from_heads(self, unit: UnitAnchors, keys: Keys) -> list[Candidate]:
+    def _from_heads(self, unit: UnitAnchors, keys: Keys) -> list[SpanCandidate]:
         """Key hits among the sequence heads."""
         out = []
         for row in keys.lookup(unit.heads):
@@ -274,12 +274,12 @@ class SpanFinder:
             for key in keys.owners(unit.heads[row]):
                 doc, offset = int(keys.docs[key]), int(keys.offsets[key])
                 length = int(keys.lengths[key])
-                out.append(Candidate(unit.first + int(row), 0, doc, offset, length, batch))
+                out.append(SpanCandidate(unit.first + int(row), 0, doc, offset, length, batch))
         return out
 
     def _confirm(
-        self, documents: Sequence[WantedDocument], candidates: list[Candidate]
-    ) -> list[tuple[Candidate, Covering]]:
+        self, documents: Sequence[WantedDocument], candidates: list[SpanCandidate]
+    ) -> list[tuple[SpanCandidate, Covering]]:
         """The candidates whose whole piece matches the document, with what each covers."""
         if not candidates:
             return []

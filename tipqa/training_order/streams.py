@@ -7,8 +7,8 @@ Two layouts of the same stream:
 * `ParquetStream`: Parquet files with one row per sequence, a list column of token ids and a
   column with its batch index (files in name order, rows in file order).
 
-Both are cut into `Unit`s (ranges of global sequence numbers) that a worker reads on its own,
-so a stream object holds only paths and numbers and can be sent to worker processes.
+Both are cut into `StreamUnit`s (ranges of global sequence numbers) that a worker reads on its
+own, so a stream object holds only paths and numbers and can be sent to worker processes.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from tipqa.training_order.megatron_format import check_fixed_sequences, read_ind
 
 
 @dataclass(frozen=True)
-class Unit:
+class StreamUnit:
     """Sequences [first, stop) of a stream: the piece of work one worker does at a time."""
 
     first: int
@@ -55,11 +55,11 @@ class TokenStream(Protocol):
 
     seq_length: int
 
-    def units(self, sequences_per_unit: int) -> list[Unit]:
+    def units(self, sequences_per_unit: int) -> list[StreamUnit]:
         """The stream cut into units of about `sequences_per_unit` sequences."""
         ...
 
-    def blocks(self, unit: Unit, block_sequences: int) -> Iterator[Block]:
+    def blocks(self, unit: StreamUnit, block_sequences: int) -> Iterator[Block]:
         """The unit's sequences, at most `block_sequences` at a time."""
         ...
 
@@ -94,12 +94,12 @@ class MegatronStream:
         flat = np.memmap(self.data_path, dtype=self.dtype, mode="r")
         return flat[: self.count * self.seq_length].reshape(self.count, self.seq_length)
 
-    def units(self, sequences_per_unit: int) -> list[Unit]:
+    def units(self, sequences_per_unit: int) -> list[StreamUnit]:
         """Ranges of `sequences_per_unit` sequences (byte ranges of the `.bin`)."""
         step = max(1, sequences_per_unit)
-        return [Unit(i, min(i + step, self.count)) for i in range(0, self.count, step)]
+        return [StreamUnit(i, min(i + step, self.count)) for i in range(0, self.count, step)]
 
-    def blocks(self, unit: Unit, block_sequences: int) -> Iterator[Block]:
+    def blocks(self, unit: StreamUnit, block_sequences: int) -> Iterator[Block]:
         """Blocks of the unit read from the memory-mapped `.bin`."""
         tokens = self._tokens()
         for start in range(unit.first, unit.stop, max(1, block_sequences)):
@@ -154,9 +154,9 @@ class ParquetStream:
                 first += rows
         self.count = first
 
-    def units(self, sequences_per_unit: int) -> list[Unit]:
+    def units(self, sequences_per_unit: int) -> list[StreamUnit]:
         """One unit per row group."""
-        return [Unit(first, stop, file, group) for first, stop, file, group in self.groups]
+        return [StreamUnit(first, stop, file, group) for first, stop, file, group in self.groups]
 
     def _read(self, file: int, group: int, first: int) -> Block:
         import pyarrow as pa
@@ -189,7 +189,7 @@ class ParquetStream:
     def _file_first(self, file: int) -> int:
         return next(first for first, _, number, _ in self.groups if number == file)
 
-    def blocks(self, unit: Unit, block_sequences: int) -> Iterator[Block]:
+    def blocks(self, unit: StreamUnit, block_sequences: int) -> Iterator[Block]:
         """The unit's row group as one block."""
         yield self._read(unit.file, unit.row_group, unit.first)
 

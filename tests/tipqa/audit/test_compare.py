@@ -1,4 +1,4 @@
-"""`tipqa compare`: the labels of two builds of the same questions, and what flipped."""
+"""`tipqa flips`: the labels of two builds of the same questions, and what flipped."""
 
 from __future__ import annotations
 
@@ -67,14 +67,14 @@ def test_the_matrix_and_the_flips_are_the_labels_counted_pair_by_pair(runs: tupl
 def test_the_command_writes_json_and_markdown(runs: tuple, capsys: pytest.CaptureFixture) -> None:
     a, b, _, _ = runs
     with pytest.raises(SystemExit) as exited:
-        main(["compare", str(a.root), str(b.root)])
+        main(["flips", str(a.root), str(b.root)])
     assert exited.value.code == 0
-    out = a.comparison("b")
-    assert json.loads((out / "compare.json").read_text())["flips_by_stage"]
-    markdown = (out / "compare.md").read_text()
+    out = a.flips("b")
+    assert json.loads((out / "flips.json").read_text())["flips_by_stage"]
+    markdown = (out / "flips.md").read_text()
     assert "| unanswerable | 1 | 2 | 0 | 1 |" in markdown
     assert "3 with another label" in markdown and "`d7` (d7#0)" in markdown
-    assert f"{out / 'compare.md'}: 3 of 16 questions flipped" in capsys.readouterr().out
+    assert f"{out / 'flips.md'}: 3 of 16 questions flipped" in capsys.readouterr().out
 
 
 def test_builds_of_other_questions_are_refused(tmp_path: Path, runs: tuple) -> None:
@@ -100,7 +100,7 @@ def test_bad_input_exits_2_with_one_line(
     if which == "other":
         write_pool(RunLayout(other), "dev", {"answerable": 2})
     with pytest.raises(SystemExit) as exited:
-        main(["compare", str(a.root), str(other)])
+        main(["flips", str(a.root), str(other)])
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1

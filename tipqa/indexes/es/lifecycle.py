@@ -4,7 +4,8 @@ the ledger of built parts and the completion marker.
 A build may be split into named parts (one per corpus file, one Luigi task each, many workers
 in parallel). `start_build` creates the index (or puts an existing one into build mode: no
 replicas, no refresh) once, before the first part; workers then only add to it. Each finished
-part is recorded as a document `shard:<name>` in the small index `<index>-tipqa-meta`;
+part is recorded as a document `part:<name>` in the small index `<index>-tipqa-meta` (a
+ledger written as `shard:<name>` is read too);
 `finalize`, once after the last part, checks that every expected part is recorded, restores
 the serving settings, refreshes (and optionally force-merges), and writes the completion marker
 `complete` with the document count. `is_complete` is true only
@@ -41,6 +42,9 @@ log = logging.getLogger(__name__)
 
 LEDGER_SUFFIX = "-tipqa-meta"
 COMPLETE_ID = "complete"
+LEDGER_PREFIXES = ("part", "shard")
+"""The ledger ids of a finished part, `<prefix>:<part>`: written with the first, read with any
+(`shard` in ledgers written before parts were called parts)."""
 FORCE_MERGE_POLL = "60s"
 
 
@@ -248,8 +252,11 @@ class EsIndexBase:
 
     def part_record(self, part: str) -> dict[str, Any] | None:
         """The counts recorded when `part` finished, or None if it has not."""
-        record = self._current_record(f"shard:{part}")
-        return None if record is None else dict(record.get("counts", {}))
+        for prefix in LEDGER_PREFIXES:
+            record = self._current_record(f"{prefix}:{part}")
+            if record is not None:
+                return dict(record.get("counts", {}))
+        return None
 
     def part_done(self, part: str) -> bool:
         """True when `part` has been indexed completely."""
@@ -257,7 +264,7 @@ class EsIndexBase:
 
     def record_part(self, part: str, counts: dict[str, float]) -> None:
         """Record that `part` has been indexed completely, with its counts."""
-        self._ledger_put(f"shard:{part}", {"kind": "shard", "shard": part, "counts": counts})
+        self._ledger_put(f"part:{part}", {"kind": "part", "part": part, "counts": counts})
 
     def completion(self) -> dict[str, Any] | None:
         """The completion marker, or None when the index is not marked complete."""
@@ -294,10 +301,10 @@ class EsIndexBase:
         documents = self.count()
         counts: dict[str, float] = {
             "documents": documents,
-            "shards": len(parts),
+            "parts": len(parts),
             "finalize_seconds": round(time.perf_counter() - started, 3),
         }
         self._ledger_put(
-            COMPLETE_ID, {"kind": "complete", "documents": documents, "shards": list(parts)}
+            COMPLETE_ID, {"kind": "complete", "documents": documents, "parts": list(parts)}
         )
         return counts

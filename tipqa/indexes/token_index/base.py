@@ -57,13 +57,13 @@ class RanksText(Protocol):
 
     A text is the OR of its distinct tokens (`tipqa.core.text.tokenize`, as the index analyses
     text); a document's score is the sum over those tokens t that it contains of
-    idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)), with k1 = 1.2 and b = 0.75
-    (the defaults of tantivy and of Lucene, hence Elasticsearch), idf(t) =
-    ln(1 + (N - df + 0.5) / (df + 0.5)) over the N documents of the index, tf the token's
-    frequency in the document, dl the document's length in tokens and avgdl its mean. Both
-    engines store dl in one byte (exact up to 40 tokens, within 1/16 above) and Lucene drops
-    the constant factor k1 + 1, which changes no order. A text without a token, or whose
-    tokens no document has, gets []; n < 1 is a ConfigError.
+    idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)), with BM25's k1 = 1.2 (a
+    constant of the formula, not Algorithm 1's k1) and b = 0.75 (the defaults of tantivy and
+    of Lucene, hence Elasticsearch), idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)) over the N
+    documents of the index, tf the token's frequency in the document, dl the document's length
+    in tokens and avgdl its mean. Both engines store dl in one byte (exact up to 40 tokens,
+    within 1/16 above) and Lucene drops the constant factor k1 + 1, which changes no order. A
+    text without a token, or whose tokens no document has, gets []; n < 1 is a ConfigError.
     """
 
     def rank_texts(self, texts: list[str], n: int) -> list[list[str]]:

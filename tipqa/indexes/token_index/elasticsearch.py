@@ -21,7 +21,7 @@ makes the total exact.
 BM25 (`rank_texts`, `tipqa.indexes.token_index.base.RanksText`, for `[vector_index] backend =
 candidates`): `text` scores frequency and has no length norms, so it cannot rank by BM25. With
 `bm25 = true` the index also maps a sub-field `text.bm25`: the same analyzer, term frequencies
-without positions, length norms, and Elasticsearch's BM25 (k1 = 1.2, b = 0.75). It is off by
+without positions, length norms, and Elasticsearch's BM25 (BM25's k1 = 1.2, b = 0.75). It is off by
 default because only the candidate vector stage reads it and it adds a second inverted index of
 the text (without positions, the larger part of the first). A text is a `match` query on it
 (its distinct tokens joined by spaces; any may match), sorted by `_score` descending, then

@@ -275,7 +275,7 @@ class TantivyTokenIndex:
         """Per text, the ids of its n best documents by tantivy's BM25, ties by smaller id.
 
         A text is a boolean query of `Should` term queries, one per distinct token of
-        `tokenize(text)`, scored by tantivy (BM25, k1 = 1.2, b = 0.75; see `RanksText`).
+        `tokenize(text)`, scored by tantivy (BM25's k1 = 1.2, b = 0.75; see `RanksText`).
         tantivy orders equal scores by its own document addresses, so n + 16 hits are fetched,
         and more (twice as many each time) while the last one fetched still scores as high as
         the n-th: then every document tied with the n-th is among the hits, which are ordered
