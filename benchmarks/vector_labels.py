@@ -16,7 +16,7 @@ import numpy as np
 
 from benchmarks.common import K1, corpus_files, world_questions
 from tipqa.builder import shard_steps
-from tipqa.builder.assemble import Judging, TokenJudging, VectorSearching
+from tipqa.builder.assemble import TokenJudging, VectorJudging, VectorSearching
 from tipqa.builder.plan import Plan
 from tipqa.builder.step_inputs import (
     KeywordsInputs,
@@ -87,7 +87,7 @@ def label_changes(
     for name, settings in (("default", FaissSettings()), ("exact", FaissSettings(kind="flat"))):
         index = _index(root / name, settings, chunks, vectors)
         shard_steps.vector_search(questions, VECTORS, VectorSearching(embedder, index), out)
-        shard_steps.vector_judge(questions, VECTOR_JUDGING, Judging(Judges(RuleJudge())), out)
+        shard_steps.vector_judge(questions, VECTOR_JUDGING, VectorJudging(Judges(RuleJudge())), out)
         index.close()
         decided = read_records(out.data("vector_decisions"), Decision)
         labels[name] = {d.question_id: d.label for d in decided}

@@ -34,7 +34,7 @@ Span = tuple[int | None, int | None]
 
 
 @dataclass
-class Audit:
+class AuditedQuestion:
     """One audited question: its candidates, where it is in them, and what it has spent."""
 
     view: BuildView
@@ -111,7 +111,7 @@ class Audit:
 class AuditRound(JudgedItem):
     """An audited question as the judging engine sees it: its next candidate a round."""
 
-    def __init__(self, audit: Audit, windows: WindowSettings, stats: StepStats) -> None:
+    def __init__(self, audit: AuditedQuestion, windows: WindowSettings, stats: StepStats) -> None:
         self.audit = audit
         self.windows = windows
         self.stats = stats
@@ -141,7 +141,7 @@ class AuditRound(JudgedItem):
 
 
 def judge_rounds(
-    audits: list[Audit],
+    audits: list[AuditedQuestion],
     fetch: FetchDocuments,
     judge: RelevanceJudge | Judges,
     windows: WindowSettings,

@@ -20,7 +20,7 @@ from typing import Any
 
 from tipqa.audit.figures import label_figures
 from tipqa.audit.judge_audit import JUDGE_AUDITED, SecondJudge, rejudge
-from tipqa.audit.judging import Audit, judge_rounds
+from tipqa.audit.judging import AuditedQuestion, judge_rounds
 from tipqa.audit.relaxations import (
     BuildView,
     Candidate,
@@ -144,7 +144,7 @@ def candidates(
     return out
 
 
-def labels_found(audits: list[Audit], stats: StepStats) -> dict[str, dict[str, Any]]:
+def labels_found(audits: list[AuditedQuestion], stats: StepStats) -> dict[str, dict[str, Any]]:
     """Per label: its figures (`tipqa.audit.figures`), the audited questions with a failed
     judgment and no evidence (`failed`) left out of its share."""
     out = {}
@@ -210,7 +210,7 @@ def audit_pool(
         stats.add(f"{label}.audited", len(sampled[label]))
     views = build_views(rows, shards)
     found = candidates(views, run, backends)
-    audits = [Audit(view, found[view.question.id], settings.budget) for view in views]
+    audits = [AuditedQuestion(view, found[view.question.id], settings.budget) for view in views]
     judgments = judge_rounds(audits, backends.index.get, backends.judge, run.windows, stats)
     findings = [audit.finding for audit in audits if audit.finding is not None]
     by_label = labels_found(audits, stats)

@@ -112,7 +112,7 @@ class TokenJudging:
 
 
 @dataclass(frozen=True)
-class Judging:
+class VectorJudging:
     """The backends of vector judging: the judges, and the token index's fetch of documents,
     which only says where each chunk is in its document (None: it is not said)."""
 
@@ -151,9 +151,9 @@ def token_judging(inputs: TokenJudgeInputs, layout: RunLayout) -> TokenJudging:
     return TokenJudging(judges_of(inputs, layout), token_index(inputs.documents, layout).get)
 
 
-def vector_judging(inputs: VectorJudgeInputs, layout: RunLayout) -> Judging:
+def vector_judging(inputs: VectorJudgeInputs, layout: RunLayout) -> VectorJudging:
     """Vector judging's backends: its judges (answers cached), the documents' fetch."""
-    return Judging(judges_of(inputs, layout), token_index(inputs.documents, layout).get)
+    return VectorJudging(judges_of(inputs, layout), token_index(inputs.documents, layout).get)
 
 
 def vector_searching(inputs: VectorSearchInputs, layout: RunLayout) -> VectorSearching:

@@ -93,7 +93,7 @@ def builds_in_parts(backend: object) -> bool:
 
 
 @runtime_checkable
-class FileCorpus(Corpus, Protocol):
+class CorpusOfFiles(Corpus, Protocol):
     """A corpus made of files that can be read one at a time (a build's parts)."""
 
     files: Sequence[Path]
@@ -104,7 +104,7 @@ class FileCorpus(Corpus, Protocol):
 
 
 @runtime_checkable
-class RepeatsAcrossFiles(FileCorpus, Protocol):
+class RepeatsAcrossFiles(CorpusOfFiles, Protocol):
     """A corpus of files that finds the repeated ids of a pass over all of them, and reads a
     file apart with those ids (`tipqa.sources.corpus.files.FileCorpus`)."""
 
@@ -141,14 +141,14 @@ def with_repeats(corpus: Corpus, path: Path) -> Corpus:
 
 def corpus_parts(corpus: Corpus) -> list[str]:
     """The parts of a build: the corpus's files, or the whole corpus when it has none."""
-    if isinstance(corpus, FileCorpus) and corpus.files:
+    if isinstance(corpus, CorpusOfFiles) and corpus.files:
         return [str(path) for path in corpus.files]
     return [WHOLE_CORPUS]
 
 
 def part_documents(corpus: Corpus, part: str) -> Iterator[Document]:
     """The documents of one part."""
-    if part == WHOLE_CORPUS or not isinstance(corpus, FileCorpus):
+    if part == WHOLE_CORPUS or not isinstance(corpus, CorpusOfFiles):
         return iter(corpus)
     return corpus.iter_file(part)
 
@@ -171,7 +171,7 @@ def _no_documents(corpus: Corpus, stats: StepStats) -> None:
     """Raise InputError naming the corpus files when not one readable document was found."""
     if stats.counts.get("documents", 0) or corpus.stats.counts.get("documents", 0):
         return
-    files = [str(p) for p in corpus.files] if isinstance(corpus, FileCorpus) else []
+    files = [str(p) for p in corpus.files] if isinstance(corpus, CorpusOfFiles) else []
     skipped = ", ".join(f"{kind}: {n}" for kind, n in sorted(corpus.stats.errors.items()))
     raise InputError(
         "the corpus has no readable document" + (f" (skipped: {skipped})" if skipped else ""),

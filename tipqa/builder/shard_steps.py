@@ -15,8 +15,8 @@ import dataclasses
 from contextlib import closing
 
 from tipqa.builder.assemble import (
-    Judging,
     TokenJudging,
+    VectorJudging,
     VectorSearching,
     llm_cache,
     token_index,
@@ -146,7 +146,7 @@ def vector_search(
 
 
 def vector_judge(
-    questions: list[Question], inputs: VectorJudgeInputs, backends: Judging, out: ShardLayout
+    questions: list[Question], inputs: VectorJudgeInputs, backends: VectorJudging, out: ShardLayout
 ) -> StepStats:
     """Judge every vector candidate and decide the remaining questions."""
     judges = backends.judges

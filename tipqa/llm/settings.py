@@ -22,7 +22,7 @@ class PromptedSettings(Settings):
         return {**super().identity(), "prompt_sha256": load_template(self.prompt).sha256}
 
 
-class AsksLLM(Protocol):
+class LLMTaskSettings(Protocol):
     """What an LLM task reads of its settings (an `LLMSettings`): the prompt, the model, the
     task's name in records and the chat model to ask. Each task's settings protocol adds its
     own members."""

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 from audit_support import PerfectJudge, planted_documents, planted_questions
 
-from tipqa.audit.judging import Audit, judge_rounds
+from tipqa.audit.judging import AuditedQuestion, judge_rounds
 from tipqa.audit.pool import sample_ids
 from tipqa.audit.relaxations import (
     ALIAS_ONLY,
@@ -127,7 +127,7 @@ def test_a_question_stops_at_its_first_yes_within_its_budget(index: TantivyToken
     candidates = interleave(
         [token_after_k1(found, index, 3, 5), alias_only(found, index, index, 5)]
     )
-    audit = Audit(found, candidates, budget=10)
+    audit = AuditedQuestion(found, candidates, budget=10)
     judge_rounds([audit], fetch, judge, WindowSettings(), stats)
     assert audit.finding is not None and audit.finding.evidence.doc_id == "d20"
     assert audit.finding.label == "discarded"
@@ -156,7 +156,11 @@ def test_the_budget_holds_however_many_windows_the_candidates_have() -> None:
     documents = {f"w{i}": Document(f"w{i}", text) for i in range(4)}
     built = BuildView(question, "unanswerable", ["Ada Rell"], frozenset(), frozenset())
     candidates = [Candidate(KEYWORDS_MINUS_ONE, "r", i, ("Ada Rell",)) for i in documents]
-    audit, judge, stats = Audit(built, candidates, budget=8), NoJudge(), StepStats("audit")
+    audit, judge, stats = (
+        AuditedQuestion(built, candidates, budget=8),
+        NoJudge(),
+        StepStats("audit"),
+    )
     judge_rounds(
         [audit], lambda ids: {i: documents[i] for i in ids}, judge, WindowSettings(), stats
     )

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tipqa.builder import shard_steps
-from tipqa.builder.assemble import Judging, TokenJudging, VectorSearching
+from tipqa.builder.assemble import TokenJudging, VectorJudging, VectorSearching
 from tipqa.builder.inputs import pool_shards, shard_questions
 from tipqa.builder.plan import Plan
 from tipqa.builder.shard_steps import (
@@ -204,7 +204,7 @@ def test_vector_steps_take_only_questions_passed_on(tmp_path: Path) -> None:
         ("none", "c1"),
     ]
     judging = VectorJudgeInputs(CONFIG.judge, "search", PLAN.token_index, pool="dev")
-    stats = vector_judge(QUESTIONS, judging, Judging(Judges(RuleJudge())), shard)
+    stats = vector_judge(QUESTIONS, judging, VectorJudging(Judges(RuleJudge())), shard)
     decisions = read_records(shard.vector_decisions, Decision)
     assert [(d.question_id, d.label) for d in decisions] == [
         ("apart", "answerable"),
@@ -240,5 +240,5 @@ def test_judging_backends_close_their_judge() -> None:
             closed.append("judge")
 
     TokenJudging(Closing(), lambda ids: {}).close()
-    Judging(Closing()).close()
+    VectorJudging(Closing()).close()
     assert closed == ["judge", "judge"]

@@ -13,13 +13,13 @@ from tipqa.llm.answerers.base import DEFAULT_PROMPT, Answer, answer_template
 from tipqa.llm.cache import LLMCache
 from tipqa.llm.cached_chat import transport_of
 from tipqa.llm.chat import ChatModel, ChatPrompt, Completion, Decoding
-from tipqa.llm.settings import AsksLLM
+from tipqa.llm.settings import LLMTaskSettings
 
 Answered = Callable[[int, Answer], None]
 """Hears an answer as it arrives: the question's index and the answer."""
 
 
-class AnswerSettings(AsksLLM, Protocol):
+class AnswerSettings(LLMTaskSettings, Protocol):
     """What an LLM answerer reads of its settings (an `LLMSettings` with these members)."""
 
     def decoding(self) -> Decoding:

@@ -23,7 +23,7 @@ from tipqa.llm.chat import ANSWERS, ChatPrompt, Completion, Decoding, Message, p
 from tipqa.llm.judges.base import JUDGE_SLOTS
 from tipqa.llm.judges.parsing import parse_yes_no
 from tipqa.llm.prompts import PromptTemplate, load_template
-from tipqa.llm.settings import AsksLLM
+from tipqa.llm.settings import LLMTaskSettings
 
 RAW_CHARS = 80
 REASONING_HINT = (
@@ -31,7 +31,7 @@ REASONING_HINT = (
 )
 
 
-class JudgeSettings(AsksLLM, Protocol):
+class JudgeSettings(LLMTaskSettings, Protocol):
     """What an LLM judge reads of its settings (an `LLMSettings` with these members)."""
 
     @property

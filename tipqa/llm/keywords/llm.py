@@ -19,7 +19,7 @@ from tipqa.llm.cache import LLMCache
 from tipqa.llm.cached_chat import transport_of
 from tipqa.llm.chat import ChatPrompt, Completion, Decoding, Message
 from tipqa.llm.prompts import PromptTemplate, load_template
-from tipqa.llm.settings import AsksLLM
+from tipqa.llm.settings import LLMTaskSettings
 
 RAW_CHARS = 80
 _SEPARATOR = re.compile(r"[,\n]")
@@ -55,7 +55,7 @@ def parse_keywords(raw: str, question: str) -> ParsedKeywords:
     return parsed
 
 
-class KeywordSettings(AsksLLM, Protocol):
+class KeywordSettings(LLMTaskSettings, Protocol):
     """What an LLM keyword extractor reads of its settings (an `LLMSettings` with these members)."""
 
     def decoding(self) -> Decoding:

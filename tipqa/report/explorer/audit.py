@@ -21,7 +21,7 @@ DISPUTING = {"answerable": "no", "unanswerable": "yes", "discarded": "yes"}
 
 
 @dataclass
-class Audit:
+class PoolAudit:
     """One pool's audit: the audited ids, the findings by id, the figures."""
 
     audited: set[str] = field(default_factory=set)
@@ -32,7 +32,7 @@ class Audit:
     it judged otherwise than the build's judge), `second` (its answer), `judge` (its model)."""
 
 
-def pool_audit(pool: PoolLayout) -> Audit | None:
+def pool_audit(pool: PoolLayout) -> PoolAudit | None:
     """The pool's audit, or None where the build made none."""
     if not pool.audit.is_file():
         return None
@@ -47,7 +47,7 @@ def pool_audit(pool: PoolLayout) -> Audit | None:
         disputed = _judge_audit(data.get("judge_audit"), figures)
     except (KeyError, TypeError, AttributeError) as exc:
         raise InputError(f"a label audit without the field {exc}", path=str(pool.audit)) from exc
-    return Audit(audited, found, figures, disputed)
+    return PoolAudit(audited, found, figures, disputed)
 
 
 def _judge_audit(judged: dict[str, Any] | None, figures: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from tipqa.report.explorer.audit import Audit
+from tipqa.report.explorer.audit import PoolAudit
 from tipqa.report.explorer.store import TextForm, TextStore
 
 DOCUMENT = ("doc", "rank", "score", "windows")
@@ -108,7 +108,7 @@ class Encoder:
     def details(
         self,
         details: dict[str, Any],
-        audit: Audit | None,
+        audit: PoolAudit | None,
         flip: dict[str, Any] | None,
     ) -> tuple[dict[str, Any], int]:
         """The page's form of a question and its row's marks."""

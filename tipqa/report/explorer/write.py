@@ -38,7 +38,7 @@ from tipqa.core.records import LABELS
 from tipqa.core.stats import read_stats
 from tipqa.dataset.provenance import REMEDY
 from tipqa.dataset.splits import SPLITS, SplitsLayout
-from tipqa.report.explorer.audit import Audit, pool_audit
+from tipqa.report.explorer.audit import PoolAudit, pool_audit
 from tipqa.report.explorer.collect import TextSource, collect_pool
 from tipqa.report.explorer.encode import FIELDS, Encoder
 from tipqa.report.explorer.store import WHOLE, TextForm, TextStore
@@ -127,7 +127,7 @@ class _Files:
         pool: str,
         row: dict[str, Any],
         details: dict[str, Any],
-        audit: Audit | None,
+        audit: PoolAudit | None,
         flip: dict[str, Any] | None,
     ) -> None:
         """Add one question; write a file whenever one is full."""
