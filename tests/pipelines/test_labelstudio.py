@@ -22,7 +22,7 @@ from tipqa.annotation.layout import AnnotationLayout
 from tipqa.annotation.sampling import Sample, SamplingSettings
 from tipqa.builder.plan import Plan
 from tipqa.config import read_config
-from tipqa.core.jsonl import read_json, read_records
+from tipqa.core.jsonl import read_json, read_records, write_json
 from tipqa.core.stats import StepStats
 from tipqa.core.steps import Step
 
@@ -80,6 +80,7 @@ def test_a_push_is_done_only_for_the_server_it_went_to(tmp_path: Path) -> None:
     here, elsewhere = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"
     record = plan_of(config).annotation_push.record
     info = {"url": here}
+    write_json(layout.label_studio_projects, {})
     StepStats(Step.ANNOTATION_PUSH, info=info, provenance=record.provenance()).write(
         layout.push_stats
     )

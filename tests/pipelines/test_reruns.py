@@ -127,7 +127,8 @@ def test_bad_corpus_records_are_said_once_and_counted_in_the_summary_report_and_
     assert documents == 302, "the world's 300, the Latin-1 one and the twin"
     line = (
         f"- corpus: {documents} documents read, 1 record skipped (invalid_json 1), "
-        "1 duplicate id, 1 record with bytes that are not UTF-8 replaced\n"
+        "1 duplicate id (kept as demo-d0000000#2), 1 record with bytes that are not UTF-8 "
+        "replaced\n"
     )
     assert line in run.summary.read_text()
     for text in (card(run), (run.report / "report.md").read_text()):
