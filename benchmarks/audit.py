@@ -54,7 +54,7 @@ from benchmarks.common import (
 from benchmarks.counting_server import CountingServer
 from benchmarks.real_text import SHARED_DATA
 from tipqa.builder.assemble import load_config
-from tipqa.builder.audit import audit_run
+from tipqa.builder.audit import audit_finished_run
 from tipqa.core.jsonl import read_json
 
 SAMPLES = (0.05, 0.1, 0.25, 1.0)
@@ -105,7 +105,7 @@ def audited(folder: Path, pool: str, share: float) -> dict[str, Any]:
     config = load_config(folder / "luigi.cfg")
     config = dataclasses.replace(config, audit=dataclasses.replace(config.audit, sample=share))
     began = time.perf_counter()
-    audit_run(config, [pool])
+    audit_finished_run(config, [pool])
     seconds = time.perf_counter() - began
     audit: Any = read_json(config.layout().pool(pool).audit)
     build = audit["build"]
@@ -215,7 +215,9 @@ def judge_audited(folder: Path, pool: str, share: float) -> dict[str, Any]:
     config = load_config(folder / "luigi.cfg")
     settings = dataclasses.replace(config.audit, sample=0.05, judge_sample=share)
     began = time.perf_counter()
-    audit_run(dataclasses.replace(config, audit=settings), [pool], accept_undetermined=True)
+    audit_finished_run(
+        dataclasses.replace(config, audit=settings), [pool], accept_undetermined=True
+    )
     seconds = time.perf_counter() - began
     audit: Any = read_json(config.layout().pool(pool).audit)
     return {"audit": audit, "seconds": round(seconds, 1)}

@@ -141,7 +141,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def audit_run(
+def audit_finished_run(
     config: Config, pools: Sequence[str], *, accept_undetermined: bool = False
 ) -> list[str]:
     """Audit each of `pools` (every pool when empty) of the build; its summary lines."""
@@ -181,7 +181,7 @@ def run(argv: Sequence[str]) -> int:
             raise ConfigError(f"--judge-sample needs a second judge: add [{AUDIT_JUDGE}]")
         audit = dataclasses.replace(audit, judge_sample=args.judge_sample)
     config = dataclasses.replace(config, audit=audit)
-    for line in audit_run(config, args.pool, accept_undetermined=args.accept_undetermined):
+    for line in audit_finished_run(config, args.pool, accept_undetermined=args.accept_undetermined):
         print(line)
     return 0
 

@@ -26,6 +26,8 @@ from tipqa.llm.usage import Usage
 Message = dict[str, str]
 TopLogprobs = list[list[tuple[str, float]]]
 ANSWERS = ("yes", "no")
+RAW_CHARS = 80
+"""How much of an unreadable reply an error message quotes."""
 
 
 @dataclass(frozen=True)

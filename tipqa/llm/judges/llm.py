@@ -19,13 +19,20 @@ from tipqa.core.settings import Settings, setting
 from tipqa.core.stats import StepStats
 from tipqa.llm.cache import LLMCache
 from tipqa.llm.cached_chat import transport_of
-from tipqa.llm.chat import ANSWERS, ChatPrompt, Completion, Decoding, Message, p_yes
+from tipqa.llm.chat import (
+    ANSWERS,
+    RAW_CHARS,
+    ChatPrompt,
+    Completion,
+    Decoding,
+    Message,
+    p_yes,
+)
 from tipqa.llm.judges.base import JUDGE_SLOTS
 from tipqa.llm.judges.parsing import parse_yes_no
 from tipqa.llm.prompts import PromptTemplate, load_template
 from tipqa.llm.settings import LLMTaskSettings
 
-RAW_CHARS = 80
 REASONING_HINT = (
     "the model wrote reasoning but no answer: raise max_tokens or turn its thinking off"
 )

@@ -17,11 +17,10 @@ from tipqa.core.stats import StepStats
 from tipqa.core.text import contains_phrase, tokenize
 from tipqa.llm.cache import LLMCache
 from tipqa.llm.cached_chat import transport_of
-from tipqa.llm.chat import ChatPrompt, Completion, Decoding, Message
+from tipqa.llm.chat import RAW_CHARS, ChatPrompt, Completion, Decoding, Message
 from tipqa.llm.prompts import PromptTemplate, load_template
 from tipqa.llm.settings import LLMTaskSettings
 
-RAW_CHARS = 80
 _SEPARATOR = re.compile(r"[,\n]")
 _EDGE = " \t\"'“”‘’`.;:"
 
