@@ -38,7 +38,7 @@ class MakeSplits(StepTask):
 
     def outputs(self) -> list[Path]:
         splits = SplitsLayout(self.layout.splits)
-        names = self.inputs().plan.splits
+        names = self.inputs().split_plan.splits
         return [path for name in names for path in (splits.questions(name), splits.instances(name))]
 
     def run(self) -> None:

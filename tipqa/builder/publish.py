@@ -17,7 +17,7 @@ from tipqa.lmeval_task.task_files import write_task_folder
 def write_splits(inputs: SplitsInputs, layout: RunLayout) -> StepStats:
     """MakeSplits: train, validation and test from the pools' partitions, with the
     lm-evaluation-harness task of the test split."""
-    return make_splits(layout, inputs.plan, inputs.record, evaluation=write_task_folder)
+    return make_splits(layout, inputs.split_plan, inputs.record, evaluation=write_task_folder)
 
 
 def publish_hub_folder(

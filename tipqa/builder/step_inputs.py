@@ -222,7 +222,7 @@ class TokenJudgeInputs(ShardInputs, AsksLLM):
 
     step = Step.TOKEN_JUDGE
     judge: Choice
-    windows: WindowStepSettings
+    judging: WindowStepSettings
     judge_all: bool
     search: TokenSearchInputs
     confirm: Choice | None = field(default=None, kw_only=True)
@@ -243,10 +243,10 @@ class TokenJudgeInputs(ShardInputs, AsksLLM):
 
     def window_limits(self) -> WindowSettings:
         """The judge-window limits (`max_words` from the judge's context when unset)."""
-        return self.windows.resolve_for(self.judge.settings)
+        return self.judging.resolve_for(self.judge.settings)
 
     def settings(self) -> dict[str, Any]:
-        identity = {"judge": self.judge.identity(), "windows": self.windows.identity()}
+        identity = {"judge": self.judge.identity(), "windows": self.judging.identity()}
         return {**identity, **judge_all_setting(self.judge_all), **confirm_setting(self.confirm)}
 
     def upstream(self) -> dict[str, Any]:
@@ -314,7 +314,7 @@ class PreviewInputs(StepInputs):
     step = Step.COST_PREVIEW
     pool: str
     judge: Choice
-    windows: WindowStepSettings
+    judging: WindowStepSettings
     judge_all: bool
     k1: int
     k2: int
@@ -332,7 +332,7 @@ class PreviewInputs(StepInputs):
         return {
             **confirm_setting(self.confirm),
             "judge": self.judge.identity(),
-            "windows": self.windows.identity(),
+            "windows": self.judging.identity(),
             "k1": self.k1,
             "k2": self.k2,
             "cost_sample": self.share,
@@ -347,7 +347,7 @@ class PreviewInputs(StepInputs):
 
     def window_limits(self) -> WindowSettings:
         """The judge-window limits (`max_words` from the judge's context when unset)."""
-        return self.windows.resolve_for(self.judge.settings)
+        return self.judging.resolve_for(self.judge.settings)
 
     def prompt_words(self) -> int:
         """The words of the judge's prompt template (0 for a judge without a prompt)."""
@@ -387,23 +387,25 @@ def by_step(step: Step, fingerprints: dict[str, str]) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class SplitsInputs(StepInputs):
-    """The splits: [splits], over the partitions of the pools they use (`partitions`, by pool),
-    their verbatim counts (`[audit] verbatim`), and their audits when the audit's findings are
-    applied (`audits`, by pool; empty otherwise)."""
+    """The splits: [splits] and how they are made (`split_plan`), over the partitions of the
+    pools they use (`partitions`, by pool), their verbatim counts (`verbatim_counts`, by pool,
+    with `[audit] verbatim`), and their audits when the audit's findings are applied (`audits`,
+    by pool; empty otherwise)."""
 
     step = Step.SPLITS
     splits: SplitSettings
-    plan: SplitPlan
+    split_plan: SplitPlan
     partitions: dict[str, str]
-    verbatim: dict[str, str]
+    verbatim_counts: dict[str, str]
     audits: dict[str, str]
 
     def settings(self) -> dict[str, Any]:
-        audit = {"verbatim": self.plan.verbatim, "apply": self.plan.apply_audit}
+        plan = self.split_plan
+        audit = {"verbatim": plan.verbatim, "apply": plan.apply_audit}
         return {"splits": self.splits.identity(), "audit": audit}
 
     def upstream(self) -> dict[str, Any]:
-        verbatim = by_step(Step.VERBATIM, self.verbatim)
+        verbatim = by_step(Step.VERBATIM, self.verbatim_counts)
         return {**self.partitions, **verbatim, **by_step(Step.AUDIT, self.audits)}
 
 
@@ -640,7 +642,7 @@ class AuditInputs(AsksLLM):
     pool: str
     audit: AuditSettings
     judge: Choice
-    windows: WindowStepSettings
+    judging: WindowStepSettings
     k1: int
     k2: int
     partition: str
@@ -659,7 +661,7 @@ class AuditInputs(AsksLLM):
             "audit": self.audit.audit_identity(judged),
             **second,
             "judge": self.judge.identity(),
-            "windows": self.windows.identity(),
+            "windows": self.judging.identity(),
             "k1": self.k1,
             "k2": self.k2,
             "token_index": self.tokens.token_index.identity(),
@@ -676,7 +678,7 @@ class AuditInputs(AsksLLM):
 
     def audit_run(self) -> AuditRun:
         """What the audit is asked to do, its judge windows resolved as the build's."""
-        limits = self.windows.resolve_for(self.judge.settings)
+        limits = self.judging.resolve_for(self.judge.settings)
         return AuditRun(self.audit, self.k1, self.k2, limits, self.record)
 
 
