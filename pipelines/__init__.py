@@ -6,7 +6,7 @@ from pipelines.boundary import Boundary, BuildTrainingIndex
 from pipelines.create_dataset import CreateDataset
 from pipelines.evaluate import Evaluate
 from pipelines.exit_codes import set_default_exit_codes
-from pipelines.indexes import BuildTokenIndex, BuildVectorIndex, IndexFile, StartIndex
+from pipelines.indexes import BuildTokenIndex, BuildVectorIndex, IndexPart, StartIndex
 from pipelines.inputs import MakeDemoWorld, PrepareQuestions
 from pipelines.labelstudio import PullAnnotation, PushAnnotation
 from pipelines.partition import Partition
@@ -38,7 +38,7 @@ __all__ = [
     "Evaluate",
     "ExportAnnotation",
     "ExtractKeywords",
-    "IndexFile",
+    "IndexPart",
     "MakeDemoWorld",
     "MakeSplits",
     "Partition",

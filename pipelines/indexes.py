@@ -54,19 +54,19 @@ class StartIndex(IndexStep):
         start_index_parts(self.inputs(), self.layout)
 
 
-class IndexFile(IndexStep):
-    """Index one corpus file into an index built in parts."""
+class IndexPart(IndexStep):
+    """Index one part of the corpus (one of its files) into an index built in parts."""
 
-    file = luigi.Parameter()
+    part = luigi.Parameter(description="the corpus file this task indexes")
 
     def requires(self) -> luigi.Task:
         return StartIndex(index=self.index)
 
     def inputs(self) -> IndexPartInputs:
-        return self.plan.index_part(self.index, self.file)
+        return self.plan.index_part(self.index, self.part)
 
     def stats_path(self) -> Path:
-        return self.layout.index_part_stats(self.index, self.file)
+        return self.layout.index_part_stats(self.index, self.part)
 
     def outputs(self) -> list[Path]:
         return []  # the index is on its server, which checks the build's fingerprint
@@ -93,19 +93,19 @@ class BuildIndex(IndexStep):
         return [] if in_parts(self.built()) else [index_place(self.built(), self.layout).path]
 
     def dynamic_requires(self) -> list[luigi.Task]:
-        """One IndexFile per corpus file, for a backend that builds in parts."""
+        """One IndexPart per corpus file, for a backend that builds in parts."""
         return list(self.parts())
 
-    def parts(self) -> list[IndexFile]:
+    def parts(self) -> list[IndexPart]:
         """The tasks of the index's parts (none for a backend that builds at once)."""
         parts = index_parts(self.built(), self.layout)
-        return [IndexFile(index=self.index, file=name) for name in parts]
+        return [IndexPart(index=self.index, part=name) for name in parts]
 
-    def run(self) -> Iterator[list[IndexFile]]:
+    def run(self) -> Iterator[list[IndexPart]]:
         parts = self.parts()
         if parts:
             yield parts
-        build_index(self.built(), self.layout, [part.file for part in parts])
+        build_index(self.built(), self.layout, [part.part for part in parts])
 
 
 class BuildTokenIndex(BuildIndex):

@@ -388,7 +388,7 @@ def start_index_parts(inputs: IndexPartInputs, layout: RunLayout) -> StepStats:
 
 
 def index_part(inputs: IndexPartInputs, layout: RunLayout) -> StepStats:
-    """IndexFile: one corpus file into an index built in parts."""
+    """IndexPart: one corpus file into an index built in parts."""
     index, part = inputs.index, inputs.file or WHOLE_CORPUS
     corpus = with_repeats(open_corpus(index.reader, layout), layout.index_repeats(index.step))
     path, record = layout.index_part_stats(index.step, part), inputs.record
