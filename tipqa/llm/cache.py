@@ -38,6 +38,8 @@ _CREATE = (
     "key TEXT PRIMARY KEY, backend TEXT NOT NULL, value BLOB NOT NULL, created REAL NOT NULL"
     ") WITHOUT ROWID"
 )
+"""The cache's table. Its column `backend` holds the asker (`desc:provider:model`), named so in
+the files of schema 2, which a rename would make unreadable."""
 
 
 class LLMCache:
@@ -82,11 +84,11 @@ class LLMCache:
         return self.get_many([key]).get(key)
 
     def put_many(self, items: Sequence[tuple[str, str, Mapping[str, Any]]]) -> int:
-        """Store (key, backend, value) triples in one transaction of this process's file."""
+        """Store (key, asker, value) triples in one transaction of this process's file."""
         if not items:
             return 0
         now = time.time()
-        rows = [(key, backend, orjson.dumps(dict(value)), now) for key, backend, value in items]
+        rows = [(key, asker, orjson.dumps(dict(value)), now) for key, asker, value in items]
         with self._lock:
             conn = self._files.writer()
             conn.execute("BEGIN IMMEDIATE")
@@ -102,9 +104,9 @@ class LLMCache:
             conn.execute("COMMIT")
         return len(rows)
 
-    def put(self, key: str, backend: str, value: Mapping[str, Any]) -> None:
+    def put(self, key: str, asker: str, value: Mapping[str, Any]) -> None:
         """Store one value."""
-        self.put_many([(key, backend, value)])
+        self.put_many([(key, asker, value)])
 
     def keys(self) -> set[str]:
         """Every stored key, over all the cache's files."""
@@ -131,7 +133,7 @@ class LLMCache:
 
 
 class StoreOnArrival:
-    """Stores (key, backend, value) triples in `cache` as they arrive, on a thread of its own.
+    """Stores (key, asker, value) triples in `cache` as they arrive, on a thread of its own.
 
     Each commit takes every triple that arrived while the one before was being written, so an
     answer waits at most for one commit. `close()` waits until all are stored and returns how
@@ -148,11 +150,11 @@ class StoreOnArrival:
         self._thread = threading.Thread(target=self._commit, name="tipqa-llm-cache", daemon=True)
         self._thread.start()
 
-    def put(self, key: str, backend: str, value: Mapping[str, Any]) -> None:
+    def put(self, key: str, asker: str, value: Mapping[str, Any]) -> None:
         """Queue one triple; it is committed at once or with the next group."""
         if self._failure is not None:
             raise self._failure
-        self._queue.put((key, backend, value))
+        self._queue.put((key, asker, value))
 
     def close(self) -> int:
         """Wait until every queued triple is committed; how many were."""
