@@ -183,8 +183,8 @@ class LLMJudge:
 
 
 @dataclass(frozen=True)
-class JudgeTask(Settings):
-    """[judge] fields of every LLM judge (a provider's settings add how to reach the model).
+class JudgeTaskBase(Settings):
+    """[judge] fields every LLM judge shares: the prompt, the mode and the re-asks.
 
     `mode`: "logprobs" asks for the answer's top log-probabilities (P(yes) is recorded),
     "choice" also constrains the answer to yes or no, "plain" asks for neither; every mode
@@ -195,20 +195,32 @@ class JudgeTask(Settings):
     mode: Literal["logprobs", "choice", "plain"] = setting(
         "logprobs", doc="logprobs, choice (constrained yes/no) or plain"
     )
-    max_tokens: int = setting(2, doc="tokens of the answer")
-    top_logprobs: int = setting(5, doc="alternatives read for P(yes)")
     parse_retries: int = setting(2, doc="re-asks of an answer other than yes or no")
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name, least in (("parse_retries", 0), ("max_tokens", 1), ("top_logprobs", 0)):
-            if getattr(self, name) < least:
-                raise ConfigError(f"judge: {name} must be >= {least}, got {getattr(self, name)}")
+        if self.parse_retries < 0:
+            raise ConfigError(f"judge: parse_retries must be >= 0, got {self.parse_retries}")
 
     @property
     def constrained(self) -> bool:
         """Whether decoding is constrained to yes or no."""
         return self.mode == "choice"
+
+
+@dataclass(frozen=True)
+class JudgeTask(JudgeTaskBase):
+    """[judge] fields of an LLM judge on a server or a registered provider (a provider's settings
+    add how to reach the model): the shared ones, the answer's length and the logprobs read."""
+
+    max_tokens: int = setting(2, doc="tokens of the answer")
+    top_logprobs: int = setting(5, doc="alternatives read for P(yes)")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name, least in (("max_tokens", 1), ("top_logprobs", 0)):
+            if getattr(self, name) < least:
+                raise ConfigError(f"judge: {name} must be >= {least}, got {getattr(self, name)}")
 
     def decoding(self, attempt: int) -> Decoding:
         """Greedy, the same on every ask."""

@@ -21,7 +21,7 @@ from tipqa.core.errors import ConfigError
 from tipqa.core.records import JudgeRequest
 from tipqa.core.settings import setting
 from tipqa.llm.chat import ANSWERS, Decoding
-from tipqa.llm.judges.llm import LLMJudge
+from tipqa.llm.judges.llm import JudgeTaskBase, LLMJudge
 from tipqa.llm.prompts import PromptTemplate
 from tipqa.llm.vllm_chat import Prompt, VLLMChatModel, VLLMEngineSettings
 
@@ -47,23 +47,20 @@ def max_window_words(max_model_len: int) -> int:
 
 
 @dataclass(frozen=True)
-class VLLMJudgeSettings(VLLMEngineSettings):
-    """[judge] of the vLLM offline-engine backend."""
+class VLLMJudgeSettings(VLLMEngineSettings, JudgeTaskBase):
+    """[judge] of the vLLM offline-engine backend.
 
-    prompt: str = setting("judge-v1", doc="a shipped template or a file")
+    The answer is one token (`decoding`), so there is no `max_tokens` or `top_logprobs` to set,
+    and no "plain" mode. `parse_retries` defaults to 1, not 2: on this deterministic engine a
+    greedy re-ask would repeat itself, so a re-ask samples (seeded, at temperature 1), and each
+    further draw more often records a sampled label where a failed judgment (counted, never a
+    "no") would say the model gave no answer. In "choice" mode decoding is constrained to yes or
+    no, so no re-ask happens there at all.
+    """
+
     mode: Literal["logprobs", "choice"] = setting("logprobs", doc="logprobs or choice")
     parse_retries: int = setting(1, doc="seeded re-asks of an answer other than yes or no")
     seed: int = setting(0, doc="seed of the re-asks and the engine")
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.parse_retries < 0:
-            raise ConfigError(f"vllm judge: parse_retries must be >= 0, got {self.parse_retries}")
-
-    @property
-    def constrained(self) -> bool:
-        """Whether decoding is constrained to yes or no."""
-        return self.mode == "choice"
 
     def decoding(self, attempt: int) -> Decoding:
         """Greedy on the first ask, seeded sampling on re-asks; constrained in choice mode."""
