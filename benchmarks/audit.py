@@ -20,14 +20,14 @@ found per label, the share found with its exact 95% interval, the audit's judge 
 prompt tokens and their share of the build's, its seconds, and the prompts per audited
 question.
 
-The judge audit (`--part judge`): each world is built again with a fallible judge of known
-error rates (the rules, answering no to `--refuse` of the prompts they answer yes and yes to
-`--accept` of those they answer no, drawn per prompt and seeded: tests/fallible_judge.py) and
-the rules as the second judge (`[audit.judge]`), then the judge audit runs once per
-`--judge-samples` share. Reported per label: the labels the planted errors made false (read
-from the build's records), the share the second judge disputes with its exact interval, the
-judges' kappa, and the second judge's prompts as a share of the build's. Writes
-results/audit.md and results/audit.json (a part not run keeps its former table).
+The judge audit (`--part judge`): each world is built again with a fallible judge of known error
+rates (the rules, answering no to `--refuse` of the prompts they answer yes and yes to `--accept` of
+those they answer no, drawn per prompt and seeded: tests/support/fallible_judge.py) and the rules as
+the second judge (`[audit.judge]`), then the judge audit runs once per `--judge-samples` share.
+Reported per label: the labels the planted errors made false (read from the build's records), the
+share the second judge disputes with its exact interval, the judges' kappa, and the second judge's
+prompts as a share of the build's. Writes results/audit.md and results/audit.json (a part not run
+keeps its former table).
 """
 
 from __future__ import annotations
@@ -164,11 +164,11 @@ def rules_truth(question: str, passage: str, answer: str) -> bool:
 
 
 def fallible_server(refuse: float, accept: float, seed: int) -> Any:
-    """The local server of two judges (tests/fallible_judge.py): `right` answers as the rules,
-    `fallible` flips `refuse` of the true yes answers and `accept` of the true no answers."""
+    """The local server of two judges (tests/support/fallible_judge.py): `right` answers as the
+    rules, `fallible` flips `refuse` of the true yes answers and `accept` of the true no answers."""
     sys.path.insert(0, str(ROOT / "tests"))
-    fallible_judge = importlib.import_module("fallible_judge")
-    openai_server = importlib.import_module("openai_server")
+    fallible_judge = importlib.import_module("support.fallible_judge")
+    openai_server = importlib.import_module("support.openai_server")
 
     planted = fallible_judge.Planted(refuse_rate=refuse, accept_rate=accept, seed=seed)
     rule = fallible_judge.two_judges(rules_truth, planted)

@@ -1,10 +1,10 @@
 """The confidences beyond the sequence probability on the demo, with a real tiny model.
 
-The model is the tests' tiny random-weight Llama (`tests/vllm_model.py`), run with transformers
-behind the tests' local OpenAI-compatible server (`tests/openai_server.py`): greedy answers at
-temperature 0, seeded sampling above it, token log-probabilities, and the top log-probabilities
-of P(True)'s one token, all computed by the model. Its answers are meaningless (random
-weights); what is measured is the plumbing and its cost: every new metric of the `Evaluate`
+The model is the tests' tiny random-weight Llama (`tests/support/vllm_model.py`), run with
+transformers behind the tests' local OpenAI-compatible server (`tests/support/openai_server.py`):
+greedy answers at temperature 0, seeded sampling above it, token log-probabilities, and the top
+log-probabilities of P(True)'s one token, all computed by the model. Its answers are meaningless
+(random weights); what is measured is the plumbing and its cost: every new metric of the `Evaluate`
 step on the demo's test split (UA-Bench attribution, KUQ's EER and F1, agreement, semantic
 entropy, P(True), temperature scaling fitted on the validation split, or on the test split
 itself where the run has no validation split, as the default demo), and the model time of
@@ -33,10 +33,12 @@ from benchmarks.common import ROOT
 
 
 def _tests_module(name: str) -> Any:
-    """A module of tests/ imported by path (tests are not a package)."""
+    """A module of tests/support/ imported by path (tests/ is not a package)."""
     key = f"tipqa_bench_{name}"
     if key not in sys.modules:
-        spec = importlib.util.spec_from_file_location(key, ROOT / "tests" / f"{name}.py")
+        spec = importlib.util.spec_from_file_location(
+            key, ROOT / "tests" / "support" / f"{name}.py"
+        )
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[key] = module

@@ -24,10 +24,12 @@ from tipqa.llm.cache import LLMCache
 
 
 def _server_module() -> Any:
-    """tests/openai_server.py, imported by path (tests are not a package)."""
+    """tests/support/openai_server.py, imported by path (tests/ is not a package)."""
     name = "tipqa_bench_openai_server"
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "tests" / "openai_server.py")
+        spec = importlib.util.spec_from_file_location(
+            name, ROOT / "tests" / "support" / "openai_server.py"
+        )
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module

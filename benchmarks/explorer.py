@@ -6,7 +6,7 @@ evidence files (offline rules keywords and judge, FAISS flat over the bundled Mi
 once under the work folder and reused. Its page is written as the report keeps it (texts
 whole) and as the Hub's copy (excerpts but for the evidence): MB per 1,000 questions of each.
 
-At scale: for each of `--sizes`, a synthetic finished build (`tests/explorer_support.py`)
+At scale: for each of `--sizes`, a synthetic finished build (`tests/support/explorer_support.py`)
 whose windows and chunks have the lengths of the real build's (cycled) and its real text, and
 the Hub's copy of its page: seconds to write, size on disk, files; then in headless Chromium
 and Firefox ESR (the tests' clients), opened from disk, the median of `--loads` page loads of
@@ -42,8 +42,8 @@ from benchmarks.real_text import SHARED_DATA, real_documents
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from explorer_support import Sizes, synthetic_run
-from webdriver import Driver, headless_chromium
+from support.explorer_support import Sizes, synthetic_run
+from support.webdriver import Driver, headless_chromium
 
 from tipqa.builder.assemble import load_config, token_index
 from tipqa.builder.plan import Plan
@@ -182,7 +182,7 @@ def browsers(names: list[str], downloads: Path) -> Iterator[tuple[str, AbstractC
             if chromium and driver:
                 yield name, headless_chromium(chromium, driver, downloads)
         elif firefox := shutil.which("firefox-esr") or shutil.which("firefox"):
-            from bidi import headless_firefox
+            from support.bidi import headless_firefox
 
             yield name, headless_firefox(firefox, downloads)
 

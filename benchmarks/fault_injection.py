@@ -10,8 +10,8 @@ running, until every stage was targeted or none of them has work left; a last st
 end. The partition JSONL files must then equal the clean run's byte for byte.
 
 Keywords and judgments go through the `openai` backends (cache on) to a local OpenAI-compatible
-server (`tests/openai_server.py`) that answers like the offline rules and counts every request
-per prompt with the moments it answered. A request whose answer is already in the run's LLM
+server (`tests/support/openai_server.py`) that answers like the offline rules and counts every
+request per prompt with the moments it answered. A request whose answer is already in the run's LLM
 cache is a repeated call for completed work: there must be none. Every prompt sent more than
 once is counted (`resent_prompts`, `resent_requests`), and among them those answered more than
 `LOST_MARGIN` seconds before a kill and asked again after it (`answered_then_lost`: answers

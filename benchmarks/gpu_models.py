@@ -39,7 +39,8 @@ LLAMA_31_8B = {
     },
     "tie_word_embeddings": False,
 }
-# the architecture of the tiny test model (tests/vllm_model.py): head_dim 32, the CPU minimum
+# the architecture of the tiny test model (tests/support/vllm_model.py): head_dim 32, the CPU
+# minimum
 TINY_LLAMA = {
     "hidden_size": 128,
     "intermediate_size": 256,

@@ -46,10 +46,12 @@ CLIENT_TIMEOUT = 1800
 
 
 def tiny_model(folder: Path) -> Path:
-    """The tests' tiny random chat model (tests/vllm_model.py), made once in `folder`."""
+    """The tests' tiny random chat model (tests/support/vllm_model.py), made once in `folder`."""
     if (folder / "config.json").is_file():
         return folder
-    spec = importlib.util.spec_from_file_location("tipqa_vllm_model", ROOT / "tests/vllm_model.py")
+    spec = importlib.util.spec_from_file_location(
+        "tipqa_vllm_model", ROOT / "tests/support/vllm_model.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -18,10 +18,10 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-import label_studio_server
 import pytest
-from seed_support import demo_builds
-from vllm_fixtures import model_path, tiny_model, vllm_environment
+from support import label_studio_server
+from support.seed_support import demo_builds
+from support.vllm_fixtures import model_path, tiny_model, vllm_environment
 
 __all__ = ["demo_builds", "label_studio", "model_path", "tiny_model", "vllm_environment"]
 

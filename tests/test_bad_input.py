@@ -16,8 +16,8 @@ from pathlib import Path
 import orjson
 import pytest
 import zstandard
-from openai_server import FakeOpenAIServer, Reply
-from tests_support import luigi_config, run_luigi
+from support.openai_server import FakeOpenAIServer, Reply
+from support.tests_support import luigi_config, run_luigi
 
 from tipqa.core.errors import InputError
 from tipqa.core.jsonl import read_json, read_records

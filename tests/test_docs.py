@@ -9,10 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import docs_check
-import docstring_check
 import pytest
 import yaml
+from support import docs_check, docstring_check
 
 from tipqa.__main__ import COMMANDS
 from tipqa.builder import reruns as rerun_table

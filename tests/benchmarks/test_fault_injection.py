@@ -14,7 +14,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from seed_support import seed_run
+from support.seed_support import seed_run
 
 from benchmarks.fault_injection import (
     LOST_MARGIN,

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from annotation_support import fill_csv, label_studio_export
-from tests_support import luigi_config
+from support.annotation_support import fill_csv, label_studio_export
+from support.tests_support import luigi_config
 
 from tipqa.annotation.items import AnnotationItem
 from tipqa.core.jsonl import read_json, read_records

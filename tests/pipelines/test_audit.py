@@ -10,11 +10,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import openai_server as fake
 import pytest
-from audit_support import FACTS, LABELS, MISSED, SETTINGS, perfect_judge, write_world
-from explorer_support import Page
-from tests_support import luigi_config, run_luigi
+from support import openai_server as fake
+from support.audit_support import FACTS, LABELS, MISSED, SETTINGS, perfect_judge, write_world
+from support.explorer_support import Page
+from support.tests_support import luigi_config, run_luigi
 
 from tipqa.__main__ import main
 from tipqa.audit.compare import compare_runs

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from seed_support import DemoBuilds, seed_run
-from tests_support import luigi_config, run_luigi
+from support.seed_support import DemoBuilds, seed_run
+from support.tests_support import luigi_config, run_luigi
 
 from tipqa.boundary.records import FirstSeen
 from tipqa.core.jsonl import read_json, read_records

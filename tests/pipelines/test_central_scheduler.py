@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from seed_support import DemoBuilds, candidates_config, seed_run
+from support.seed_support import DemoBuilds, candidates_config, seed_run
 
 from tipqa.core.jsonl import read_records
 from tipqa.core.layout import RunLayout

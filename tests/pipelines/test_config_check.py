@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests_support import luigi_config
+from support.tests_support import luigi_config
 
 HIDE = "import sys; sys.modules[{name!r}] = None; "
 RUN = "from luigi.cmdline import luigi_run; luigi_run(sys.argv[1:])"

@@ -17,18 +17,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import openai_server as fake
 import pytest
-from audit_support import LABELS
-from fallible_judge import FALLIBLE, RIGHT, asked, prompts_of
-from judge_audit_support import (
+from support import openai_server as fake
+from support.audit_support import LABELS
+from support.fallible_judge import FALLIBLE, RIGHT, asked, prompts_of
+from support.judge_audit_support import (
     FALLIBLE_LABELS,
     FALSELY_ANSWERABLE,
     FALSELY_UNANSWERABLE,
     planted_config,
     planted_rule,
 )
-from tests_support import run_luigi
+from support.tests_support import run_luigi
 
 from tipqa.audit.compare import compare_runs
 from tipqa.core.jsonl import read_json, read_records

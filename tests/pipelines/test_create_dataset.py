@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from datasets import load_from_disk
-from seed_support import DemoBuilds, candidates_config, seed_run
-from tests_support import luigi_config, run_luigi
+from support.seed_support import DemoBuilds, candidates_config, seed_run
+from support.tests_support import luigi_config, run_luigi
 
 from tipqa.core.jsonl import read_json, read_records
 from tipqa.core.layout import RunLayout

@@ -11,8 +11,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from seed_support import DemoBuilds, seed_run
-from tests_support import luigi_config, run_luigi
+from support.seed_support import DemoBuilds, seed_run
+from support.tests_support import luigi_config, run_luigi
 
 from tipqa.core.records import LABELS
 

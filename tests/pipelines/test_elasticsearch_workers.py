@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
-from fake_elasticsearch import FakeElasticsearch
-from tests_support import luigi_config, run_luigi
+from support.fake_elasticsearch import FakeElasticsearch
+from support.tests_support import luigi_config, run_luigi
 
 INDEX = "tipqa-workers"
 FILES = 4

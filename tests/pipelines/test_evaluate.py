@@ -7,11 +7,11 @@ import math
 from pathlib import Path
 from typing import Any
 
-import openai_server as fake
 import pytest
-from evaluate_support import ANSWER_LAYOUT
-from seed_support import DemoBuilds, seed_run
-from tests_support import luigi_config, run_luigi
+from support import openai_server as fake
+from support.evaluate_support import ANSWER_LAYOUT
+from support.seed_support import DemoBuilds, seed_run
+from support.tests_support import luigi_config, run_luigi
 
 from tipqa.core.jsonl import read_json, read_records
 from tipqa.core.layout import RunLayout

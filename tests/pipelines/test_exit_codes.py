@@ -11,7 +11,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from tests_support import luigi_config, run_luigi
+from support.tests_support import luigi_config, run_luigi
 
 from tipqa.core.cli import INTERRUPTED
 from tipqa.core.layout import RunLayout

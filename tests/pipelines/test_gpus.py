@@ -8,7 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from tests_support import luigi_config, run_luigi
+from support.tests_support import luigi_config, run_luigi
 
 from pipelines import gpus
 from pipelines.shard_steps import TokenJudge

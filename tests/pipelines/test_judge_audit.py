@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import openai_server as fake
 import pytest
-from fallible_judge import RIGHT, asked, prompts_of
-from judge_audit_support import (
+from support import openai_server as fake
+from support.fallible_judge import RIGHT, asked, prompts_of
+from support.judge_audit_support import (
     FALLIBLE_LABELS,
     FALSELY_ANSWERABLE,
     FALSELY_UNANSWERABLE,
@@ -27,7 +27,7 @@ from judge_audit_support import (
     planted_rule,
     second_judge,
 )
-from tests_support import run_luigi
+from support.tests_support import run_luigi
 
 from tipqa.__main__ import main
 from tipqa.core.jsonl import iter_records, read_json, read_records

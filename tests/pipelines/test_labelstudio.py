@@ -12,9 +12,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from label_studio_server import refusing_server
-from tests_support import luigi_config, run_luigi
-from webdriver import free_port
+from support.label_studio_server import refusing_server
+from support.tests_support import luigi_config, run_luigi
+from support.webdriver import free_port
 
 from tipqa.annotation.export import write_exports
 from tipqa.annotation.items import AnnotationItem

@@ -5,10 +5,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import openai_server as fake
 import pytest
-from seed_support import DemoBuilds, seed_run
-from tests_support import luigi_config, rule_playing_server, run_luigi
+from support import openai_server as fake
+from support.seed_support import DemoBuilds, seed_run
+from support.tests_support import luigi_config, rule_playing_server, run_luigi
 
 from tipqa.core.jsonl import read_json, read_records
 from tipqa.core.layout import RunLayout

@@ -11,9 +11,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import openai_server as fake
 import pytest
-from tests_support import luigi_config, rule_playing_server, run_luigi
+from support import openai_server as fake
+from support.tests_support import luigi_config, rule_playing_server, run_luigi
 
 from tipqa.core.jsonl import read_json, read_records
 from tipqa.core.layout import RunLayout

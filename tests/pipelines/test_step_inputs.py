@@ -23,7 +23,7 @@ import luigi
 import pytest
 from luigi.configuration import LuigiConfigParser
 from luigi.task import flatten
-from plan_support import write_inputs
+from support.plan_support import write_inputs
 
 import pipelines
 from pipelines.base import StepTask

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from annotation_support import fill_csv, label_studio_export
+from support.annotation_support import fill_csv, label_studio_export
 
 from tipqa.annotation.export import write_exports
 from tipqa.annotation.importing import (

@@ -14,8 +14,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from label_studio_server import listening_addresses
-from webdriver import headless_chromium
+from support.label_studio_server import listening_addresses
+from support.webdriver import headless_chromium
 
 from tipqa.annotation.export import export_annotation, write_exports
 from tipqa.annotation.items import AnnotationItem

@@ -12,8 +12,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from label_studio_server import refusing_server
-from webdriver import free_port
+from support.label_studio_server import refusing_server
+from support.webdriver import free_port
 
 from tipqa.annotation.labelstudio import default_prefix, project_title
 from tipqa.annotation.labelstudio_server import (

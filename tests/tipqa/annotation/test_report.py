@@ -48,7 +48,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from annotation_support import fill_csv, label_studio_export
+from support.annotation_support import fill_csv, label_studio_export
 
 from tipqa.annotation.export import write_exports
 from tipqa.annotation.items import AnnotationItem

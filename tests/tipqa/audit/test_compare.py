@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from partition_fixtures import DEV, write_pool
+from support.partition_fixtures import DEV, write_pool
 
 from tipqa.__main__ import main
 from tipqa.audit.compare import compare_runs

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from audit_support import PerfectJudge, planted_documents, planted_questions
+from support.audit_support import PerfectJudge, planted_documents, planted_questions
 
 from tipqa.audit.pool import (
     AuditBackends,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from audit_support import PerfectJudge, planted_documents, planted_questions
+from support.audit_support import PerfectJudge, planted_documents, planted_questions
 
 from tipqa.audit.judging import AuditedQuestion, judge_rounds
 from tipqa.audit.pool import sample_ids

@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from fake_elasticsearch import FakeElasticsearch
+from support.fake_elasticsearch import FakeElasticsearch
 
 from tipqa.audit.verbatim import count_verbatim
 from tipqa.core.records import Document, Question, Verbatim

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests_support import fetch_from
+from support.tests_support import fetch_from
 
 from tipqa.boundary.build import (
     PYTHIA_CHECKPOINTS,

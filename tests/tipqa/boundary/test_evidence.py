@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from tests_support import fetch_from
+from support.tests_support import fetch_from
 
 from tipqa.boundary.evidence import first_seen, span_id, token_evidence, vector_evidence
 from tipqa.boundary.records import FirstSeen

@@ -7,8 +7,8 @@ from pathlib import Path
 import datasets
 import pytest
 import yaml
-from croissant_support import records
-from partition_fixtures import DEV, TRAIN, build_splits, write_pool
+from support.croissant_support import records
+from support.partition_fixtures import DEV, TRAIN, build_splits, write_pool
 
 from tipqa.boundary.build import write_boundary
 from tipqa.boundary.hub import BoundaryHub, definition, shown_steps, split_shares

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests_support import luigi_config
+from support.tests_support import luigi_config
 
 from tipqa.__main__ import main
 from tipqa.core.layout import RunLayout

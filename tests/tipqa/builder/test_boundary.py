@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from tests_support import fetch_from
+from support.tests_support import fetch_from
 
 from tipqa.boundary.records import FirstSeen
 from tipqa.builder.boundary import build_training_index, pool_boundary

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import openai_server as fake
 import pytest
-from judge_support import judge_request
+from support import openai_server as fake
+from support.judge_support import judge_request
 
 from tipqa.builder.components import (
     make_answerer,

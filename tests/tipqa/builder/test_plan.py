@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from plan_support import (
+from support.plan_support import (
     EVALUATION,
     FROM_TOKEN_JUDGE,
     FROM_TOKEN_SEARCH,

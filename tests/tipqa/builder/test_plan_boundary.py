@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from plan_support import FROM_TOKEN_JUDGE, base, fingerprints, merged, write_inputs
+from support.plan_support import FROM_TOKEN_JUDGE, base, fingerprints, merged, write_inputs
 
 from tipqa.builder.plan import Plan
 from tipqa.config import read_config

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from plan_support import base, changed, fingerprints, merged, write_inputs
+from support.plan_support import base, changed, fingerprints, merged, write_inputs
 
 from tipqa.builder.reruns import Row, rerun_rows, table
 

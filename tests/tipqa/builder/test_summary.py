@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from partition_fixtures import INFO, build_splits
+from support.partition_fixtures import INFO, build_splits
 
 from tipqa.builder.summary import summarize, write_summary
 from tipqa.core.jsonl import read_json, write_json

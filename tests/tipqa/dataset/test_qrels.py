@@ -6,7 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from partition_fixtures import write_pool
+from support.partition_fixtures import write_pool
 
 from tipqa.core.errors import InputError
 from tipqa.core.fingerprint import StepRecord

@@ -6,7 +6,7 @@ import copy
 from pathlib import Path
 
 import pytest
-from partition_fixtures import CONFIG, DEV, INFO, TRAIN, provenance, write_pool
+from support.partition_fixtures import CONFIG, DEV, INFO, TRAIN, provenance, write_pool
 
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.fingerprint import StepRecord

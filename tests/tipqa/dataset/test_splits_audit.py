@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from partition_fixtures import DEV, write_pool
+from support.partition_fixtures import DEV, write_pool
 
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json, read_records, write_json, write_records

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evaluate_support import labeled
+from support.evaluate_support import labeled
 
 from tipqa.evaluate.bootstrap import bootstrap_intervals
 from tipqa.evaluate.metrics import score_question, summary

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from evaluate_support import labeled
+from support.evaluate_support import labeled
 
 from tipqa.evaluate.breakdown import by_matches, by_stage
 from tipqa.evaluate.metrics import score_question

@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import openai_server as fake
 import pytest
-from evaluate_support import ANSWER_LAYOUT, labeled, write_split
-from partition_fixtures import build_splits
+from support import openai_server as fake
+from support.evaluate_support import ANSWER_LAYOUT, labeled, write_split
+from support.partition_fixtures import build_splits
 
 from tipqa.builder.evaluate import evaluate
 from tipqa.builder.plan import Plan

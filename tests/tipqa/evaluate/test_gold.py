@@ -7,8 +7,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from evaluate_support import labeled, write_split
-from partition_fixtures import DEV, build_splits
+from support.evaluate_support import labeled, write_split
+from support.partition_fixtures import DEV, build_splits
 
 from tipqa.core.errors import InputError
 from tipqa.core.fingerprint import StepRecord

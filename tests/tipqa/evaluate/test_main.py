@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from evaluate_support import labeled, write_lines, write_split
+from support.evaluate_support import labeled, write_lines, write_split
 
 from tipqa.evaluate.__main__ import run
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from evaluate_support import labeled
+from support.evaluate_support import labeled
 
 from tipqa.evaluate.metrics import cell_of, honesty_scores, score_question, summary
 from tipqa.evaluate.refusal import Reading, RefusalDetector

@@ -6,8 +6,8 @@ import math
 from pathlib import Path
 
 import pytest
-from evaluate_support import labeled, table_rule, write_split
-from openai_server import FakeOpenAIServer
+from support.evaluate_support import labeled, table_rule, write_split
+from support.openai_server import FakeOpenAIServer
 
 from tipqa.core.errors import TipqaError
 from tipqa.core.jsonl import read_json

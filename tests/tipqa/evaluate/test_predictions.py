@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 
 import pytest
-from evaluate_support import write_lines
+from support.evaluate_support import write_lines
 
 from tipqa.core.errors import InputError
 from tipqa.evaluate.predictions import (

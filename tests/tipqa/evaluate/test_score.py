@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from evaluate_support import labeled, write_lines, write_split
+from support.evaluate_support import labeled, write_lines, write_split
 
 from tipqa.core.errors import ConfigError
 from tipqa.core.jsonl import read_json

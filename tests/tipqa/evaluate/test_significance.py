@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from evaluate_support import labeled
+from support.evaluate_support import labeled
 
 from tipqa.evaluate.metrics import CELLS, Scored, score_question, summary
 from tipqa.evaluate.refusal import RefusalDetector

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import openai_server as fake
 import pytest
-from evaluate_support import labeled, write_lines, write_split
+from support import openai_server as fake
+from support.evaluate_support import labeled, write_lines, write_split
 
 from tipqa.core.errors import InputError
 from tipqa.core.stats import StepStats

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from partition_fixtures import DEV, TRAIN, build_splits
+from support.partition_fixtures import DEV, TRAIN, build_splits
 
 from tipqa.core.errors import InputError
 from tipqa.core.fingerprint import StepRecord

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import yaml
-from partition_fixtures import CONFIG, INFO, build_splits, provenance
+from support.partition_fixtures import CONFIG, INFO, build_splits, provenance
 
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.jsonl import read_json

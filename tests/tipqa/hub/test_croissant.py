@@ -11,8 +11,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from croissant_support import AGREEMENT, AUDIT_FINGERPRINT, audit_file, records
-from partition_fixtures import build_splits
+from support.croissant_support import AGREEMENT, AUDIT_FINGERPRINT, audit_file, records
+from support.partition_fixtures import build_splits
 
 from tipqa.core.errors import InputError
 from tipqa.core.fingerprint import StepRecord

@@ -7,7 +7,7 @@ from pathlib import Path
 import datasets
 import pytest
 import yaml
-from partition_fixtures import DEV, TRAIN, build_splits
+from support.partition_fixtures import DEV, TRAIN, build_splits
 
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.fingerprint import StepRecord

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import datasets
 import yaml
-from partition_fixtures import write_pool
+from support.partition_fixtures import write_pool
 
 from tipqa.core.fingerprint import StepRecord
 from tipqa.core.layout import RunLayout

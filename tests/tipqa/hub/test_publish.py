@@ -9,9 +9,9 @@ from pathlib import Path
 
 import huggingface_hub.constants as hf_constants
 import pytest
-from fake_hub import FakeHub
 from huggingface_hub.errors import HfHubHTTPError
-from partition_fixtures import build_splits
+from support.fake_hub import FakeHub
+from support.partition_fixtures import build_splits
 
 from tipqa.core.errors import ConfigError
 from tipqa.core.fingerprint import StepRecord

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from croissant_support import AGREEMENT, SECOND_JUDGE, audit_file
-from partition_fixtures import CONFIG, INFO, provenance
+from support.croissant_support import AGREEMENT, SECOND_JUDGE, audit_file
+from support.partition_fixtures import CONFIG, INFO, provenance
 
 from tipqa.core.steps import Step
 from tipqa.dataset.provenance import construction_parameters

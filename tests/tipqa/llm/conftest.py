@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from types import ModuleType
 
-import openai_server as fake
 import pytest
+from support import openai_server as fake
 
 ENVIRONMENT = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")
 ENVIRONMENT += tuple(v.lower() for v in ENVIRONMENT[2:])

@@ -14,9 +14,9 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-import openai_server as fake
 import pytest
-from judge_support import judge_request
+from support import openai_server as fake
+from support.judge_support import judge_request
 
 from tipqa.core.records import Question
 from tipqa.core.stats import StepStats

@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from lmeval_model import refusing_model
-from seed_support import DemoBuilds, seed_run
-from tests_support import luigi_config, run_luigi
+from support.lmeval_model import refusing_model
+from support.seed_support import DemoBuilds, seed_run
+from support.tests_support import luigi_config, run_luigi
 
 from tipqa.evaluate import __main__ as evaluate
 from tipqa.lmeval_task import __main__ as lmeval_task

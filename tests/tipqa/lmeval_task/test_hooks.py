@@ -8,8 +8,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from evaluate_support import write_lines
-from partition_fixtures import build_splits
+from support.evaluate_support import write_lines
+from support.partition_fixtures import build_splits
 
 from tipqa.core.errors import ConfigError
 from tipqa.core.records import LabeledQuestion

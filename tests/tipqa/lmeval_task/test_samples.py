@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from evaluate_support import write_lines
+from support.evaluate_support import write_lines
 
 from tipqa.core.errors import InputError, TipqaError
 from tipqa.evaluate.predictions import iter_prediction_lines

@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 
 import pytest
-from partition_fixtures import DEV, TRAIN, build_splits, write_pool
+from support.partition_fixtures import DEV, TRAIN, build_splits, write_pool
 
 from tipqa.boundary.build import write_boundary
 from tipqa.boundary.hub import BoundaryHub

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import matplotlib.image
 import pytest
-from partition_fixtures import DEV, INFO, build_splits
+from support.partition_fixtures import DEV, INFO, build_splits
 
 from tipqa.core.errors import InputError
 from tipqa.core.fingerprint import StepRecord

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fake_elasticsearch import FakeElasticsearch
+from support.fake_elasticsearch import FakeElasticsearch
 
 from tipqa.indexes.token_index.elasticsearch import ElasticsearchTokenIndex
 

@@ -7,7 +7,7 @@ over the contract corpus, analyzed by the same char filters, pattern tokenizer a
 filter as the index settings define, and scored by a similarity that returns
 `boost * freq`, as the scripted similarity of the settings does. Totals, frequencies and
 order (score descending, then doc_id) must equal the definition in `tipqa.core.text`, on the
-contract corpus and on the ranking corpus of tests/ranking_support.py (more
+contract corpus and on the ranking corpus of tests/support/ranking_support.py (more
 than 1,000 matches, long rare best documents, ties, overlapping phrases), where they must also
 equal the tantivy backend's.
 
@@ -22,11 +22,11 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import contract_support as contract
 import orjson
 import pytest
-import ranking_support as ranking
-from token_oracle import oracle
+from support import contract_support as contract
+from support import ranking_support as ranking
+from support.token_oracle import oracle
 
 from benchmarks import lucene
 from tipqa.core.records import Document

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
-from fake_elasticsearch import FakeElasticsearch
+from support.fake_elasticsearch import FakeElasticsearch
 
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.core.records import Document

@@ -1,9 +1,9 @@
 """Contract tests of ElasticsearchTokenIndex against a real cluster (TIPQA_ES_URL).
 
-The same authored corpus and queries (tests/contract_support.py) go to Elasticsearch,
-to the definition in `tipqa.core.text` (tests/token_oracle.py) and to the tantivy backend: document
-sets, totals, frequencies and rank order must agree, and so must the BM25 rankings of free text
-(`rank_texts`) of Elasticsearch and tantivy. Skipped unless TIPQA_ES_URL is set
+The same authored corpus and queries (tests/support/contract_support.py) go to Elasticsearch,
+to the definition in `tipqa.core.text` (tests/support/token_oracle.py) and to the tantivy backend:
+document sets, totals, frequencies and rank order must agree, and so must the BM25 rankings of free
+text (`rank_texts`) of Elasticsearch and tantivy. Skipped unless TIPQA_ES_URL is set
 (and ES_API_KEY if the cluster needs one).
 """
 
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from contract_support import ANALYZED, CORPUS, QUERIES
-from token_oracle import oracle
+from support.contract_support import ANALYZED, CORPUS, QUERIES
+from support.token_oracle import oracle
 
 from tipqa.core.records import Document
 from tipqa.core.text import tokenize

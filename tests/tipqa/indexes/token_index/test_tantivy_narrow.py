@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ranking_support import DEPTHS, QUERIES, corpus
-from token_oracle import oracle
+from support.ranking_support import DEPTHS, QUERIES, corpus
+from support.token_oracle import oracle
 
 from tipqa.core.records import Document
 from tipqa.indexes.token_index import tantivy_narrow

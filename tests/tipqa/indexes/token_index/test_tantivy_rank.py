@@ -9,8 +9,8 @@ from typing import Any
 
 import orjson
 import pytest
-from ranking_support import DEPTHS, QUERIES, corpus
-from token_oracle import oracle
+from support.ranking_support import DEPTHS, QUERIES, corpus
+from support.token_oracle import oracle
 
 from tipqa.core.records import Document
 from tipqa.core.text import tokenize

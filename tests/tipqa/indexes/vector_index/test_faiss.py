@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from vector_support import clustered, make_chunks, unit
+from support.vector_support import clustered, make_chunks, unit
 
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.indexes.place import IndexPlace

@@ -7,7 +7,7 @@ from itertools import pairwise
 
 import numpy as np
 import pytest
-from vector_support import clustered, make_chunks, unit
+from support.vector_support import clustered, make_chunks, unit
 
 from tipqa.core.errors import ConfigError, InputError
 from tipqa.indexes.vector_index.faiss import MANIFEST, FaissVectorIndex

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
-from evaluate_support import table_rule
-from openai_server import FakeOpenAIServer
+from support.evaluate_support import table_rule
+from support.openai_server import FakeOpenAIServer
 
 from tipqa.core.errors import ConfigError
 from tipqa.llm.answerers.base import sequence_probability

@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 
 import pytest
-from evaluate_support import labeled, write_split
+from support.evaluate_support import labeled, write_split
 
 from tipqa.core.errors import ConfigError, MissingExtraError
 from tipqa.core.layout import EvaluationLayout

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import openai_server as fake
 import pytest
+from support import openai_server as fake
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 
 import pytest
-from judge_support import judge_request
+from support.judge_support import judge_request
 
 from tipqa.core.errors import ConfigError
 from tipqa.llm.cache import LLMCache

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import functools
 
-import openai_server as fake
 import pytest
-from judge_support import judge_request
+from support import openai_server as fake
+from support.judge_support import judge_request
 
 from tipqa.core.records import Question
 from tipqa.llm.judges.llm import REASONING_HINT

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 
 import pytest
-from judge_support import judge_request
+from support.judge_support import judge_request
 
 from tipqa.llm.judges.base import JUDGES
 from tipqa.llm.judges.rules import RuleJudge, is_relevant

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from judge_support import judge_request
+from support.judge_support import judge_request
 
 from tipqa.core.errors import ConfigError, MissingExtraError
 from tipqa.core.records import JudgeRequest

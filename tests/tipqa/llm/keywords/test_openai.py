@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-import openai_server as fake
 import pytest
+from support import openai_server as fake
 
 from tipqa.core.errors import ConfigError
 from tipqa.core.records import Question

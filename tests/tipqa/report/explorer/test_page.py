@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from explorer_support import (
+from support.explorer_support import (
     PARAMETERS,
     Page,
     confirm,
@@ -26,8 +26,8 @@ from explorer_support import (
     write_audit,
     write_judge_audit,
 )
-from tests_support import luigi_config, run_luigi
-from webdriver import Browser, Driver, headless_chromium
+from support.tests_support import luigi_config, run_luigi
+from support.webdriver import Browser, Driver, headless_chromium
 
 from tipqa.audit.compare import compare_runs
 from tipqa.core.jsonl import read_records, write_records
@@ -161,7 +161,7 @@ def browser(
         if not firefox:
             pytest.skip("no firefox (Debian: apt-get install firefox-esr)")
         pytest.importorskip("websockets", reason="the dev extra is not installed")
-        from bidi import headless_firefox
+        from support.bidi import headless_firefox
 
         with headless_firefox(firefox, downloads) as session:
             yield session

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from explorer_support import (
+from support.explorer_support import (
     Page,
     Sizes,
     confirm,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from offline_support import offline_error
+from support.offline_support import offline_error
 
 from tipqa.core.errors import InputError
 from tipqa.sources.corpus import CORPUS_READERS, Corpus

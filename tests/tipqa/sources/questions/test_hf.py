@@ -11,7 +11,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from offline_support import offline_error
+from support.offline_support import offline_error
 
 from tipqa.core.errors import InputError
 from tipqa.sources.questions import load_questions

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import vllm_model
+
+from support import vllm_model
 
 
 @pytest.fixture(scope="session")

@@ -8,8 +8,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import openai_server as fake
-
+from support import openai_server as fake
 from tipqa.core.jsonl import write_records
 from tipqa.core.layout import RunLayout, SplitsLayout
 from tipqa.core.records import Evidence, LabeledQuestion

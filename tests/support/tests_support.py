@@ -9,8 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import openai_server as fake
-
+from support import openai_server as fake
 from tipqa.core.records import Document, JudgeRequest
 from tipqa.indexes.token_index.base import FetchDocuments
 from tipqa.llm.judges.rules import is_relevant

@@ -2,7 +2,8 @@
 
 Enough to log in to a web page, open another, type, press keys, resize the window, wait for
 text and take a screenshot, without a browser-automation package: chromedriver speaks JSON over
-HTTP on loopback. `Driver` is what both engines' clients (Firefox's is `tests/bidi.py`) offer.
+HTTP on loopback. `Driver` is what both engines' clients (Firefox's is `tests/support/bidi.py`)
+offer.
 """
 
 from __future__ import annotations

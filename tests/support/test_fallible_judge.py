@@ -5,8 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fallible_judge import FALLIBLE, RIGHT, Planted, two_judges
-from judge_audit_support import FALSELY_UNANSWERABLE, PLANTED, TEXT, WRONG_PASSAGES, right_judge
+from support.fallible_judge import FALLIBLE, RIGHT, Planted, two_judges
+from support.judge_audit_support import (
+    FALSELY_UNANSWERABLE,
+    PLANTED,
+    TEXT,
+    WRONG_PASSAGES,
+    right_judge,
+)
 
 
 def body(model: str, question: str, passage: str, answer: str = "x") -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from vllm_model import build_tiny_model
+from support.vllm_model import build_tiny_model
 
 MARGIN = 4.0
 

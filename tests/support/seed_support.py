@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests_support import luigi_config, run_luigi
 
+from support.tests_support import luigi_config, run_luigi
 from tipqa.builder.assemble import load_config
 from tipqa.builder.plan import Plan
 from tipqa.core.layout import RunLayout

@@ -26,8 +26,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import openai_server as fake
-
+from support import openai_server as fake
 from tipqa.core.records import Document, JudgeRequest, Judgment, Question
 
 FACTS = {

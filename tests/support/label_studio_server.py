@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from webdriver import free_port
+from support.webdriver import free_port
 
 VENV_ENV = "TIPQA_LABEL_STUDIO_VENV"
 START_TIMEOUT = 600.0

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FENCE = re.compile(r"^([ \t]*)```([\w-]*)[^\n]*\n(.*?)^\1```[ \t]*$", re.S | re.M)
 SKIP = re.compile(r"<!--\s*docs-check:\s*skip\s*\(([^)]*)\)\s*-->\s*$")
 RUNNABLE = "<!-- runnable -->"

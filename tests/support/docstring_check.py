@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("tipqa", "pipelines", "benchmarks")
 DOTTED = re.compile(r"`+((?:tipqa|pipelines|benchmarks)(?:\.\w+)+)(?:\(\))?`+")
 

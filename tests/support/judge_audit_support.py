@@ -19,10 +19,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import openai_server as fake
-from audit_support import LABELS, QUESTIONS, SETTINGS, states_fact, write_world
-from fallible_judge import FALLIBLE, RIGHT, Planted, two_judges
-from tests_support import luigi_config
+from support import openai_server as fake
+from support.audit_support import LABELS, QUESTIONS, SETTINGS, states_fact, write_world
+from support.fallible_judge import FALLIBLE, RIGHT, Planted, two_judges
+from support.tests_support import luigi_config
 
 TEXT = {qid: text for qid, text, _ in QUESTIONS}
 FALSELY_UNANSWERABLE = {"normal_fruit": "token", "vector": "vector"}

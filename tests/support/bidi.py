@@ -2,7 +2,7 @@
 
 Firefox speaks WebDriver BiDi itself on a websocket (`--remote-debugging-port`), so no
 geckodriver is needed: the client starts Debian's `firefox-esr` with a fresh profile, opens a
-session and offers what the explorer's tests use of `tests/webdriver.py`'s Chromium client:
+session and offers what the explorer's tests use of `tests/support/webdriver.py`'s Chromium client:
 open, script, click, keys, resize, screenshot. Files the pages download go to `downloads`.
 """
 
@@ -20,8 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from webdriver import Driver, free_port, key_actions
 from websockets.sync.client import ClientConnection, connect
+
+from support.webdriver import Driver, free_port, key_actions
 
 PREFERENCES = {
     "browser.download.dir": "{downloads}",

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import openai_server as fake
+from support import openai_server as fake
 
 RIGHT = "right"
 FALLIBLE = "fallible"
