@@ -17,6 +17,7 @@ never a "no".
 from __future__ import annotations
 
 import dataclasses
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
 from tqdm import tqdm
@@ -35,31 +36,31 @@ UNREACHABLE = ("connection", "http_404")
 """The errors of a server that is not there, or holds no such model."""
 
 
-class JudgedItem:
+class JudgedItem(ABC):
     """An item judged in rounds; a subclass says what it asks and what it keeps."""
 
     @property
+    @abstractmethod
     def open(self) -> bool:
         """True while it has units left to judge."""
-        raise NotImplementedError
 
+    @abstractmethod
     def take(self) -> str | None:
         """Move on to the next candidate; the id of the document it needs (None: none)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def requests(self, document: Document | None) -> list[JudgeRequest]:
         """The requests of the candidate taken (`document`: the one it needs, fetched)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def record(self, request: JudgeRequest, result: Judgment) -> None:
         """Keep one verdict on one of its requests (in request order)."""
-        raise NotImplementedError
 
     def missing(self, doc_id: str) -> list[Judgment]:
         """What it keeps of a candidate whose document is missing (nothing by default)."""
         return []
 
-    def end_round(self) -> None:
+    def end_round(self) -> None:  # noqa: B027 (a hook: most items keep nothing per round)
         """Called once the round's verdicts are all recorded (nothing by default)."""
 
 
