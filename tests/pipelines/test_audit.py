@@ -12,7 +12,15 @@ from typing import Any
 
 import pytest
 from support import openai_server as fake
-from support.audit_support import FACTS, LABELS, MISSED, SETTINGS, perfect_judge, write_world
+from support.audit_support import (
+    FACTS,
+    LABELS,
+    MISSED,
+    SETTINGS,
+    labels,
+    perfect_judge,
+    write_world,
+)
 from support.explorer_support import Page
 from support.tests_support import luigi_config, run_luigi
 
@@ -20,7 +28,6 @@ from tipqa.__main__ import main
 from tipqa.audit.compare import compare_runs
 from tipqa.core.jsonl import read_json, read_records
 from tipqa.core.layout import RunLayout, ShardLayout, SplitsLayout
-from tipqa.core.records import LABELS as ALL_LABELS
 from tipqa.core.records import Judgment, LabeledQuestion
 from tipqa.core.steps import Step
 from tipqa.dataset.qrels import QRELS_FILE, read_qrels
@@ -73,15 +80,6 @@ def built(tmp_path_factory: pytest.TempPathFactory, world: dict, server: Any) ->
 def copied(built: Path, tmp_path: Path) -> RunLayout:
     shutil.copytree(built, tmp_path, dirs_exist_ok=True)
     return RunLayout(tmp_path / "outputs" / "t")
-
-
-def labels(run: RunLayout) -> dict[str, str]:
-    files = run.pool("dev").partition_files
-    return {
-        row.id: row.label
-        for label in ALL_LABELS
-        for row in read_records(files.labelled(label), LabeledQuestion)
-    }
 
 
 def reran(before: dict[Path, int], run: RunLayout) -> set[str]:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from support import openai_server as fake
-from support.audit_support import LABELS
+from support.audit_support import LABELS, labels
 from support.fallible_judge import FALLIBLE, RIGHT, asked, prompts_of
 from support.judge_audit_support import (
     FALLIBLE_LABELS,
@@ -33,7 +33,6 @@ from support.tests_support import run_luigi
 from tipqa.audit.compare import compare_runs
 from tipqa.core.jsonl import read_json, read_records
 from tipqa.core.layout import RunLayout
-from tipqa.core.records import LABELS as ALL_LABELS
 from tipqa.core.records import Judgment, LabeledQuestion
 
 pytestmark = pytest.mark.slow
@@ -87,15 +86,6 @@ def build(config: Path) -> RunLayout:
     result = run_luigi(config, "CreateDataset")
     assert result.returncode == 0, result.stderr[-4000:]
     return RunLayout(config.parent / "outputs" / "t")
-
-
-def labels(run: RunLayout) -> dict[str, str]:
-    files = run.pool("dev").partition_files
-    return {
-        row.id: row.label
-        for label in ALL_LABELS
-        for row in read_records(files.labelled(label), LabeledQuestion)
-    }
 
 
 def judgments(run: RunLayout) -> list[Judgment]:

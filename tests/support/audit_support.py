@@ -27,7 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from support import openai_server as fake
-from tipqa.core.records import Document, JudgeRequest, Judgment, Question
+from tipqa.core.jsonl import read_records
+from tipqa.core.layout import RunLayout
+from tipqa.core.records import LABELS as ALL_LABELS
+from tipqa.core.records import Document, JudgeRequest, Judgment, LabeledQuestion, Question
 
 FACTS = {
     "normal_city": "The explorer Tovan Quillry founded the city of Marsk.",
@@ -166,3 +169,13 @@ def planted_questions() -> dict[str, Question]:
 def planted_documents() -> dict[str, Document]:
     """The documents by id (as `write_world` writes them)."""
     return {f"d{i:02d}": Document(f"d{i:02d}", text) for i, text in enumerate(DOCUMENTS)}
+
+
+def labels(run: RunLayout) -> dict[str, str]:
+    """Every question of the run's dev pool and the label its partition gave it."""
+    files = run.pool("dev").partition_files
+    return {
+        row.id: row.label
+        for label in ALL_LABELS
+        for row in read_records(files.labelled(label), LabeledQuestion)
+    }
