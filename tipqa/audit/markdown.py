@@ -230,30 +230,32 @@ def verbatim_table(verbatim: Mapping[str, Mapping[str, Mapping[str, int]]]) -> s
 def agreement_line(agreement: dict[str, Any]) -> str:
     """The judge's agreement with people, with its interval, from the agreement report."""
     block = agreement["llm_human"]
-    value, ci = block["agreement"]["value"], block["agreement"]["ci95"]
-    kappa = block["kappa"]["value"]
-    shown = "-" if value is None else f"{value:.1f}%"
-    span = "" if ci is None else f" (bootstrap 95% CI {ci[0]:.1f}% to {ci[1]:.1f}%)"
-    line = (
-        f"The judge agreed with people on {shown}{span} of {block['pairs']:,} judged "
-        f"(document, question) pairs ({agreement['items']:,} items annotated)"
+    shown, kappa = _with_people(block)
+    return (
+        f"The judge agreed with people on {shown} of {block['pairs']:,} judged "
+        f"(document, question) pairs ({agreement['items']:,} items annotated){kappa}"
     )
-    return line + (f", Cohen's kappa {kappa:.2f}." if kappa is not None else ".")
 
 
 def second_agreement_line(agreement: dict[str, Any]) -> str:
     """The second judge's (`[audit.judge]`) agreement with people on the same items."""
     block = agreement["second_judge"]
+    shown, kappa = _with_people(block)
+    failed = f"; {block['failed']} items whose judgment failed left out" if block["failed"] else ""
+    return (
+        f"The second judge (`{block['judge']}`, `[audit.judge]`) agreed with people on "
+        f"{shown} of the same items' {block['pairs']:,} pairs{failed}{kappa}"
+    )
+
+
+def _with_people(block: dict[str, Any]) -> tuple[str, str]:
+    """A judge's agreement with people in words (with its interval), and the sentence's end
+    (with Cohen's kappa where it is defined)."""
     value, ci = block["agreement"]["value"], block["agreement"]["ci95"]
     kappa = block["kappa"]["value"]
     shown = "-" if value is None else f"{value:.1f}%"
     span = "" if ci is None else f" (bootstrap 95% CI {ci[0]:.1f}% to {ci[1]:.1f}%)"
-    failed = f"; {block['failed']} items whose judgment failed left out" if block["failed"] else ""
-    line = (
-        f"The second judge (`{block['judge']}`, `[audit.judge]`) agreed with people on "
-        f"{shown}{span} of the same items' {block['pairs']:,} pairs{failed}"
-    )
-    return line + (f", Cohen's kappa {kappa:.2f}." if kappa is not None else ".")
+    return shown + span, (f", Cohen's kappa {kappa:.2f}." if kappa is not None else ".")
 
 
 def trust_section(
