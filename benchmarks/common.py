@@ -280,3 +280,20 @@ def kill_group(process: subprocess.Popen) -> None:
     with suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
+
+
+def run_probe(
+    tree: Path, script: str, args: Sequence[str], env: dict[str, str] | None = None
+) -> str:
+    """Run `script` with the tipqa of `tree` (an older checkout, say) in a process of its own;
+    what it printed. `env` adds to the environment."""
+    result = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        env={**os.environ, **(env or {}), "PYTHONPATH": str(tree)},
+        cwd=tree,
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode:
+        raise RuntimeError(f"the probe in {tree} failed:\n{result.stderr[-3000:]}")
+    return result.stdout

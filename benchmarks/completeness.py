@@ -18,15 +18,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import luigi.configuration
 
-from benchmarks.common import DEFAULT_WORKDIR, write_luigi_config
+from benchmarks.common import DEFAULT_WORKDIR, run_probe, write_luigi_config
 from tipqa.core.jsonl import read_records, write_json, write_records
 from tipqa.core.layout import RunLayout
 from tipqa.core.records import SCHEMA_VERSION, Question
@@ -165,18 +163,10 @@ def time_new(run: RunLayout, shards: int) -> dict[str, float]:
 
 def time_old(tree: Path, config: Path, run: RunLayout, shards: int, size: int) -> dict[str, float]:
     """The same with an older tipqa checkout (its stats files need only exist)."""
-    env = {**os.environ, "LUIGI_CONFIG_PATH": str(config), "PYTHONPATH": str(tree)}
     pool = run.pool("dev").root
-    result = subprocess.run(
-        [sys.executable, "-c", OLD_PROBE, str(shards), str(size), str(pool)],
-        env=env,
-        cwd=tree,
-        capture_output=True,
-        text=True,
-    )
-    if result.returncode:
-        raise RuntimeError(f"the older tipqa failed:\n{result.stderr[-3000:]}")
-    done, complete, read = result.stdout.split()
+    args = [str(shards), str(size), str(pool)]
+    printed = run_probe(tree, OLD_PROBE, args, {"LUIGI_CONFIG_PATH": str(config)})
+    done, complete, read = printed.split()
     return {
         "tasks": int(done),
         "complete_seconds": round(float(complete), 3),

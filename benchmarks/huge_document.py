@@ -17,13 +17,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import RESULTS, ratio, save, table
+from benchmarks.common import RESULTS, ratio, run_probe, save, table
 
 SETUP = r"""
 import json, random, resource, shutil, sys, time
@@ -99,17 +96,8 @@ print(json.dumps({"embed_s": round(time.perf_counter() - started, 2),
 
 def probe(tree: Path, script: str, mb: float, folder: Path) -> dict[str, Any]:
     """Run one probe with the tipqa of `tree`, in a process of its own; its figures."""
-    env = {**os.environ, "PYTHONPATH": str(tree), "HF_HUB_OFFLINE": "1"}
-    result = subprocess.run(
-        [sys.executable, "-c", script, str(mb), str(folder)],
-        env=env,
-        cwd=tree,
-        capture_output=True,
-        text=True,
-    )
-    if result.returncode:
-        raise RuntimeError(f"the probe in {tree} failed:\n{result.stderr[-3000:]}")
-    return json.loads(result.stdout.splitlines()[-1])
+    printed = run_probe(tree, script, [str(mb), str(folder)], {"HF_HUB_OFFLINE": "1"})
+    return json.loads(printed.splitlines()[-1])
 
 
 def measure(tree: Path, args: argparse.Namespace, name: str) -> dict[str, Any]:

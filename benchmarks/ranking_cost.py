@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +23,7 @@ from benchmarks.common import (
     corpus_files,
     ensure_world,
     ratio,
+    run_probe,
     save,
     table,
 )
@@ -74,17 +72,8 @@ def write_queries(world: Path, path: Path) -> Path:
 def measure(tree: Path, world: Path, folder: Path, queries: Path, new: bool) -> dict[str, Any]:
     """One build and its queries, by the tipqa in `tree`, in a process of its own."""
     files = json.dumps([str(path) for path in corpus_files(world)])
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE, files, str(folder), "new" if new else "old", str(queries)],
-        env=env,
-        cwd=tree,
-        capture_output=True,
-        text=True,
-    )
-    if result.returncode:
-        raise RuntimeError(f"the build in {tree} failed:\n{result.stderr[-3000:]}")
-    return json.loads(result.stdout.splitlines()[-1])
+    args = [files, str(folder), "new" if new else "old", str(queries)]
+    return json.loads(run_probe(tree, PROBE, args).splitlines()[-1])
 
 
 def main() -> None:
