@@ -10,13 +10,16 @@ A seam may name optional capabilities (say, "counted"), each with a check of the
 settings class; a backend declares those it has where it is registered (`add(...,
 capabilities=...)`), callers ask `has(name, capability)`, and `check(name)` says where a
 declaration and the class disagree (one test runs it over every entry of every registry).
+
+A registry may name modules that register more entries when imported (`registered_by`, as the
+LLM providers in `tipqa.llm.providers`); it imports them on its first lookup, not before.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -76,10 +79,17 @@ def _load(target: str | type) -> Any:
 class Registry(Generic[T]):
     """Named implementations of one seam, each with its settings class."""
 
-    def __init__(self, seam: str, capabilities: Mapping[str, Check] | None = None) -> None:
+    def __init__(
+        self,
+        seam: str,
+        capabilities: Mapping[str, Check] | None = None,
+        *,
+        registered_by: Sequence[str] = (),
+    ) -> None:
         self.seam = seam
         self.capabilities: dict[str, Check] = dict(capabilities or {})
         self._entries: dict[str, Entry] = {}
+        self._unloaded = list(registered_by)
 
     def add(
         self,
@@ -105,11 +115,23 @@ class Registry(Generic[T]):
         self._entry(name)
         del self._entries[name]
 
+    def _loaded(self) -> dict[str, Entry]:
+        """The entries, after importing the modules that register more (once)."""
+        while self._unloaded:
+            importlib.import_module(self._unloaded.pop(0))
+        return self._entries
+
     def has(self, name: str, capability: str) -> bool:
         """Whether `name` is registered with `capability` (nothing is imported)."""
         if capability not in self.capabilities:
             raise ConfigError(f"{self.seam}: no capability {capability!r}")
         return capability in self._entry(name).capabilities
+
+    def found(self, target: Any, settings: type[Settings]) -> tuple[str, ...]:
+        """The capabilities an implementation and its settings class have, by the seam's checks."""
+        return tuple(
+            name for name, check in sorted(self.capabilities.items()) if check(target, settings)
+        )
 
     def check(self, name: str) -> list[str]:
         """Where the declared capabilities of `name` and its classes disagree (imports it)."""
@@ -129,11 +151,11 @@ class Registry(Generic[T]):
     @property
     def names(self) -> list[str]:
         """The registered names, sorted."""
-        return sorted(self._entries)
+        return sorted(self._loaded())
 
     def _entry(self, name: str) -> Entry:
         try:
-            return self._entries[name]
+            return self._loaded()[name]
         except KeyError:
             known = ", ".join(self.names)
             raise ConfigError(f"unknown {self.seam} {name!r}; known: {known}") from None

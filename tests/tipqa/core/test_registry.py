@@ -87,6 +87,27 @@ def test_module_is_imported_only_when_resolved(
     assert reg.create("probe").value == 1
 
 
+def test_the_modules_that_register_more_are_imported_on_the_first_lookup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = "tipqa_registering_probe_module"
+    reg: Registry[Backend] = Registry("probe", registered_by=(name,))
+    (tmp_path / f"{name}.py").write_text(
+        "from tests_registry_probe import REGISTRY\n"
+        "REGISTRY.add('more', 'nowhere.module:Thing', 'nowhere.module:Settings')\n"
+    )
+    probe = type(sys)("tests_registry_probe")
+    probe.REGISTRY = reg  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "tests_registry_probe", probe)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, name, raising=False)
+    reg.add("tantivy", Backend, BackendSettings)
+    assert name not in sys.modules
+    assert reg.names == ["more", "tantivy"] and name in sys.modules
+    with pytest.raises(ConfigError, match="already registered"):
+        reg.add("more", Backend, BackendSettings)
+
+
 def test_registering_does_not_import_a_missing_module() -> None:
     reg: Registry[object] = Registry("seam")
     reg.add("ghost", "tipqa_no_such_module_anywhere:Thing", BackendSettings)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 import threading
 import urllib.request
 from collections.abc import Iterator
@@ -19,15 +21,18 @@ import pytest
 
 from tipqa.builder.components import make_answerer, make_judge, make_keyword_extractor
 from tipqa.config import Choice
+from tipqa.core.errors import ConfigError
 from tipqa.core.records import JudgeRequest, Question
 from tipqa.core.settings import knob, setting
 from tipqa.core.stats import StepStats
 from tipqa.llm.answerers.base import ANSWERERS
+from tipqa.llm.answerers.llm import LLMAnswerer
 from tipqa.llm.cached_chat import CachedChatModel
 from tipqa.llm.chat import ChatModel, ChatPrompt, Completion, Decoding, PromptByPrompt
 from tipqa.llm.judges.base import JUDGES
+from tipqa.llm.judges.llm import JudgeTask, LLMJudge
 from tipqa.llm.keywords.base import KEYWORD_EXTRACTORS
-from tipqa.llm.providers import register_provider
+from tipqa.llm.providers import ProviderTask, register_provider
 from tipqa.llm.settings import LLMSettings
 from tipqa.llm.usage import Usage
 
@@ -165,3 +170,84 @@ def test_one_registration_judges_extracts_and_answers(tiny, tmp_path: Path) -> N
     assert answerer.stats.counts["cache_stored"] == 1
     again = answerer.answer(["Where did the Wren run aground?"])
     assert again[0].cached and len(requests) == 4
+
+
+@dataclass(frozen=True)
+class TinyJudgeSettings(TinySettings, JudgeTask):
+    """A judge task of the tiny provider with a field of its own: a one-token answer."""
+
+    max_tokens: int = setting(1, doc="tokens of the answer")
+
+
+class TinyJudge(LLMJudge):
+    """The tiny provider's own judge."""
+
+
+@dataclass(frozen=True)
+class KnowingSettings(TinySettings):
+    """A tiny provider whose settings know the judge window that fits its context."""
+
+    def window_words(self) -> int:
+        """A small context."""
+        return 100
+
+
+def test_a_task_given_is_registered_and_the_others_derived() -> None:
+    judge = ProviderTask(TinyJudge, f"{__name__}:TinyJudgeSettings")
+    register_provider("tiny-own", TinySettings, judge=judge)
+    register_provider("tiny-knowing", KnowingSettings)
+    try:
+        assert JUDGES.resolve("tiny-own") is TinyJudge
+        assert JUDGES.settings_class("tiny-own") is TinyJudgeSettings
+        assert JUDGES.parse("tiny-own", "judge", {}).max_tokens == 1
+        assert KEYWORD_EXTRACTORS.settings_class("tiny-own").__name__ == "TinySettingsKeywordTask"
+        assert ANSWERERS.resolve("tiny-own") is LLMAnswerer
+        assert JUDGES.has("tiny-knowing", "knows_context")
+        assert not JUDGES.has("tiny-own", "knows_context")
+        for registry in (JUDGES, KEYWORD_EXTRACTORS, ANSWERERS):
+            assert registry.check("tiny-own") == [] and registry.check("tiny-knowing") == []
+    finally:
+        for registry in (JUDGES, KEYWORD_EXTRACTORS, ANSWERERS):
+            registry.remove("tiny-own")
+            registry.remove("tiny-knowing")
+    with pytest.raises(ConfigError, match="'lone': no settings class for its keywords"):
+        register_provider("lone", judge=judge)
+    JUDGES.remove("lone")
+
+
+def test_the_built_in_providers_are_registered_through_register_provider() -> None:
+    vllm_judge = ProviderTask(
+        "tipqa.llm.judges.vllm:VLLMJudge",
+        "tipqa.llm.judges.vllm:VLLMJudgeSettings",
+        capabilities=("knows_context",),
+    )
+    keywords = ProviderTask(
+        "tipqa.llm.keywords.vllm:VLLMKeywordExtractor",
+        "tipqa.llm.keywords.vllm:VLLMKeywordSettings",
+    )
+    answerer = ProviderTask(
+        "tipqa.llm.answerers.vllm:VLLMAnswerer", "tipqa.llm.answerers.vllm:VLLMAnswererSettings"
+    )
+    register_provider("vllm", judge=vllm_judge, keywords=keywords, answerer=answerer)
+    assert JUDGES.has("vllm", "knows_context") and not JUDGES.has("openai", "knows_context")
+    with pytest.raises(ConfigError, match="'vllm' is already registered"):
+        register_provider("vllm", TinySettings)
+
+
+def test_choosing_a_backend_imports_no_provider_package() -> None:
+    code = (
+        "import sys\n"
+        "from tipqa.llm.judges.base import JUDGES\n"
+        "from tipqa.llm.answerers.base import ANSWERERS\n"
+        "JUDGES.parse('rules', 'judge', {})\n"
+        "print(ANSWERERS.names, JUDGES.names, sorted({'openai', 'vllm'} & set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [
+        "['openai',",
+        "'vllm']",
+        "['openai',",
+        "'rules',",
+        "'vllm']",
+        "[]",
+    ]

@@ -79,14 +79,5 @@ class Answerer(Protocol):
         ...
 
 
-ANSWERERS: Registry[Answerer] = Registry("answerer")
-ANSWERERS.add(
-    "openai",
-    "tipqa.llm.answerers.openai:OpenAIAnswerer",
-    settings="tipqa.llm.answerers.openai:OpenAIAnswererSettings",
-)
-ANSWERERS.add(
-    "vllm",
-    "tipqa.llm.answerers.vllm:VLLMAnswerer",
-    settings="tipqa.llm.answerers.vllm:VLLMAnswererSettings",
-)
+ANSWERERS: Registry[Answerer] = Registry("answerer", registered_by=("tipqa.llm.providers",))
+"""The models under evaluation, one per LLM provider (registered by `tipqa.llm.providers`)."""

@@ -50,19 +50,10 @@ JUDGE_CAPABILITIES = {
 window that fits (`KnowsContext`), it sends a prompt template (`Prompted`)."""
 LLM_JUDGE = ("counted", "prompted")
 
-JUDGES: Registry[RelevanceJudge] = Registry("relevance judge", JUDGE_CAPABILITIES)
+JUDGES: Registry[RelevanceJudge] = Registry(
+    "relevance judge", JUDGE_CAPABILITIES, registered_by=("tipqa.llm.providers",)
+)
+"""The judges: the offline rules here, the LLM providers by `tipqa.llm.providers`."""
 JUDGES.add(
     "rules", "tipqa.llm.judges.rules:RuleJudge", settings="tipqa.llm.judges.rules:RuleJudgeSettings"
-)
-JUDGES.add(
-    "openai",
-    "tipqa.llm.judges.openai:OpenAIJudge",
-    settings="tipqa.llm.judges.openai:OpenAIJudgeSettings",
-    capabilities=LLM_JUDGE,
-)
-JUDGES.add(
-    "vllm",
-    "tipqa.llm.judges.vllm:VLLMJudge",
-    settings="tipqa.llm.judges.vllm:VLLMJudgeSettings",
-    capabilities=(*LLM_JUDGE, "knows_context"),
 )

@@ -27,21 +27,12 @@ KEYWORD_CAPABILITIES = {"counted": has_attribute("stats")}
 """The optional capability of a keyword extractor: it counts its work (`Counted`)."""
 LLM_EXTRACTOR = ("counted",)
 
-KEYWORD_EXTRACTORS: Registry[KeywordExtractor] = Registry("keyword extractor", KEYWORD_CAPABILITIES)
+KEYWORD_EXTRACTORS: Registry[KeywordExtractor] = Registry(
+    "keyword extractor", KEYWORD_CAPABILITIES, registered_by=("tipqa.llm.providers",)
+)
+"""The keyword extractors: the offline rules here, the LLM providers by `tipqa.llm.providers`."""
 KEYWORD_EXTRACTORS.add(
     "rules",
     "tipqa.llm.keywords.rules:RuleKeywordExtractor",
     settings="tipqa.llm.keywords.rules:RuleKeywordSettings",
-)
-KEYWORD_EXTRACTORS.add(
-    "openai",
-    "tipqa.llm.keywords.openai:OpenAIKeywordExtractor",
-    settings="tipqa.llm.keywords.openai:OpenAIKeywordSettings",
-    capabilities=LLM_EXTRACTOR,
-)
-KEYWORD_EXTRACTORS.add(
-    "vllm",
-    "tipqa.llm.keywords.vllm:VLLMKeywordExtractor",
-    settings="tipqa.llm.keywords.vllm:VLLMKeywordSettings",
-    capabilities=LLM_EXTRACTOR,
 )
