@@ -86,12 +86,18 @@ def register_provider(
     fields, run by the task's generic implementation.
     """
     given = {"judge": judge, "keywords": keywords, "answerer": answerer}
+    chosen: dict[str, ProviderTask] = {}
     for task_name, task in _TASKS.items():
         provider_task = given[task_name]
-        if provider_task is None:
-            if settings is None:
-                raise ConfigError(f"provider {name!r}: no settings class for its {task_name}")
+        if provider_task is None and settings is not None:
             provider_task = _derived(settings, task)
+        if provider_task is not None:
+            chosen[task_name] = provider_task
+    missing = [task_name for task_name in _TASKS if task_name not in chosen]
+    if missing:
+        raise ConfigError(f"provider {name!r}: no settings class for its {', '.join(missing)}")
+    for task_name, provider_task in chosen.items():
+        task = _TASKS[task_name]
         task.registry.add(
             name,
             provider_task.implementation,
