@@ -127,7 +127,7 @@ class Registry(Generic[T]):
             raise ConfigError(f"{self.seam}: no capability {capability!r}")
         return capability in self._entry(name).capabilities
 
-    def found(self, target: Any, settings: type[Settings]) -> tuple[str, ...]:
+    def capabilities_of(self, target: Any, settings: type[Settings]) -> tuple[str, ...]:
         """The capabilities an implementation and its settings class have, by the seam's checks."""
         return tuple(
             name for name, check in sorted(self.capabilities.items()) if check(target, settings)

@@ -68,7 +68,7 @@ def _derived(provider: type[LLMSettings], task: _Task) -> ProviderTask:
     capability the two classes have (say, a judge whose settings know its context)."""
     settings = task_settings(provider, task.fields)
     return ProviderTask(
-        task.implementation, settings, task.registry.found(task.implementation, settings)
+        task.implementation, settings, task.registry.capabilities_of(task.implementation, settings)
     )
 
 
