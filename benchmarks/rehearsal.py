@@ -7,12 +7,13 @@
 OpenAI-compatible server (the CPU build, a tiny random-weight model made here) as judge and
 keyword extractor through the `openai` backends, tantivy and the candidate vector stage, over
 the demo world. When the `--kill-after`-th judge request arrives the server is killed (SIGKILL)
-with it in flight, then started again; the clients' retries carry them over the gap (a
-`RetryFailed` and a rerun follow if a client did not exit 0). A counting proxy in front of the
-server counts every answer per prompt. The labels are compared with those of an uninterrupted
-one-process build on vLLM's offline engine with the same model (temperature 0, constrained
-yes/no; keywords constrained to "born, die, founded, wrote", of which the parser keeps the word
-each demo question has: a random model's own keywords would never be words of the question).
+with it in flight, then started again; the clients' retries, sized from the server's first
+start, carry them over the gap (a `RetryFailed` and a rerun follow if a client did not exit
+0). A counting proxy in front of the server counts every answer per prompt. The labels are
+compared with those of an uninterrupted one-process build on vLLM's offline engine with the
+same model (temperature 0, constrained yes/no; keywords constrained to "born, die, founded,
+wrote", of which the parser keeps the word each demo question has: a random model's own
+keywords would never be words of the question).
 
 It prints wall times, requests, engine starts and prompts answered twice, and writes
 benchmarks/results/rehearsal.json and .md. It needs `vllm` (its CPU build: `.ci/run` makes
@@ -43,6 +44,8 @@ MAX_WORDS = 200
 KEYWORD_CONSTRAINT = {"regex": "born, die, founded, wrote"}
 KEYWORD_TOKENS = "32"  # the constrained answer whole: a random model spells it in up to 26 tokens
 CLIENT_TIMEOUT = 1800
+BACKOFF_BASE, BACKOFF_MAX = 0.5, 10.0
+RESTART_MARGIN = 4  # the clients wait out a restart this many times slower than the first start
 
 
 def tiny_model(folder: Path) -> Path:
@@ -76,16 +79,29 @@ def sections(root: Path, documents: int, shard_size: int) -> dict[str, dict[str,
     }
 
 
-def served(base_url: str) -> dict[str, dict[str, str]]:
-    """[keywords] and [judge] on the server (as configs/tip-triviaqa.cfg does, made small)."""
+def retries_covering(seconds: float) -> int:
+    """The fewest retries whose shortest total backoff (jitter at its least) lasts `seconds`."""
+    retries, waited = 0, 0.0
+    while waited < seconds:
+        retries += 1
+        waited += min(BACKOFF_MAX, BACKOFF_BASE * 2 ** (retries - 1)) / 2
+    return retries
+
+
+def served(base_url: str, outage_s: float) -> dict[str, dict[str, str]]:
+    """[keywords] and [judge] on the server (as configs/tip-triviaqa.cfg does, made small).
+
+    The clients retry for at least `outage_s`: a fixed count would not carry them over a restart
+    on a machine slower than the one it was chosen on.
+    """
     client = {
         "backend": "openai",
         "model": MODEL_NAME,
         "base_url": base_url,
         "max_concurrency": "4",
-        "max_retries": "12",
-        "backoff_base": "0.5",
-        "backoff_max": "10",
+        "max_retries": str(retries_covering(outage_s)),
+        "backoff_base": str(BACKOFF_BASE),
+        "backoff_max": str(BACKOFF_MAX),
         "timeout": "60",
     }
     constraint = json.dumps({"structured_outputs": KEYWORD_CONSTRAINT})
@@ -254,9 +270,9 @@ def served_build(
                     killed.set()
 
             proxy.on_judge_request.append(kill_at)
-            config = write_config(
-                root, {**sections(root, documents, shard_size), **served(proxy.base_url)}
-            )
+            clients_llm = served(proxy.base_url, RESTART_MARGIN * server.start_seconds[0])
+            retries = int(clients_llm["judge"]["max_retries"])
+            config = write_config(root, {**sections(root, documents, shard_size), **clients_llm})
             env = environment(config, vllm_env)
             central = (
                 "--workers",
@@ -298,6 +314,7 @@ def served_build(
             return {
                 "root": root,
                 "client_exit_codes": codes,
+                "client_max_retries": retries,
                 "recovery_exit_codes": recovery,
                 "wall_s": round(time.monotonic() - began, 1),
                 "killed_at_s": at_kill.get("s"),
@@ -374,7 +391,8 @@ def report(result: dict[str, Any]) -> str:
             f"shard_size {result['shard_size']}); the server killed as judge request "
             f"{result['kill_at_judge_request']} arrived (at {served['killed_at_s']} s; requests "
             f"in flight: {served['in_flight_at_kill']}) and started again "
-            f"(starts took {served['server_start_s']} s).",
+            f"(starts took {served['server_start_s']} s; the clients retry "
+            f"{served['client_max_retries']} times).",
             "",
             table(rows, ["build", "wall_s", "requests", "engine_starts", "exit"]),
             "",

@@ -11,18 +11,24 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.rehearsal import rehearse
-
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.vllm,
-    pytest.mark.skipif(
-        importlib.util.find_spec("vllm") is None,
-        reason="vllm is not installed: this test runs in .venv-vllm (see .ci/run)",
-    ),
-]
+from benchmarks.rehearsal import BACKOFF_BASE, BACKOFF_MAX, rehearse, retries_covering
 
 
+@pytest.mark.parametrize("outage_s", [0.1, 7.75, 30.0, 400.0])
+def test_the_clients_retries_outlast_the_outage_they_are_sized_for(outage_s: float) -> None:
+    def shortest_wait(retries: int) -> float:
+        return sum(min(BACKOFF_MAX, BACKOFF_BASE * 2**i) / 2 for i in range(retries))
+
+    retries = retries_covering(outage_s)
+    assert shortest_wait(retries) >= outage_s > shortest_wait(retries - 1)
+
+
+@pytest.mark.slow
+@pytest.mark.vllm
+@pytest.mark.skipif(
+    importlib.util.find_spec("vllm") is None,
+    reason="vllm is not installed: this test runs in .venv-vllm (see .ci/run)",
+)
 def test_the_rehearsal_survives_a_server_kill_and_labels_like_the_offline_engine(
     tmp_path: Path,
 ) -> None:
