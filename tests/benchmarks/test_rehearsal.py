@@ -37,7 +37,8 @@ def test_the_rehearsal_survives_a_server_kill_and_labels_like_the_offline_engine
     assert offline["exit_code"] == 0 and offline["engine_starts"] >= 1
     assert served["server_starts"] == 2 and served["in_flight_at_kill"] >= 1
     assert served["requests_failed"] >= 1, "no request met the dead server"
-    assert served["client_exit_codes"] == [0, 0], served
+    logs = [(tmp_path / "served" / f"client-{i}.log").read_text()[-2000:] for i in range(2)]
+    assert served["client_exit_codes"] == [0, 0], (served, *logs)
     assert served["engine_starts"] == 0
     assert served["prompts_answered_twice"] == 0
     assert served["judge_answers"] > 6
