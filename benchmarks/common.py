@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import configparser
 import datetime as dt
+import importlib.util
 import json
 import os
 import platform
@@ -27,6 +28,22 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def support_module(name: str) -> Any:
+    """A module of tests/support/ (the tests' servers and tiny model), imported by path once."""
+    key = f"tipqa_bench_{name}"
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(
+            key, ROOT / "tests" / "support" / f"{name}.py"
+        )
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module
+        spec.loader.exec_module(module)
+    return sys.modules[key]
+
+
 DEFAULT_WORKDIR = Path(os.environ.get("TIPQA_BENCH_DIR", "/tmp/tipqa-bench"))
 SIZES = (10_000, 100_000)
 LARGE = 1_000_000

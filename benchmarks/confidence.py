@@ -19,7 +19,6 @@ the first questions of each split (a copy of the splits is scored, the build is 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import shutil
 import sys
@@ -29,21 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import ROOT
-
-
-def _tests_module(name: str) -> Any:
-    """A module of tests/support/ imported by path (tests/ is not a package)."""
-    key = f"tipqa_bench_{name}"
-    if key not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            key, ROOT / "tests" / "support" / f"{name}.py"
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[key] = module
-        spec.loader.exec_module(module)
-    return sys.modules[key]
+from benchmarks.common import ROOT, support_module
 
 
 class TinyModel:
@@ -54,7 +39,7 @@ class TinyModel:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         sys.path.insert(0, str(ROOT / "tests"))
-        _tests_module("vllm_model").build_tiny_model(folder)
+        support_module("vllm_model").build_tiny_model(folder)
         self.torch = torch
         self.tokenizer = AutoTokenizer.from_pretrained(folder)
         self.model = AutoModelForCausalLM.from_pretrained(folder).eval()
@@ -64,7 +49,7 @@ class TinyModel:
 
     def reply(self, body: dict[str, Any], attempt: int, headers: dict[str, str]) -> Any:
         """The server rule: generate for the request's messages and decoding."""
-        server = _tests_module("openai_server")
+        server = support_module("openai_server")
         torch = self.torch
         text = self.tokenizer.apply_chat_template(
             body["messages"], tokenize=False, add_generation_prompt=True
@@ -147,7 +132,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="tipqa-confidence-"))
     run = _limited_run(args.run, args.limit, work)
     model = TinyModel(work / "tiny-model")
-    server = _tests_module("openai_server").FakeOpenAIServer(model.reply)
+    server = support_module("openai_server").FakeOpenAIServer(model.reply)
     detector = RefusalDetector(RefusalSettings(embedding=False))
     scoring = ScoringSettings(bootstrap=0)
     figures: dict[str, Any] = {}

@@ -8,10 +8,8 @@ repeated call for completed work.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import itertools
 import json
-import sys
 import tempfile
 import threading
 import time
@@ -19,22 +17,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import ROOT
+from benchmarks.common import support_module
 from tipqa.llm.cache import LLMCache
-
-
-def _server_module() -> Any:
-    """tests/support/openai_server.py, imported by path (tests/ is not a package)."""
-    name = "tipqa_bench_openai_server"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, ROOT / "tests" / "support" / "openai_server.py"
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 class CountingServer:
@@ -45,7 +29,7 @@ class CountingServer:
     """
 
     def __init__(self, delay: float = 0.0) -> None:
-        module = _server_module()
+        module = support_module("openai_server")
         self._reply = module.Reply
         self._layout = module.JUDGE_LAYOUT
         self.server = module.FakeOpenAIServer(self._rule, delay=delay)

@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from benchmarks.common import arguments, save, stopwatch, table
-from benchmarks.counting_server import _server_module
+from benchmarks.common import arguments, save, stopwatch, support_module, table
 from tipqa.builder.components import make_judge
 from tipqa.config import Choice
 from tipqa.core.records import JudgeRequest
@@ -132,7 +131,7 @@ def main() -> None:
     args = arguments(__doc__.splitlines()[0], extra)
     batch = requests(args.prompts, args.repeat)
     folder = args.workdir / "llm-cache-bench"
-    module = _server_module()
+    module = support_module("openai_server")
     with module.FakeOpenAIServer(delay=args.delay) as server:
         settings = {
             "model": "judge",

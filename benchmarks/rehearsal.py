@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import configparser
-import importlib.util
 import json
 import os
 import subprocess
@@ -34,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import RESULTS, ROOT, keep, save, table
+from benchmarks.common import RESULTS, ROOT, keep, save, support_module, table
 from benchmarks.vllm_server import CountingProxy, VLLMServer, free_port, vllm_environment
 from tipqa.core.records import LABELS
 
@@ -52,13 +51,7 @@ def tiny_model(folder: Path) -> Path:
     """The tests' tiny random chat model (tests/support/vllm_model.py), made once in `folder`."""
     if (folder / "config.json").is_file():
         return folder
-    spec = importlib.util.spec_from_file_location(
-        "tipqa_vllm_model", ROOT / "tests/support/vllm_model.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return Path(module.build_tiny_model(folder))
+    return Path(support_module("vllm_model").build_tiny_model(folder))
 
 
 def sections(root: Path, documents: int, shard_size: int) -> dict[str, dict[str, str]]:
