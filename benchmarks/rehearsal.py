@@ -36,6 +36,7 @@ from typing import Any
 from benchmarks.common import RESULTS, ROOT, keep, save, support_module, table
 from benchmarks.vllm_server import CountingProxy, VLLMServer, free_port, vllm_environment
 from tipqa.core.records import LABELS
+from tipqa.llm.openai_client import OpenAIServerSettings
 
 MODEL_NAME = "tiny"
 CONTEXT = 2048
@@ -74,25 +75,25 @@ def sections(root: Path, documents: int, shard_size: int) -> dict[str, dict[str,
 
 def retries_covering(seconds: float) -> int:
     """The fewest retries whose shortest total backoff (jitter at its least) lasts `seconds`."""
+    client = OpenAIServerSettings(
+        model=MODEL_NAME, backoff_base=BACKOFF_BASE, backoff_max=BACKOFF_MAX
+    )
     retries, waited = 0, 0.0
     while waited < seconds:
         retries += 1
-        waited += min(BACKOFF_MAX, BACKOFF_BASE * 2 ** (retries - 1)) / 2
+        waited += client.backoff_ceiling(retries) / 2
     return retries
 
 
-def served(base_url: str, outage_s: float) -> dict[str, dict[str, str]]:
-    """[keywords] and [judge] on the server (as configs/tip-triviaqa.cfg does, made small).
-
-    The clients retry for at least `outage_s`: a fixed count would not carry them over a restart
-    on a machine slower than the one it was chosen on.
-    """
+def served(base_url: str, retries: int) -> dict[str, dict[str, str]]:
+    """[keywords] and [judge] on the server (as configs/tip-triviaqa.cfg does, made small),
+    retrying `retries` times: enough to outlast a restart (`retries_covering`)."""
     client = {
         "backend": "openai",
         "model": MODEL_NAME,
         "base_url": base_url,
         "max_concurrency": "4",
-        "max_retries": str(retries_covering(outage_s)),
+        "max_retries": str(retries),
         "backoff_base": str(BACKOFF_BASE),
         "backoff_max": str(BACKOFF_MAX),
         "timeout": "60",
@@ -263,9 +264,10 @@ def served_build(
                     killed.set()
 
             proxy.on_judge_request.append(kill_at)
-            clients_llm = served(proxy.base_url, RESTART_MARGIN * server.start_seconds[0])
-            retries = int(clients_llm["judge"]["max_retries"])
-            config = write_config(root, {**sections(root, documents, shard_size), **clients_llm})
+            retries = retries_covering(RESTART_MARGIN * server.start_seconds[0])
+            config = write_config(
+                root, {**sections(root, documents, shard_size), **served(proxy.base_url, retries)}
+            )
             env = environment(config, vllm_env)
             central = (
                 "--workers",

@@ -106,6 +106,10 @@ class OpenAIServerSettings(Settings):
         if self.timeout <= 0:
             raise ConfigError(f"openai: timeout must be > 0, got {self.timeout}")
 
+    def backoff_ceiling(self, attempt: int) -> float:
+        """The longest wait before retry `attempt` (from 1); its jitter waits half to all of it."""
+        return min(self.backoff_max, self.backoff_base * 2 ** (attempt - 1))
+
     def extras(self) -> tuple[Extra, ...]:
         """The `openai` package."""
         return (OPENAI,)
@@ -276,7 +280,7 @@ class OpenAIChatClient:
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         """Exponential delay with jitter (half fixed, half random), at least the Retry-After."""
-        ceiling = min(self.settings.backoff_max, self.settings.backoff_base * 2 ** (attempt - 1))
+        ceiling = self.settings.backoff_ceiling(attempt)
         delay = ceiling / 2 + random.uniform(0, ceiling / 2)
         if retry_after is not None:
             delay = max(delay, min(retry_after, self.settings.backoff_max))
