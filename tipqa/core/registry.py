@@ -122,7 +122,7 @@ class Registry(Generic[T]):
         return self._entries
 
     def has(self, name: str, capability: str) -> bool:
-        """Whether `name` is registered with `capability` (nothing is imported)."""
+        """Whether `name` is registered with `capability` (its classes are not imported)."""
         if capability not in self.capabilities:
             raise ConfigError(f"{self.seam}: no capability {capability!r}")
         return capability in self._entry(name).capabilities
